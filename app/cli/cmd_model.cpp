@@ -1,0 +1,77 @@
+// `stepformer init` and `stepformer info`.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "args.h"
+#include "checkpoint.h"
+#include "commands.h"
+
+namespace sf::cli {
+
+int cmd_init(int argc, char** argv) {
+  Args a(argc, argv, 2, {}, {"--config", "--seed", "--out"});
+  a.require("--config");
+  a.require("--out");
+  const long long seed = a.integer("--seed", 0, 0, (1LL << 62));
+  if (!a.ok()) {
+    std::cerr << "stepformer init: " << a.error() << "\nusage: stepformer init --config C.json --seed S --out M.safetensors\n";
+    return 2;
+  }
+  const std::string path = a.str("--config");
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "stepformer init: '" << path << "': cannot open (missing file or no permission)\n";
+    return 1;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto cfg = parse_config(ss.str());
+  if (!cfg) {
+    std::cerr << "stepformer init: '" << path << "': " << cfg.error() << "\n";
+    return 1;
+  }
+  Weights w;
+  init_xavier(w, *cfg, static_cast<uint64_t>(seed));
+  Model m = Model::make(std::move(*cfg), std::move(w));
+  if (auto ok = save_model(a.str("--out"), m); !ok) {
+    std::cerr << "stepformer init: " << ok.error() << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << a.str("--out") << ": " << count_params(m.weights, m.config) << " parameters, seed " << seed
+            << "\n";
+  return 0;
+}
+
+int cmd_info(int argc, char** argv) {
+  Args a(argc, argv, 2, {}, {});
+  if (!a.ok() || a.positional().size() != 1) {
+    std::cerr << "stepformer info: " << (a.ok() ? "expected one model file" : a.error())
+              << "\nusage: stepformer info M.safetensors\n";
+    return 2;
+  }
+  auto m = load_model(a.positional()[0]);
+  if (!m) {
+    std::cerr << "stepformer info: " << m.error() << "\n";
+    return 1;
+  }
+  const Config& c = m->config;
+  std::cout << a.positional()[0] << "\n"
+            << "  arch         " << to_string(c.arch) << "\n"
+            << "  norm         " << to_string(c.norm) << "-LN\n"
+            << "  d_model      " << c.d_model << "   n_heads " << c.n_heads << "   d_k " << c.d_k() << "   d_ff " << c.d_ff
+            << "\n"
+            << "  layers       " << c.n_encoder_layers << " encoder + " << c.n_decoder_layers << " decoder\n"
+            << "  positional   " << to_string(c.positional) << "   max_len " << c.max_len << "\n"
+            << "  activation   " << to_string(c.activation) << "   tokenizer " << to_string(c.tgt_vocab.tokenizer())
+            << "   shared embeddings " << (c.share_embeddings ? "yes" : "no") << "\n";
+  if (c.has_encoder()) std::cout << "  src vocab    " << c.src_vocab.size() << " tokens\n";
+  std::cout << "  tgt vocab    " << c.tgt_vocab.size() << " tokens\n\n  parameters by component\n";
+  for (auto& pc : count_params_by_component(m->weights, c))
+    std::cout << "    " << pc.component << std::string(pc.component.size() < 36 ? 36 - pc.component.size() : 1, ' ')
+              << pc.count << "\n";
+  std::cout << "    total" << std::string(31, ' ') << count_params(m->weights, c) << "\n";
+  return 0;
+}
+
+}  // namespace sf::cli

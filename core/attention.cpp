@@ -1,0 +1,82 @@
+#include "attention.h"
+
+#include <cmath>
+
+#include "linear.h"
+#include "mask.h"
+
+namespace sf {
+
+void masked_softmax(Mat& s, const Mat& mask) {
+  s += mask;
+  for (Eigen::Index i = 0; i < s.rows(); ++i) {
+    auto row = s.row(i);
+    const float mx = row.maxCoeff();
+    if (mx == kMasked) {  // every key masked: no distribution to form
+      row.setZero();
+      continue;
+    }
+    row = (row.array() - mx).exp();  // exp(−inf) == 0 exactly
+    row /= row.sum();
+  }
+}
+
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads, const std::vector<Mat>& masks, Mat& concat,
+            AttentionTrace* tr) {
+  const int B = static_cast<int>(masks.size());
+  const int d = static_cast<int>(q.cols());
+  const int dk = d / n_heads;
+  const int nq = static_cast<int>(q.rows()) / B;
+  const int nk = static_cast<int>(k.rows()) / B;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  concat.resize(q.rows(), d);
+  if (tr) {
+    tr->n_heads = n_heads;
+    tr->batch = B;
+    tr->raw_scores.resize(static_cast<size_t>(B * n_heads));
+    tr->scores.resize(static_cast<size_t>(B * n_heads));
+    tr->weights.resize(static_cast<size_t>(B * n_heads));
+    tr->masks = masks;
+  }
+  Mat s(nq, nk);  // (n_q, n_k) scratch, reused for every head
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < n_heads; ++h) {
+      auto qh = q.block(b * nq, h * dk, nq, dk);  // (n_q, dk)
+      auto kh = k.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
+      auto vh = v.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
+      s.noalias() = qh * kh.transpose();
+      const size_t idx = static_cast<size_t>(b * n_heads + h);
+      if (tr) tr->raw_scores[idx] = s;
+      s *= scale;
+      if (tr) tr->scores[idx] = s;
+      masked_softmax(s, masks[static_cast<size_t>(b)]);
+      if (tr) tr->weights[idx] = s;
+      concat.block(b * nq, h * dk, nq, dk).noalias() = s * vh;
+    }
+  }
+}
+
+void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+  Mat q, concat;
+  linear_forward(x_q, w.q_proj, q);
+  attend(q, k, v, n_heads, masks, concat, tr);
+  linear_forward(concat, w.o_proj, out);
+  if (tr) {
+    tr->q = std::move(q);
+    tr->k = k;
+    tr->v = v;
+    tr->concat = std::move(concat);
+    tr->out = out;
+  }
+}
+
+void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+  Mat k, v;
+  linear_forward(x_kv, w.k_proj, k);
+  linear_forward(x_kv, w.v_proj, v);
+  attention_with_kv(w, n_heads, x_q, k, v, masks, out, tr);
+}
+
+}  // namespace sf

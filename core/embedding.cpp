@@ -1,0 +1,30 @@
+#include "embedding.h"
+
+#include <cmath>
+
+namespace sf {
+
+void embed(const Mat& table, const Mat& positions, const std::vector<int>& ids, int batch, int pos0,
+           bool use_positional, Mat& x, EmbeddingTrace* tr) {
+  const int rows = static_cast<int>(ids.size());
+  const int n = batch ? rows / batch : 0;
+  const int d = static_cast<int>(table.cols());
+  const float scale = std::sqrt(static_cast<float>(d));
+  Mat pe = Mat::Zero(rows, d);
+  x.resize(rows, d);
+  for (int r = 0; r < rows; ++r) {
+    x.row(r) = table.row(ids[static_cast<size_t>(r)]) * scale;
+    if (use_positional) pe.row(r) = positions.row(pos0 + r % n);
+  }
+  if (tr) {
+    tr->ids = ids;
+    tr->positions.resize(static_cast<size_t>(rows));
+    for (int r = 0; r < rows; ++r) tr->positions[static_cast<size_t>(r)] = pos0 + r % n;
+    tr->scaled = x;
+    tr->pe = pe;
+  }
+  x += pe;
+  if (tr) tr->sum = x;
+}
+
+}  // namespace sf

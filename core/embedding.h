@@ -1,0 +1,26 @@
+// embedding.h — token embedding × √d plus positional encoding (Vaswani §3.4–3.5).
+#pragma once
+
+#include <vector>
+
+#include "config.h"
+#include "tensor.h"
+#include "weights.h"
+
+namespace sf {
+
+struct EmbeddingTrace {
+  std::vector<int> ids;  // (B·n) token ids read
+  std::vector<int> positions;  // (B·n) position of each row
+  Mat scaled;            // (B·n, d) E[id] · √d
+  Mat pe;                // (B·n, d) p_t (zeros when positional encoding is switched off)
+  Mat sum;               // (B·n, d) scaled + pe: the stream entering layer 0
+};
+
+// ids (B·n) laid out as B sequences of n; row r has position pos0 + r % n.
+// `table` is (V, d), `positions` is (max_len, d) (the sinusoid table or the learned pos_embed);
+// ids and positions must be in range (checked by the caller at the boundary).
+void embed(const Mat& table, const Mat& positions, const std::vector<int>& ids, int batch, int pos0,
+           bool use_positional, Mat& x, EmbeddingTrace* tr);
+
+}  // namespace sf

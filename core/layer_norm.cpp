@@ -1,0 +1,27 @@
+#include "layer_norm.h"
+
+#include <cmath>
+
+namespace sf {
+
+void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
+  const Eigen::Index n = x.rows(), d = x.cols();
+  out.resize(n, d);
+  if (tr) {
+    tr->mean.resize(n);
+    tr->var.resize(n);
+  }
+  for (Eigen::Index t = 0; t < n; ++t) {
+    const float mu = x.row(t).mean();
+    const float var = (x.row(t).array() - mu).square().mean();
+    const float rstd = 1.0f / std::sqrt(var + kLayerNormEps);
+    out.row(t) = ((x.row(t).array() - mu) * rstd * w.weight.array() + w.bias.array()).matrix();
+    if (tr) {
+      tr->mean(t) = mu;
+      tr->var(t) = var;
+    }
+  }
+  if (tr) tr->out = out;
+}
+
+}  // namespace sf
