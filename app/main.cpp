@@ -1,6 +1,6 @@
-// stepformer — step through a Transformer. With no arguments, the explorer opens; otherwise the
-// first argument names a command-line tool.
-#include <cstring>
+// stepformer — step through a Transformer. The first argument names a command-line tool (each
+// registers itself in app/cli/); see `stepformer help`.
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -8,32 +8,28 @@
 
 namespace {
 
-void usage() {
-  std::cout << "stepformer — step through a Transformer\n\n"
-               "  stepformer init --config C.json --seed S --out M.safetensors   new model, Xavier-uniform weights\n"
-               "  stepformer info M.safetensors                                  configuration and parameter counts\n"
-               "  stepformer trace --model M --src \"...\" [--tgt \"...\"] --out T.safetensors\n"
-               "                                                                 record every intermediate tensor\n"
-               "  stepformer walk --model M --src \"...\" [--tgt \"...\"]          walk-through in the terminal\n";
+void usage(std::ostream& out) {
+  out << "stepformer — step through a Transformer\n\n";
+  auto cmds = sf::cli::command_registry();
+  std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return std::string(a.name) < b.name; });
+  for (auto& c : cmds) out << "  " << c.usage << "\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    usage();
+    usage(std::cout);
     return 0;
   }
   const std::string cmd = argv[1];
-  if (cmd == "init") return sf::cli::cmd_init(argc, argv);
-  if (cmd == "info") return sf::cli::cmd_info(argc, argv);
-  if (cmd == "trace") return sf::cli::cmd_trace(argc, argv);
-  if (cmd == "walk") return sf::cli::cmd_walk(argc, argv);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-    usage();
+    usage(std::cout);
     return 0;
   }
-  std::cerr << "stepformer: unknown command '" << cmd << "'\n";
-  usage();
+  for (auto& c : sf::cli::command_registry())
+    if (cmd == c.name) return c.run(argc, argv);
+  std::cerr << "stepformer: unknown command '" << cmd << "'\n\n";
+  usage(std::cerr);
   return 2;
 }

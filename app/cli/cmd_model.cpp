@@ -9,7 +9,7 @@
 
 namespace sf::cli {
 
-int cmd_init(int argc, char** argv) {
+static int cmd_init(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {"--config", "--seed", "--out"});
   a.require("--config");
   a.require("--out");
@@ -43,7 +43,7 @@ int cmd_init(int argc, char** argv) {
   return 0;
 }
 
-int cmd_info(int argc, char** argv) {
+static int cmd_info(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {});
   if (!a.ok() || a.positional().size() != 1) {
     std::cerr << "stepformer info: " << (a.ok() ? "expected one model file" : a.error())
@@ -73,5 +73,8 @@ int cmd_info(int argc, char** argv) {
   std::cout << "    total" << std::string(31, ' ') << count_params(m->weights, c) << "\n";
   return 0;
 }
+
+STEPFORMER_COMMAND(reg_init, "init", "stepformer init --config C.json --seed S --out M.safetensors\n    a new model with Xavier-uniform weights (deterministic for a seed)", cmd_init);
+STEPFORMER_COMMAND(reg_info, "info", "stepformer info M.safetensors\n    configuration and parameter count per component", cmd_info);
 
 }  // namespace sf::cli

@@ -83,7 +83,7 @@ void print_attention(const char* title, const AttentionTrace& a, const std::vect
 
 }  // namespace
 
-int cmd_trace(int argc, char** argv) {
+static int cmd_trace(int argc, char** argv) {
   Args a(argc, argv, 2, {"--no-pe", "--no-causal"}, {"--model", "--src", "--tgt", "--out"});
   a.require("--out");
   auto l = load_and_prepare(a, "trace");
@@ -105,7 +105,7 @@ int cmd_trace(int argc, char** argv) {
   return 0;
 }
 
-int cmd_walk(int argc, char** argv) {
+static int cmd_walk(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {"--model", "--src", "--tgt"});
   auto l = load_and_prepare(a, "walk");
   if (!l) return a.ok() ? 1 : 2;
@@ -159,5 +159,10 @@ int cmd_walk(int argc, char** argv) {
   }
   return 0;
 }
+
+STEPFORMER_COMMAND(reg_trace, "trace",
+                  "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] --out T.safetensors\n"
+                  "    run (teacher-forced on --tgt) and write every recorded tensor", cmd_trace);
+STEPFORMER_COMMAND(reg_walk, "walk", "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal", cmd_walk);
 
 }  // namespace sf::cli

@@ -1,0 +1,60 @@
+// Golden tests: the C++ forward pass against the independent PyTorch reference
+// (tests/reference/make_fixtures.py), on every fixture case.
+#include <gtest/gtest.h>
+
+#include "decoder.h"
+#include "encoder.h"
+#include "test_util.h"
+
+namespace sf {
+namespace {
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, LogitsAndAttentionMatchPyTorch) {
+  const std::string cs = GetParam();
+  Model m = test::load_fixture_model(cs);
+  TensorFile ex = test::load_expected(cs);
+  ASSERT_TRUE(ex.find("tgt_ids"));
+
+  Trace t;
+  std::vector<int> src;
+  EncoderContext enc;
+  Mat memory;
+  if (m.config.has_encoder()) {
+    src = test::ids_of(*ex.find("src_ids"));
+    ASSERT_TRUE(check_ids(m, src, true).ok());
+    memory = encode(m, src, 1, &t.encoder);
+    enc = {&memory, &src};
+  }
+  std::vector<int> tgt = test::ids_of(*ex.find("tgt_ids"));
+  ASSERT_TRUE(check_ids(m, tgt, false).ok());
+  decode(m, tgt, 1, enc, nullptr, &t.decoder);
+
+  TensorFile got;
+  append_trace_tensors(m, t, got);
+  int compared = 0;
+  for (auto& [name, want] : ex.tensors) {
+    if (name == "tgt_y" || name == "loss" || name.rfind("grad.", 0) == 0) continue;  // training fixtures
+    const Tensor* have = got.find(name);
+    ASSERT_TRUE(have) << cs << ": the trace has no tensor '" << name << "'";
+    if (want.dtype == DType::I64) {
+      EXPECT_EQ(have->i64, want.i64) << cs << ": " << name;
+      continue;
+    }
+    // The tolerances: 1e-4 absolute on logits, 1e-5 on attention weights.
+    const bool is_weights = name.find(".weights") != std::string::npos;
+    const double tol = is_weights ? 1e-5 : 1e-4;
+    EXPECT_LE(test::max_abs_diff(*have, want), tol) << cs << ": " << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 6) << cs;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, Golden,
+                         ::testing::Values("encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned",
+                                           "encdec_pre_gelu_shared", "deconly_pre_gelu", "deconly_post_relu_learned",
+                                           "encdec_pre_3layer_odd"));
+
+}  // namespace
+}  // namespace sf

@@ -1,0 +1,49 @@
+// test_util.h — helpers shared by the test files: paths, fixture loading, max-abs-diff.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "checkpoint.h"
+#include "safetensors.h"
+
+namespace sf::test {
+
+inline std::string source_path(const std::string& rel) { return std::string(STEPFORMER_SOURCE_DIR) + "/" + rel; }
+inline std::string fixture(const std::string& name) { return source_path("tests/fixtures/" + name); }
+
+inline Model load_fixture_model(const std::string& cs) {
+  auto m = load_model(fixture(cs + ".safetensors"));
+  EXPECT_TRUE(m.ok()) << m.error();
+  return m.ok() ? std::move(*m) : Model{};
+}
+
+inline TensorFile load_expected(const std::string& cs) {
+  auto f = read_safetensors(fixture(cs + ".expected.safetensors"));
+  EXPECT_TRUE(f.ok()) << f.error();
+  return f.ok() ? std::move(*f) : TensorFile{};
+}
+
+inline std::vector<int> ids_of(const Tensor& t) { return std::vector<int>(t.i64.begin(), t.i64.end()); }
+
+// Largest |a − b| over two tensors of equal shape; +inf if shapes differ. Equal infinities
+// (the −inf of a mask) count as 0.
+inline double max_abs_diff(const Tensor& a, const Tensor& b) {
+  if (a.shape != b.shape || a.f32.size() != b.f32.size()) return INFINITY;
+  double m = 0;
+  for (size_t i = 0; i < a.f32.size(); ++i) {
+    if (a.f32[i] == b.f32[i]) continue;
+    m = std::max(m, std::fabs(static_cast<double>(a.f32[i]) - b.f32[i]));
+  }
+  return m;
+}
+
+// Writes a scratch file path under the build's temporary directory.
+inline std::string temp_path(const std::string& name) {
+  return std::string(::testing::TempDir()) + "stepformer_" + name;
+}
+
+}  // namespace sf::test
