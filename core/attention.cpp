@@ -79,4 +79,41 @@ void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, c
   attention_with_kv(w, n_heads, x_q, k, v, masks, out, tr);
 }
 
+void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat& dx_kv) {
+  const int B = tr.batch, n_heads = tr.n_heads;
+  const int d = static_cast<int>(tr.q.cols());
+  const int dk = d / n_heads;
+  const int nq = static_cast<int>(tr.q.rows()) / B;
+  const int nk = static_cast<int>(tr.k.rows()) / B;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+
+  Mat dconcat;  // (B·n_q, d)
+  linear_backward(tr.concat, w.o_proj, dout, g.o_proj, &dconcat);
+
+  Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
+  Mat dp(nq, nk);  // scratch, reused for every head
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < n_heads; ++h) {
+      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];  // (n_q, n_k)
+      auto dhead = dconcat.block(b * nq, h * dk, nq, dk);                 // (n_q, dk)
+      auto qh = tr.q.block(b * nq, h * dk, nq, dk);
+      auto kh = tr.k.block(b * nk, h * dk, nk, dk);
+      auto vh = tr.v.block(b * nk, h * dk, nk, dk);
+      dp.noalias() = dhead * vh.transpose();
+      dv.block(b * nk, h * dk, nk, dk).noalias() = p.transpose() * dhead;
+      // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j).
+      const ColVec row_dot = dp.cwiseProduct(p).rowwise().sum();
+      dp = p.cwiseProduct(dp - row_dot.replicate(1, nk)) * scale;
+      dq.block(b * nq, h * dk, nq, dk).noalias() = dp * kh;
+      dk_.block(b * nk, h * dk, nk, dk).noalias() = dp.transpose() * qh;
+    }
+  }
+  linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q);
+  Mat tmp;
+  linear_backward(x_kv, w.k_proj, dk_, g.k_proj, &dx_kv);
+  linear_backward(x_kv, w.v_proj, dv, g.v_proj, &tmp);
+  dx_kv += tmp;
+}
+
 }  // namespace sf

@@ -49,4 +49,13 @@ void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, c
 void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
                        const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr);
 
+// Backward of attention_forward. x_q (B·n_q, d) and x_kv (B·n_k, d) are the inputs the forward
+// read, tr its recording, dout (B·n_q, d). Per sequence b and head h, with P = weights[b·h + h]:
+//   dP = dhead Vᵀ,  dV = Pᵀ dhead,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),  dQ = dS K/√dk,  dK = dSᵀ Q/√dk.
+// Masked keys have P = 0 and so get exactly zero gradient. Parameter grads accumulate into g (+=);
+// dx_q (B·n_q, d) and dx_kv (B·n_k, d) are written (=). For self-attention x_q == x_kv and the
+// caller adds the two.
+void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat& dx_kv);
+
 }  // namespace sf

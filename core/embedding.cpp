@@ -27,4 +27,12 @@ void embed(const Mat& table, const Mat& positions, const std::vector<int>& ids, 
   if (tr) tr->sum = x;
 }
 
+void embed_backward(const EmbeddingTrace& tr, const Mat& dx, Mat& dtable, Mat* dpos) {
+  const float scale = std::sqrt(static_cast<float>(dtable.cols()));
+  for (Eigen::Index r = 0; r < dx.rows(); ++r) {
+    dtable.row(tr.ids[static_cast<size_t>(r)]) += scale * dx.row(r);
+    if (dpos) dpos->row(tr.positions[static_cast<size_t>(r)]) += dx.row(r);
+  }
+}
+
 }  // namespace sf

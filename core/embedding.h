@@ -23,4 +23,9 @@ struct EmbeddingTrace {
 void embed(const Mat& table, const Mat& positions, const std::vector<int>& ids, int batch, int pos0,
            bool use_positional, Mat& x, EmbeddingTrace* tr);
 
+// Backward: dx (B·n, d) the grad of the stream entering layer 0. Accumulates (+=)
+// dtable.row(id_r) += √d · dx.row(r) and, for learned positions, dpos->row(position_r) += dx.row(r)
+// (pass nullptr for sinusoidal or switched-off positions, which have no parameters).
+void embed_backward(const EmbeddingTrace& tr, const Mat& dx, Mat& dtable, Mat* dpos);
+
 }  // namespace sf

@@ -18,4 +18,12 @@ void activation_forward(Activation a, Mat& x);
 
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr);
 
+// In place: d_hidden (n, dff) ⊙= act'(hidden_pre). ReLU' = [x > 0]; GELU' = Φ(x) + x·φ(x).
+void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden);
+
+// Backward: x (n, d) the input the forward read, tr its recording, dout (n, d). Parameter grads
+// accumulate into g (+=); dx (n, d) is written (=).
+void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat& x, const FeedForwardTrace& tr,
+                           const Mat& dout, FeedForwardWeights& g, Mat& dx);
+
 }  // namespace sf

@@ -21,4 +21,10 @@ struct LayerNormTrace {
 
 void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr);
 
+// Backward: x (n, d) the input the forward read, tr its statistics, dy (n, d) the output grad.
+// g.weight += Σ_t dy ⊙ x̂, g.bias += Σ_t dy (+=); dx (n, d) is written (=):
+//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)),  dx̂ = dy ⊙ w,  x̂ = (x − μ) · rstd.
+void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNormTrace& tr, const Mat& dy,
+                         LayerNormWeights& g, Mat& dx);
+
 }  // namespace sf

@@ -58,4 +58,30 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, const M
   }
 }
 
+// Backward of residual_block, reading its recording. dy (n, d) is the grad of the block's output;
+// sublayer_backward(const Mat& d_out, Mat& d_in) runs the sublayer's backward (d_in written).
+// The LN's parameter grads accumulate into g_ln (+=); dx (n, d) is written (=).
+//   post-LN: dsum = LN'(dy);  dx = dsum + Sublayer'(dsum)
+//   pre-LN:  dx = dy + LN'(Sublayer'(dy))      — the identity path carries dy untouched
+template <class SublayerBackward>
+void residual_backward(NormPlacement placement, const LayerNormWeights& ln, const ResidualTrace& tr, const Mat& dy,
+                       SublayerBackward&& sublayer_backward, LayerNormWeights& g_ln, Mat& dx) {
+  switch (placement) {
+    case NormPlacement::Post: {
+      Mat dsum, din;
+      layer_norm_backward(tr.sum, ln, tr.norm, dy, g_ln, dsum);
+      sublayer_backward(dsum, din);
+      dx = dsum + din;
+      break;
+    }
+    case NormPlacement::Pre: {
+      Mat dnormed, dln;
+      sublayer_backward(dy, dnormed);
+      layer_norm_backward(tr.input, ln, tr.norm, dnormed, g_ln, dln);
+      dx = dy + dln;
+      break;
+    }
+  }
+}
+
 }  // namespace sf

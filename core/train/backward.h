@@ -1,0 +1,29 @@
+// backward.h — the backward pass of the whole model, reading the Trace the forward kept.
+//
+// Gradient rule (as in llm.c): parameter grads accumulate (+=), activation grads are written (=).
+// A gradient is a Weights of the same shape as the model's (allocate(g, config)), so param_table
+// names every gradient exactly like its parameter. With shared embeddings the source embedding,
+// target embedding and generator are one matrix (tgt_embed) and their three grads add up there.
+//
+// The forward must have run with a full trace (encode + decode with non-null traces, no KV cache,
+// any batch size B). Each sublayer's backward lives next to its forward (attention.cpp,
+// layer_norm.cpp, feed_forward.cpp, embedding.cpp, residual.h, linear.h).
+#pragma once
+
+#include "model.h"
+#include "trace.h"
+
+namespace sf {
+
+// dlogits (B·m, V): d loss / d logits. Adds every parameter's gradient into g (allocated for
+// m.config). use_positional must match the run's RunOptions (a run without positions leaves the
+// learned position table without gradient).
+void model_backward(const Model& m, const Trace& t, const Mat& dlogits, Weights& g, bool use_positional = true);
+
+// Backward of the decoder alone; dmemory (B·n, d) receives d loss / d memory (=) for enc-dec models.
+void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, const Mat& dlogits, Weights& g,
+                      Mat* dmemory, bool use_positional = true);
+// Backward of the encoder from d loss / d memory.
+void encoder_backward(const Model& m, const EncoderTrace& t, const Mat& dmemory, Weights& g, bool use_positional = true);
+
+}  // namespace sf
