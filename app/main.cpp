@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "allocator.h"
 #include "cli/commands.h"
 
 namespace {
@@ -18,6 +19,7 @@ void usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sf::tune_allocator();
   if (argc < 2) {
     usage(std::cout);
     return 0;

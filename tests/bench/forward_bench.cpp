@@ -4,6 +4,7 @@
 // measurement is in tests/bench/peers/RESULTS.md.
 #include <benchmark/benchmark.h>
 
+#include "allocator.h"
 #include "decoder.h"
 #include "encoder.h"
 
@@ -55,4 +56,9 @@ BENCHMARK_CAPTURE(forward, base_unrecorded, 512, 8, 6, 2048, 64, false)->Unit(be
 }  // namespace
 }  // namespace sf
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  sf::tune_allocator();  // as the stepformer executable does
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}
