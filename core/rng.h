@@ -4,6 +4,7 @@
 // sampled decodes must be identical on every machine, so the core uses this instead.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -38,6 +39,11 @@ class Rng {
   float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
   // Uniform integer in [0, n).
   uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+  // The whole generator state, for checkpoints that resume bit-identically.
+  std::array<uint64_t, 4> state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  void set_state(const std::array<uint64_t, 4>& s) {
+    for (int i = 0; i < 4; ++i) s_[i] = s[static_cast<size_t>(i)];
+  }
   float normal() {  // Box-Muller
     double u1 = uniform_double(), u2 = uniform_double();
     if (u1 < 1e-300) u1 = 1e-300;

@@ -1,0 +1,250 @@
+// `stepformer train`: trains a model on a toy task, with a progress bar; Ctrl-C writes a
+// checkpoint that `--resume` continues bit-identically.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "args.h"
+#include "commands.h"
+#include "train/trainer.h"
+
+namespace sf::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+std::string stem(const std::string& out) {
+  const std::string ext = ".safetensors";
+  if (out.size() > ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0)
+    return out.substr(0, out.size() - ext.size());
+  return out;
+}
+
+std::string clock_text(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e7) return "--:--";
+  const long s = static_cast<long>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+const char* kUsage =
+    "usage: stepformer train --task T --norm pre|post [--arch encoder-decoder|decoder-only]\n"
+    "         [--layers N | --encoder-layers N --decoder-layers N] [--d-model D] [--heads H] [--d-ff F]\n"
+    "         [--activation relu|gelu] [--positional sinusoidal|learned]\n"
+    "         [--warmup N [--factor F] | --constant-lr X] [--clip C] [--label-smoothing E] [--dropout P]\n"
+    "         [--batch B] --steps N --seed S [--threads T] [--min-len A --max-len B --symbols K]\n"
+    "         [--eval-every N] [--eval-examples N] [--final-eval-examples N] [--probe-every N]\n"
+    "         [--checkpoint-every N] [--keep-checkpoint] [--quiet] --out M.safetensors\n"
+    "       stepformer train --resume M.ckpt.safetensors [--steps N] [--out M.safetensors] [--threads T]\n";
+
+}  // namespace
+
+static int cmd_train(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--keep-checkpoint", "--quiet"},
+         {"--task", "--norm", "--arch", "--layers", "--encoder-layers", "--decoder-layers", "--d-model", "--heads",
+          "--d-ff", "--activation", "--positional", "--warmup", "--factor", "--constant-lr", "--clip",
+          "--label-smoothing", "--dropout", "--batch", "--steps", "--seed", "--threads", "--min-len", "--max-len",
+          "--symbols", "--eval-every", "--eval-examples", "--final-eval-examples", "--probe-every",
+          "--checkpoint-every", "--out", "--resume"});
+  std::string command = "stepformer train";
+  for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];
+
+  Result<Trainer> trainer = Error{""};
+  std::string out;
+  const long long checkpoint_every = a.integer("--checkpoint-every", 500, 0, 1LL << 40);
+  if (a.get("--resume")) {
+    for (const char* o : {"--task", "--norm", "--arch", "--layers", "--d-model", "--seed", "--batch"})
+      if (a.get(o)) {
+        std::cerr << "stepformer train: " << o << " cannot change on --resume (the checkpoint holds the options)\n";
+        return 2;
+      }
+    const long long steps = a.integer("--steps", -1, 0, 1LL << 40);
+    const long long threads = a.integer("--threads", -1, 1, 64);
+    if (!a.ok()) {
+      std::cerr << "stepformer train: " << a.error() << "\n" << kUsage;
+      return 2;
+    }
+    trainer = Trainer::resume(a.str("--resume"));
+    if (!trainer) {
+      std::cerr << "stepformer train: " << trainer.error() << "\n";
+      return 1;
+    }
+    if (steps >= 0) trainer->options().steps = steps;
+    if (threads > 0) trainer->options().threads = static_cast<int>(threads);
+    out = a.str("--out");
+    if (out.empty()) {
+      std::string r = stem(a.str("--resume"));
+      const std::string ck = ".ckpt";
+      if (r.size() > ck.size() && r.compare(r.size() - ck.size(), ck.size(), ck) == 0) r.resize(r.size() - ck.size());
+      out = r + ".safetensors";
+    }
+  } else {
+    a.require("--task");
+    a.require("--steps");
+    a.require("--out");
+    TrainOptions o;
+    o.task = a.str("--task");
+    const std::string norm = a.str("--norm", "pre");
+    if (norm != "pre" && norm != "post") {
+      std::cerr << "stepformer train: --norm expects pre or post, found '" << norm << "'\n";
+      return 2;
+    }
+    o.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+    if (auto arch = a.get("--arch")) {
+      if (*arch != "encoder-decoder" && *arch != "decoder-only") {
+        std::cerr << "stepformer train: --arch expects encoder-decoder or decoder-only, found '" << *arch << "'\n";
+        return 2;
+      }
+      o.arch = *arch == "decoder-only" ? Arch::DecoderOnly : Arch::EncoderDecoder;
+      o.arch_set = true;
+    }
+    const int layers = static_cast<int>(a.integer("--layers", 2, 1, 64));
+    o.encoder_layers = static_cast<int>(a.integer("--encoder-layers", layers, 1, 64));
+    o.decoder_layers = static_cast<int>(a.integer("--decoder-layers", layers, 1, 64));
+    o.d_model = static_cast<int>(a.integer("--d-model", 64, 2, 4096));
+    o.n_heads = static_cast<int>(a.integer("--heads", 4, 1, 256));
+    o.d_ff = static_cast<int>(a.integer("--d-ff", 4 * o.d_model, 1, 1 << 16));
+    const std::string act = a.str("--activation", "relu"), pos = a.str("--positional", "sinusoidal");
+    if ((act != "relu" && act != "gelu") || (pos != "sinusoidal" && pos != "learned")) {
+      std::cerr << "stepformer train: --activation expects relu|gelu and --positional sinusoidal|learned, found '"
+                << act << "', '" << pos << "'\n";
+      return 2;
+    }
+    o.activation = act == "gelu" ? Activation::Gelu : Activation::Relu;
+    o.positional = pos == "learned" ? Positional::Learned : Positional::Sinusoidal;
+    if (a.get("--constant-lr") && (a.get("--warmup") || a.get("--factor"))) {
+      std::cerr << "stepformer train: --constant-lr excludes --warmup/--factor\n";
+      return 2;
+    }
+    if (a.get("--constant-lr")) {
+      o.schedule.kind = Schedule::Constant;
+      o.schedule.rate = a.real("--constant-lr", 1e-3);
+    } else {
+      o.schedule.kind = Schedule::Warmup;
+      o.schedule.warmup = static_cast<int>(a.integer("--warmup", 400, 1, 1 << 30));
+      o.schedule.factor = a.real("--factor", 1.0);
+    }
+    o.clip = static_cast<float>(a.real("--clip", 0.0));
+    o.label_smoothing = static_cast<float>(a.real("--label-smoothing", 0.1));
+    o.dropout = static_cast<float>(a.real("--dropout", 0.0));
+    o.batch = static_cast<int>(a.integer("--batch", 64, 1, 1 << 16));
+    o.steps = a.integer("--steps", 0, 0, 1LL << 40);
+    o.seed = static_cast<uint64_t>(a.integer("--seed", 1, 0, 1LL << 62));
+    o.threads = static_cast<int>(a.integer("--threads", 1, 1, 64));
+    o.task_options.min_len = static_cast<int>(a.integer("--min-len", 1, 1, 1000));
+    o.task_options.max_len = static_cast<int>(a.integer("--max-len", 10, 1, 1000));
+    o.task_options.n_symbols = static_cast<int>(a.integer("--symbols", 10, 2, 10));
+    o.eval_every = static_cast<int>(a.integer("--eval-every", 250, 0, 1 << 30));
+    o.eval_examples = static_cast<int>(a.integer("--eval-examples", 200, 1, 1 << 20));
+    o.final_eval_examples = static_cast<int>(a.integer("--final-eval-examples", 1000, 1, 1 << 20));
+    o.probe_every = static_cast<int>(a.integer("--probe-every", 50, 0, 1 << 30));
+    o.command = command;
+    if (o.label_smoothing < 0 || o.label_smoothing >= 1 || o.clip < 0) {
+      std::cerr << "stepformer train: expected 0 <= --label-smoothing < 1 and --clip >= 0\n";
+      return 2;
+    }
+    if (!a.ok()) {
+      std::cerr << "stepformer train: " << a.error() << "\n" << kUsage;
+      return 2;
+    }
+    out = a.str("--out");
+    trainer = Trainer::create(o);
+    if (!trainer) {
+      std::cerr << "stepformer train: " << trainer.error() << "\n";
+      return 1;
+    }
+  }
+  Trainer& t = *trainer;
+  const bool quiet = a.has("--quiet");
+  const std::string ckpt = stem(out) + ".ckpt.safetensors";
+  const std::string metrics = stem(out) + ".metrics.json";
+  const Config& c = t.model().config;
+  std::cerr << "training " << t.task().name << " (" << to_string(c.arch) << ", " << to_string(c.norm) << "-LN, d_model "
+            << c.d_model << ", " << c.n_heads << " heads, " << c.n_encoder_layers << "+" << c.n_decoder_layers
+            << " layers, " << count_params(t.model().weights, c) << " parameters), steps " << t.steps_done() << " -> "
+            << t.options().steps << ", threads " << t.options().threads << "\n";
+
+  g_interrupted.store(false);
+  auto previous = std::signal(SIGINT, on_sigint);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto last_print = t0;
+  const int64_t first = t.steps_done();
+  int64_t tokens = 0;
+  const bool tty = isatty(2);
+  double last_em = -1;
+  while (!t.finished() && !g_interrupted.load()) {
+    const StepStats s = t.step();
+    tokens += s.tokens;
+    if (s.evaluated) last_em = s.exact_match;
+    if (checkpoint_every > 0 && s.step % checkpoint_every == 0) {
+      if (auto ok = t.save_checkpoint(ckpt); !ok) std::cerr << "\nstepformer train: " << ok.error() << "\n";
+    }
+    const auto now = Clock::now();
+    const double el = std::chrono::duration<double>(now - t0).count();
+    const bool show = tty ? std::chrono::duration<double>(now - last_print).count() > 0.2 || t.finished()
+                          : s.evaluated || t.finished();
+    if (!quiet && show) {
+      last_print = now;
+      const double done = static_cast<double>(s.step - first);
+      const double left = done > 0 ? el / done * static_cast<double>(t.options().steps - s.step) : -1;
+      const int width = 24;
+      const int filled = t.options().steps ? static_cast<int>(width * s.step / t.options().steps) : width;
+      char line[256];
+      std::snprintf(line, sizeof line, "[%s%s] step %lld/%lld  loss %.4f  acc %5.1f%%%s  %6.0f tok/s  left %s",
+                    std::string(static_cast<size_t>(filled), '#').c_str(),
+                    std::string(static_cast<size_t>(width - filled), '.').c_str(), static_cast<long long>(s.step),
+                    static_cast<long long>(t.options().steps), s.loss, 100 * s.accuracy,
+                    last_em >= 0 ? ("  exact " + std::to_string(static_cast<int>(100 * last_em + 0.5)) + "%").c_str() : "",
+                    el > 0 ? tokens / el : 0.0, clock_text(left).c_str());
+      std::cerr << (tty ? "\r" : "") << line << (tty ? "\033[K" : "\n") << std::flush;
+    }
+  }
+  std::signal(SIGINT, previous);
+  if (tty && !quiet) std::cerr << "\n";
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  if (g_interrupted.load()) {
+    auto ok = t.save_checkpoint(ckpt);
+    if (ok) ok = t.save_metrics(metrics);
+    if (!ok) {
+      std::cerr << "stepformer train: interrupted; could not save: " << ok.error() << "\n";
+      return 1;
+    }
+    std::cerr << "interrupted at step " << t.steps_done() << "; checkpoint " << ckpt
+              << "\nresume with: stepformer train --resume " << ckpt << "\n";
+    return 130;
+  }
+  const EvalResult r = t.final_evaluation(seconds);
+  auto ok = t.save_model(out);
+  if (ok) ok = t.save_metrics(metrics);
+  if (ok && checkpoint_every > 0) ok = t.save_checkpoint(ckpt);
+  if (!ok) {
+    std::cerr << "stepformer train: " << ok.error() << "\n";
+    return 1;
+  }
+  if (!a.has("--keep-checkpoint")) std::remove(ckpt.c_str());
+  std::printf("wrote %s and %s: %lld steps in %.1f s (%.0f target tokens/s), exact match %.2f%% on %d held-out examples\n",
+              out.c_str(), metrics.c_str(), static_cast<long long>(t.steps_done()), seconds,
+              seconds > 0 ? tokens / seconds : 0.0, 100 * r.exact_match(), r.examples);
+  return 0;
+}
+
+STEPFORMER_COMMAND(reg_train, "train",
+                   "stepformer train --task copy|reverse|sort|add|dates|copy-lm --norm pre|post --steps N --seed S "
+                   "--out M.safetensors [options]\n"
+                   "    train a model on a toy task (see docs/training.md); Ctrl-C saves a checkpoint\n"
+                   "stepformer train --resume M.ckpt.safetensors [--steps N]\n    continue from a checkpoint",
+                   cmd_train);
+
+}  // namespace sf::cli
