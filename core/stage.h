@@ -70,4 +70,29 @@ struct Stage {
 int encoder_stage_count(const Config& c);
 int decoder_stage_count(const Config& c);
 
+// The structure alone, in order: what each stage is, without shapes or text.
+struct StageKey {
+  StageKind kind = StageKind::Embed;
+  Block block = Block::None;
+  int layer = -1;
+};
+std::vector<StageKey> encoder_layout(const Config& c);
+std::vector<StageKey> decoder_layout(const Config& c);
+
+// The sizes of one decoder step, for the shapes a stage shows.
+struct StepDims {
+  int step = 0;
+  int fed = 1;          // m: tokens fed at this step
+  int position0 = 0;    // absolute position of the first fed token
+  int rows = 1;         // rows recorded: m with the cache, position0 + m without
+  bool cached = true;
+  int n_src = 0;        // source tokens (0 for decoder-only)
+};
+
+// Stage i of the encoder side (n_src source tokens) and stage j of a decoder step, with title,
+// formula, reads and writes (recording names: "encoder.…" and "steps.{t}.…"). The Choose stage's
+// formula names the strategy only; the session adds the token that was chosen.
+Stage describe_encoder_stage(const Config& c, int i, int n_src);
+Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims);
+
 }  // namespace sf

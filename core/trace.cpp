@@ -118,25 +118,27 @@ void append_decoder_tensors(const Model& m, const DecoderTrace& t, TensorFile& f
   f.add(prefix + "probs", first_rows(t.probs, B));
 }
 
-void append_trace_tensors(const Model& m, const Trace& t, TensorFile& f, const std::string& prefix) {
-  if (m.config.has_encoder()) {
-    const EncoderTrace& e = t.encoder;
-    const int B = e.batch;
-    f.add(prefix + "src_ids", Tensor::from_ids(first_ids(e.embed.ids, B)));
-    add_embed(f, prefix + "encoder.embed", e.embed, B);
-    for (size_t i = 0; i < e.layers.size(); ++i) {
-      const std::string p = prefix + "encoder.layers." + std::to_string(i);
-      const EncoderLayerTrace& l = e.layers[i];
-      add_block(f, p + ".self_block", l.self_block, B);
-      add_norm(f, p + ".norm1", l.self_block.norm, B);
-      add_attention(f, p + ".self_attn", l.self_attn);
-      add_block(f, p + ".ffn_block", l.ffn_block, B);
-      add_norm(f, p + ".norm2", l.ffn_block.norm, B);
-      add_ffn(f, p + ".ffn", l.ffn, B);
-    }
-    add_norm(f, prefix + "encoder.norm", e.final_norm, B);
-    f.add(prefix + "encoder.output", first_rows(e.output, B));
+void append_encoder_tensors(const Model& m, const EncoderTrace& e, TensorFile& f, const std::string& prefix) {
+  if (!m.config.has_encoder()) return;
+  const int B = e.batch;
+  f.add(prefix + "src_ids", Tensor::from_ids(first_ids(e.embed.ids, B)));
+  add_embed(f, prefix + "encoder.embed", e.embed, B);
+  for (size_t i = 0; i < e.layers.size(); ++i) {
+    const std::string p = prefix + "encoder.layers." + std::to_string(i);
+    const EncoderLayerTrace& l = e.layers[i];
+    add_block(f, p + ".self_block", l.self_block, B);
+    add_norm(f, p + ".norm1", l.self_block.norm, B);
+    add_attention(f, p + ".self_attn", l.self_attn);
+    add_block(f, p + ".ffn_block", l.ffn_block, B);
+    add_norm(f, p + ".norm2", l.ffn_block.norm, B);
+    add_ffn(f, p + ".ffn", l.ffn, B);
   }
+  add_norm(f, prefix + "encoder.norm", e.final_norm, B);
+  f.add(prefix + "encoder.output", first_rows(e.output, B));
+}
+
+void append_trace_tensors(const Model& m, const Trace& t, TensorFile& f, const std::string& prefix) {
+  append_encoder_tensors(m, t.encoder, f, prefix);
   append_decoder_tensors(m, t.decoder, f, prefix);
 }
 

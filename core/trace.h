@@ -66,6 +66,7 @@ Mat softmax_rows(const Mat& logits);
 // The trace as named tensors (batch element 0), with the names documented in README, e.g.
 // "encoder.layers.0.self_attn.weights" (h, n, n). Used by `stepformer trace`, export and tests.
 void append_trace_tensors(const Model& m, const Trace& t, TensorFile& out, const std::string& prefix = "");
+void append_encoder_tensors(const Model& m, const EncoderTrace& t, TensorFile& out, const std::string& prefix);
 void append_decoder_tensors(const Model& m, const DecoderTrace& t, TensorFile& out, const std::string& prefix);
 
 // Per-head attention maps of one attention trace for batch element b, stacked (h, n_q, n_k).
