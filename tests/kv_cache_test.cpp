@@ -1,0 +1,266 @@
+// KV cache: decoding with the cache gives the same logits and attention weights as recomputing
+// the whole decoder at every step (all fixture architectures × norm placements, source padding
+// included); its rows, steps and byte counts are what the formula says.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "cost.h"
+#include "decoding.h"
+#include "encoder.h"
+#include "session.h"
+#include "test_util.h"
+
+namespace sf {
+namespace {
+
+const char* const kCases[] = {"encdec_post_relu_sin",   "encdec_pre_relu_sin", "encdec_post_gelu_learned",
+                              "encdec_pre_gelu_shared", "deconly_pre_gelu",    "deconly_post_relu_learned",
+                              "encdec_pre_3layer_odd"};
+
+double max_diff(const Mat& a, const Mat& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  return a.size() ? static_cast<double>((a - b).cwiseAbs().maxCoeff()) : 0.0;
+}
+
+// Ordinary (non-special) tokens of a vocabulary, in id order.
+std::vector<std::string> words(const Vocab& v) {
+  std::vector<std::string> out;
+  for (int i = 0; i < v.size(); ++i)
+    if (i != v.pad() && i != v.bos() && i != v.eos() && i != v.unk()) out.push_back(v.token(i));
+  return out;
+}
+
+// A source with two trailing <pad> (the padding mask must hide them in cross-attention), or a
+// prompt for decoder-only models.
+std::string source_text(const Model& m) {
+  if (!m.config.has_encoder()) {
+    auto w = words(m.config.tgt_vocab);
+    return w[0] + " " + w[1] + " " + w[2];
+  }
+  auto w = words(m.config.src_vocab);
+  return w[0] + " " + w[2] + " " + w[1] + " " + w[3] + " <pad> <pad>";
+}
+
+std::string target_text(const Model& m, int n) {
+  auto w = words(m.config.tgt_vocab);
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? " " : "") + w[static_cast<size_t>((i * 3 + 1) % w.size())];
+  return out;
+}
+
+Session make(const std::string& cs, const DecodeSettings& s, bool cache, int tgt_len = 9) {
+  auto m = std::make_shared<const Model>(test::load_fixture_model(cs));
+  auto r = Session::create(m, source_text(*m), s.strategy == Strategy::Forced ? target_text(*m, tgt_len) : "", s, cache);
+  EXPECT_TRUE(r.ok()) << cs << ": " << r.error();
+  return std::move(*r);
+}
+
+// Every step: the cached step's rows against the same rows of the recomputation.
+void expect_same_steps(const Session& on, const Session& off, const std::string& what) {
+  ASSERT_EQ(on.steps().size(), off.steps().size()) << what;
+  for (size_t t = 0; t < on.steps().size(); ++t) {
+    const StepRecord& a = *on.steps()[t];
+    const StepRecord& b = *off.steps()[t];
+    const std::string at = what + ", step " + std::to_string(t);
+    ASSERT_TRUE(a.cached);
+    ASSERT_FALSE(b.cached);
+    EXPECT_EQ(a.fed, b.fed) << at;
+    EXPECT_EQ(a.chosen, b.chosen) << at;
+    const Eigen::Index m = static_cast<Eigen::Index>(a.fed.size());
+    ASSERT_EQ(a.trace->logits.rows(), m) << at;
+    ASSERT_EQ(b.trace->logits.rows(), b.position0 + m) << at;
+    EXPECT_LE(max_diff(a.trace->logits, b.trace->logits.bottomRows(m)), 1e-5) << at << ": logits";
+    for (size_t l = 0; l < a.trace->layers.size(); ++l) {
+      const DecoderLayerTrace& la = a.trace->layers[l];
+      const DecoderLayerTrace& lb = b.trace->layers[l];
+      // The cache holds exactly the K/V a recomputation produces for the same rows.
+      EXPECT_LE(max_diff(la.self_attn.k, lb.self_attn.k), 1e-5) << at << ", layer " << l << ": self K";
+      EXPECT_LE(max_diff(la.self_attn.v, lb.self_attn.v), 1e-5) << at << ", layer " << l << ": self V";
+      for (int h = 0; h < la.self_attn.n_heads; ++h) {
+        EXPECT_LE(max_diff(la.self_attn.head_weights(0, h), lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
+            << at << ", layer " << l << ", head " << h << ": self-attention weights";
+        if (on.model().config.has_encoder())
+          EXPECT_LE(max_diff(la.cross_attn.head_weights(0, h), lb.cross_attn.head_weights(0, h).bottomRows(m)), 1e-5)
+              << at << ", layer " << l << ", head " << h << ": cross-attention weights";
+      }
+    }
+  }
+}
+
+DecodeSettings forced() {
+  DecodeSettings s;
+  s.strategy = Strategy::Forced;
+  return s;
+}
+
+class CacheVsRecompute : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CacheVsRecompute, ForcedDecodingEveryStep) {
+  DecodeSettings s;
+  s.strategy = Strategy::Forced;
+  Session on = make(GetParam(), s, true), off = make(GetParam(), s, false);
+  on.run_to_end();
+  off.run_to_end();
+  EXPECT_EQ(on.steps().size(), 10u);  // 9 target tokens, then </s>
+  expect_same_steps(on, off, GetParam());
+}
+
+TEST_P(CacheVsRecompute, GreedyDecodingEveryStep) {
+  Session on = make(GetParam(), {}, true), off = make(GetParam(), {}, false);
+  on.run_to_end();
+  off.run_to_end();
+  expect_same_steps(on, off, GetParam());
+}
+
+TEST_P(CacheVsRecompute, BeamSearchEveryBeam) {
+  DecodeSettings s;
+  s.strategy = Strategy::Beam;
+  s.beam_width = 3;
+  s.max_len = 8;
+  Session on = make(GetParam(), s, true), off = make(GetParam(), s, false);
+  on.run_to_end();
+  off.run_to_end();
+  ASSERT_EQ(on.steps().size(), off.steps().size());
+  for (size_t t = 0; t < on.steps().size(); ++t) {
+    const StepRecord& a = *on.steps()[t];
+    const StepRecord& b = *off.steps()[t];
+    ASSERT_EQ(a.beam_traces.size(), b.beam_traces.size());
+    for (size_t k = 0; k < a.beam_traces.size(); ++k) {
+      if (!a.beam_traces[k]) continue;
+      const Eigen::Index m = a.beam_traces[k]->logits.rows();
+      EXPECT_LE(max_diff(a.beam_traces[k]->logits, b.beam_traces[k]->logits.bottomRows(m)), 1e-5)
+          << GetParam() << " step " << t << " beam " << k;
+    }
+    ASSERT_EQ(a.beams.size(), b.beams.size());
+    for (size_t k = 0; k < a.beams.size(); ++k) EXPECT_EQ(a.beams[k].tokens, b.beams[k].tokens);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFixtures, CacheVsRecompute, ::testing::ValuesIn(kCases));
+
+// Cross-attention K/V are computed once from the memory and then only read.
+TEST(KvCache, CrossKeysComputedOnceAndReused) {
+  const Model m = test::load_fixture_model("encdec_pre_relu_sin");
+  const std::vector<int> src = m.config.src_vocab.tokenize("a b c <pad>").ids;
+  const Mat memory = encode(m, src, 1, nullptr);
+  const EncoderContext enc{&memory, &src};
+  Hypothesis h;
+  start_hypothesis(m, {m.config.tgt_vocab.bos()}, true, h);
+  next_logits(m, enc, h, true, nullptr);
+  ASSERT_TRUE(h.cache.layers[0].cross_ready);
+  const Mat k0 = h.cache.layers[0].cross_k;
+  const float* data0 = h.cache.layers[0].cross_k.data();
+  for (int t = 0; t < 4; ++t) {
+    h.ids.push_back(4 + t);
+    next_logits(m, enc, h, true, nullptr);
+  }
+  EXPECT_EQ(h.cache.layers[0].cross_k.data(), data0);  // never reallocated
+  EXPECT_EQ(max_diff(h.cache.layers[0].cross_k, k0), 0.0);
+  EXPECT_EQ(h.cache.layers[0].cross_k.rows(), 4);  // (n_src, d), padding rows included
+}
+
+TEST(KvCache, RowsRecordTheStepTheyCameIn) {
+  // Decoder-only: the prefill (<s> + 3 prompt tokens) is step 0, then one row per step.
+  Session s = make("deconly_pre_gelu", forced(), true);
+  ASSERT_TRUE(s.jump_to_step(3));
+  const std::vector<int> want{0, 0, 0, 0, 1, 2, 3};
+  EXPECT_EQ(s.steps()[3]->row_step, want);
+  EXPECT_EQ(s.cache().row_step, want);
+  // Encoder-decoder: <s> at step 0, then one per step.
+  Session e = make("encdec_post_relu_sin", forced(), true);
+  ASSERT_TRUE(e.jump_to_step(2));
+  EXPECT_EQ(e.cache().row_step, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(KvCache, ByteCountMatchesFormula) {
+  const Model m = test::load_fixture_model("encdec_pre_3layer_odd");
+  const Config& c = m.config;
+  const std::vector<int> src = c.src_vocab.tokenize("a b c d e").ids;
+  const Mat memory = encode(m, src, 1, nullptr);
+  Hypothesis h;
+  start_hypothesis(m, {c.tgt_vocab.bos()}, true, h);
+  for (int t = 1; t <= 6; ++t) {
+    next_logits(m, {&memory, &src}, h, true, nullptr);
+    h.ids.push_back(4);
+    // 2 (K and V) × layers × tokens × d × 4 bytes, the seed's formula.
+    EXPECT_EQ(h.cache.self_bytes(), 2LL * c.n_decoder_layers * t * c.d_model * 4);
+    EXPECT_EQ(h.cache.self_bytes(), kv_cache_bytes(c, t));
+    EXPECT_EQ(h.cache.cross_bytes(), cross_kv_bytes(c, 5));
+    EXPECT_EQ(h.cache.length, t);
+  }
+}
+
+TEST(KvCache, ViewAsOfAStageShowsLayersFillingInOrder) {
+  Session s = make("encdec_post_relu_sin", forced(), true);
+  ASSERT_TRUE(s.jump_to_step(2));  // step 2 done: 3 rows everywhere
+  ASSERT_TRUE(s.forward());        // step 3, stage "embed": nothing appended yet
+  KvCacheView v = s.cache();
+  EXPECT_EQ(v.step, 3);
+  for (const KvLayerView& l : v.layers) {
+    EXPECT_EQ(l.self_rows, 3);
+    EXPECT_EQ(l.new_rows, 0);
+    ASSERT_TRUE(l.cross_k);
+    EXPECT_FALSE(l.cross_new);
+  }
+  ASSERT_TRUE(s.forward());  // layer 0 self-attention: layer 0 has its 4th row, layer 1 not yet
+  EXPECT_EQ(s.current().kind, StageKind::SelfAttention);
+  v = s.cache();
+  EXPECT_EQ(v.layers[0].self_rows, 4);
+  EXPECT_EQ(v.layers[0].new_rows, 1);
+  EXPECT_EQ(v.layers[1].self_rows, 3);
+  EXPECT_EQ(v.row_step, (std::vector<int>{0, 1, 2, 3}));
+  const Config& c = s.model().config;
+  EXPECT_EQ(v.self_bytes, 2LL * (4 + 3) * c.d_model * 4);
+  EXPECT_EQ(v.cross_bytes, cross_kv_bytes(c, 6));
+  // The view's rows are the cache's contents: head h is columns [h·dk, (h+1)·dk).
+  EXPECT_GE(v.layers[0].self_k->rows(), 4);
+  EXPECT_EQ(v.layers[0].self_k->cols(), c.d_model);
+  ASSERT_TRUE(s.next_token());
+  v = s.cache();
+  for (const KvLayerView& l : v.layers) EXPECT_EQ(l.self_rows, 4);
+  EXPECT_EQ(v.self_bytes, kv_cache_bytes(c, 4));
+  EXPECT_EQ(s.current_record()->cache_bytes, kv_cache_bytes(c, 4) + cross_kv_bytes(c, 6));
+}
+
+TEST(KvCache, CrossKeysAppearAtTheirLayerOnStepZero) {
+  Session s = make("encdec_pre_relu_sin", {}, true);
+  while (s.current_step() < 0) ASSERT_TRUE(s.forward());
+  EXPECT_EQ(s.cache().layers[0].cross_k, nullptr);
+  while (s.current().kind != StageKind::CrossAttention) ASSERT_TRUE(s.forward());
+  const KvCacheView v = s.cache();
+  ASSERT_NE(v.layers[0].cross_k, nullptr);
+  EXPECT_TRUE(v.layers[0].cross_new);
+  EXPECT_EQ(v.layers[1].cross_k, nullptr);
+}
+
+TEST(KvCache, SwitchedOffHoldsNothing) {
+  Session s = make("encdec_post_relu_sin", forced(), false);
+  ASSERT_TRUE(s.jump_to_step(3));
+  const KvCacheView v = s.cache();
+  EXPECT_FALSE(v.enabled);
+  EXPECT_EQ(v.self_bytes, 0);
+  EXPECT_EQ(v.cross_bytes, 0);
+  EXPECT_EQ(s.current_record()->cache_bytes, 0);
+  // What was recomputed is still shown: K for all 4 rows.
+  EXPECT_EQ(v.layers[0].self_rows, 4);
+}
+
+// The teaching point of the "no causal mask" switch: the cache froze what earlier rows saw, a
+// recomputation lets them see later tokens, so the two disagree — caching is valid only because
+// of the causal mask.
+TEST(KvCache, WithoutTheCausalMaskCacheAndRecomputationDisagree) {
+  DecodeSettings s;
+  s.strategy = Strategy::Forced;
+  s.run.causal_mask = false;
+  Session on = make("deconly_pre_gelu", s, true), off = make("deconly_pre_gelu", s, false);
+  on.run_to_end();
+  off.run_to_end();
+  const Eigen::Index last = static_cast<Eigen::Index>(on.steps().size()) - 1;
+  const StepRecord& a = *on.steps()[static_cast<size_t>(last)];
+  const StepRecord& b = *off.steps()[static_cast<size_t>(last)];
+  EXPECT_GT(max_diff(a.trace->logits, b.trace->logits.bottomRows(1)), 1e-4);
+}
+
+}  // namespace
+}  // namespace sf
