@@ -1,0 +1,90 @@
+// Training throughput and steps to 99% exact match on the copy task (issue 4's benchmark):
+// d_model 128, 4 heads, 2+2 layers, d_ff 512, batch 64, length 10, vocabulary 11 (7 symbols + the
+// 4 specials), no dropout, Adam at a constant 1e-3, label smoothing 0.
+//
+//   ./build/tests/bench/train_bench --benchmark_filter=Throughput     # target tokens/s, 1 and 2 threads
+//   ./build/tests/bench/train_bench --benchmark_filter=StepsTo99      # median steps to 99% (slow: ~minutes)
+//
+// "Target tokens" are the scored decoder positions: 10 symbols + </s> = 11 per sequence, 704 per
+// step. PyTorch 1.13 + OpenBLAS (issue figures): ~9,400 tokens/s on one thread, ~12,800 on two;
+// 99% exact match in a median of 255 steps (pre-LN) and 380 (post-LN). The peer script that
+// measures the same configuration here is tests/bench/peers/torch_train.py.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+
+#include "train/trainer.h"
+
+namespace sf {
+namespace {
+
+TrainOptions copy_options(NormPlacement norm, int threads, uint64_t seed) {
+  TrainOptions o;
+  o.task = "copy";
+  o.task_options = {10, 10, 7};
+  o.norm = norm;
+  o.encoder_layers = o.decoder_layers = 2;
+  o.d_model = 128;
+  o.n_heads = 4;
+  o.d_ff = 512;
+  o.batch = 64;
+  o.steps = 1 << 30;
+  o.seed = seed;
+  o.schedule.kind = Schedule::Constant;
+  o.schedule.rate = 1e-3;
+  o.label_smoothing = 0.0f;
+  o.dropout = 0.0f;
+  o.eval_every = 0;
+  o.probe_every = 0;
+  o.threads = threads;
+  return o;
+}
+
+void Throughput(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const NormPlacement norm = state.range(1) ? NormPlacement::Pre : NormPlacement::Post;
+  auto t = Trainer::create(copy_options(norm, threads, 1));
+  if (!t) {
+    state.SkipWithError(t.error().c_str());
+    return;
+  }
+  t->step();  // warm-up: first allocations
+  int64_t tokens = 0;
+  for (auto _ : state) tokens += t->step().tokens;
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+  state.counters["steps/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(Throughput)->ArgNames({"threads", "pre"})->Args({1, 1})->Args({1, 0})->Args({2, 1})->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+
+// Steps until greedy decoding reaches 99% exact match on 200 held-out examples, checked every 10
+// steps; the median over 5 seeds.
+void StepsTo99(benchmark::State& state) {
+  const NormPlacement norm = state.range(0) ? NormPlacement::Pre : NormPlacement::Post;
+  std::vector<double> steps;
+  for (auto _ : state) {
+    steps.clear();
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      auto t = Trainer::create(copy_options(norm, 2, seed));
+      int64_t reached = -1;
+      while (t->steps_done() < 3000) {
+        t->step();
+        if (t->steps_done() % 10 == 0 && t->evaluate(200).exact_match() >= 0.99) {
+          reached = t->steps_done();
+          break;
+        }
+      }
+      steps.push_back(reached < 0 ? 3000.0 : static_cast<double>(reached));
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  state.counters["median_steps"] = steps[steps.size() / 2];
+  state.counters["min_steps"] = steps.front();
+  state.counters["max_steps"] = steps.back();
+}
+BENCHMARK(StepsTo99)->ArgNames({"pre"})->Arg(1)->Arg(0)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+}  // namespace
+}  // namespace sf
+
+BENCHMARK_MAIN();
