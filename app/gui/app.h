@@ -1,0 +1,114 @@
+// app.h — the explorer: window contents, keyboard, panels, scripts, screenshots.
+//
+// Phases (as in Dear ImGui's example_glfw_opengl3): explorer.cpp creates the window and the
+// ImGui context, then per frame calls App::frame() between NewFrame and Render, and
+// App::after_render() before swapping (screenshots read the back buffer there).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gfx/heatmap.h"
+#include "gfx/style.h"
+#include "ui.h"
+#include "worker.h"
+
+struct GLFWwindow;
+
+namespace sf::gui {
+
+class ScriptRunner;
+
+struct AppOptions {
+  std::string script;        // --script FILE
+  std::string screenshot;    // --screenshot FILE
+  int bench_frames = 0;      // --bench-frames N
+  std::string model;         // --model FILE (instead of the default shipped model)
+  float scale = 0;           // --scale S (0: remembered / 1)
+  bool presentation = false; // --presentation
+  bool headless() const { return !screenshot.empty() || bench_frames > 0; }
+};
+
+class App {
+ public:
+  App(GLFWwindow* window, AppOptions opt);
+  ~App();
+
+  // Before NewFrame: applies a pending font/scale change (rebuilds the atlas).
+  void before_frame();
+  void frame();
+  // After rendering, before swapping: screenshots and panel exports.
+  void after_render();
+  bool should_quit() const { return quit_; }
+  int exit_code() const { return exit_code_; }
+  // True while something animates or waits (play, scripts, worker busy): keep polling.
+  bool busy() const;
+
+  // ---- used by panels and scripts
+  Worker& worker() { return *worker_; }
+  UiState& ui() { return ui_; }
+  const Fonts& fonts() const { return fonts_; }
+  std::shared_ptr<const Snapshot> snapshot() const { return snap_; }
+  Panel* find_panel(const std::string& key);
+  const std::vector<std::unique_ptr<Panel>>& panels() const { return panels_; }
+  void show_panel(Panel* p, bool focus = true);
+  void request_screenshot(const std::string& path);
+  void request_panel_png(Panel* p, const std::string& path);
+  bool screenshot_pending() const { return !shot_path_.empty(); }
+  void set_scale(float s);
+  void set_presentation(bool on);
+  void notify(Message::Level level, const std::string& text);  // UI-side message (status bar)
+  void quit(int code) {
+    quit_ = true;
+    exit_code_ = code;
+  }
+  void reset_layout() { layout_reset_ = 2; }
+  int frame_index() const { return frame_; }
+  bool script_done() const;
+  int script_failures() const;
+  // Exports the recording (safetensors / .npy folder / .csv folder) of the current snapshot.
+  bool export_recording(const std::string& path, std::string& error);
+  std::string default_export_path(const std::string& stem, const std::string& ext);
+
+ private:
+  void keyboard();
+  void menu_bar();
+  void status_bar();
+  void draw_panels();
+  void draw_no_model();
+  void register_settings();
+  void play_tick();
+
+  GLFWwindow* window_;
+  AppOptions opt_;
+  std::unique_ptr<Worker> worker_;
+  std::shared_ptr<const Snapshot> snap_;
+  UiState ui_;
+  Fonts fonts_;
+  std::vector<std::unique_ptr<Panel>> panels_;
+  std::unique_ptr<ScriptRunner> script_;
+
+  bool fonts_dirty_ = true;
+  bool quit_ = false;
+  int exit_code_ = 0;
+  int frame_ = 0;
+  int layout_reset_ = 0;
+  std::string shot_path_;
+  int shot_wait_ = 0;
+  Panel* panel_shot_ = nullptr;
+  std::string panel_shot_path_;
+  std::vector<Message> ui_log_;
+  uint64_t seen_log_ = 0, printed_log_ = 0;
+  double status_time_ = 0;
+  std::string status_text_;
+  Message::Level status_level_ = Message::Info;
+  bool show_log_ = false;
+  bool show_about_ = false;
+  bool show_export_ = false;
+  char export_path_[512] = {0};
+  std::string heatmap_export_error_;
+  bool demo_window_ = false;
+};
+
+}  // namespace sf::gui

@@ -1,0 +1,403 @@
+// attention.cpp — "Attention": the weights of one layer, head and kind as a heatmap with token
+// labels on both axes and a per-row entropy bar; hovering a cell explains it (weight, raw score
+// q·k, scaled score, mask, softmax). A model view shows every layer × head as thumbnails (click
+// one to open it) and a head view draws BertViz-style lines between the tokens.
+//
+// [SECTION] selection bar
+// [SECTION] heatmap view
+// [SECTION] model view
+// [SECTION] head view
+#include <algorithm>
+#include <cmath>
+
+#include "app.h"
+#include "gfx/imgui_math.h"
+#include "ui.h"
+#include "widgets.h"
+
+namespace sf::gui {
+
+namespace {
+
+// Entropy of each row of a weight matrix in nats, and the most it could be (ln of the number of
+// visible keys).
+void row_entropy(const Mat& w, const Mat& mask, std::vector<float>& h, std::vector<float>& hmax) {
+  h.assign(static_cast<size_t>(w.rows()), 0);
+  hmax.assign(static_cast<size_t>(w.rows()), 0);
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    float e = 0;
+    int visible = 0;
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      const float p = w(i, j);
+      if (p > 0) e -= p * std::log(p);
+      if (std::isfinite(mask(i, j))) ++visible;
+    }
+    h[static_cast<size_t>(i)] = e;
+    hmax[static_cast<size_t>(i)] = visible > 1 ? std::log(static_cast<float>(visible)) : 0;
+  }
+}
+
+class AttentionPanel : public Panel {
+ public:
+  const char* title() const override { return "Attention"; }
+  const char* key() const override { return "attention"; }
+  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.40f, 0.42f, 0.60f); }
+  bool default_open() const override { return true; }
+
+  bool export_heatmap(const std::string& path, std::string& error) override {
+    if (heat_.empty()) return error = "the attention heatmap is empty (nothing computed yet)", false;
+    return heat_.write_png(path, error);
+  }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (!s.ok()) {
+      ImGui::TextDisabled("No model or input loaded.");
+      return;
+    }
+    draw_selection(c);
+    ImGui::Separator();
+    switch (c.ui.attn_mode) {
+      case AttnMode::Heatmap: draw_heatmap(c); break;
+      case AttnMode::Model: draw_model_view(c); break;
+      case AttnMode::Head: draw_head_view(c); break;
+    }
+  }
+
+ private:
+  // [SECTION] selection bar
+  void draw_selection(Ctx& c) {
+    UiState& ui = c.ui;
+    const Config& m = c.snap.model->config;
+    const float fs = ImGui::GetFontSize();
+    // Mode tabs.
+    const char* modes[] = {"Heatmap", "Model view", "Head view"};
+    for (int i = 0; i < 3; ++i) {
+      if (i) ImGui::SameLine();
+      const bool on = static_cast<int>(ui.attn_mode) == i;
+      if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+      if (ImGui::Button(modes[i])) ui.attn_mode = static_cast<AttnMode>(i);
+      if (on) ImGui::PopStyleColor();
+    }
+    ImGui::SameLine(0, fs * 1.5f);
+    ImGui::Checkbox("follow stepper", &ui.follow_stage);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the stepper is on");
+
+    // Kind, layer, head.
+    std::vector<AttnKind> kinds;
+    if (m.has_encoder()) kinds.push_back(AttnKind::EncoderSelf);
+    kinds.push_back(AttnKind::DecoderSelf);
+    if (m.has_encoder()) kinds.push_back(AttnKind::Cross);
+    ImGui::SetNextItemWidth(fs * 13);
+    if (ImGui::BeginCombo("##kind", to_string(ui.kind))) {
+      for (AttnKind k : kinds)
+        if (ImGui::Selectable(to_string(k), k == ui.kind)) ui.kind = k, ui.follow_stage = false;
+      ImGui::EndCombo();
+    }
+    const int layers = ui.kind == AttnKind::EncoderSelf ? m.n_encoder_layers : m.n_decoder_layers;
+    ui.layer = std::clamp(ui.layer, 0, std::max(0, layers - 1));
+    ui.head = std::clamp(ui.head, 0, m.n_heads - 1);
+    if (ui.attn_mode != AttnMode::Model) {
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(fs * 6);
+      if (ImGui::SliderInt("layer", &ui.layer, 0, std::max(0, layers - 1))) ui.follow_stage = false;
+      if (ui.attn_mode == AttnMode::Heatmap || !ui.head_view_all) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(fs * 6);
+        ImGui::SliderInt("head", &ui.head, 0, m.n_heads - 1);
+      }
+    }
+    if (ui.attn_mode == AttnMode::Heatmap) {
+      ImGui::SameLine();
+      ImGui::Checkbox("values", &ui.show_values);
+      ImGui::SameLine();
+      ImGui::Checkbox("stretch", &stretch_);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("colour scale from 0 to the largest weight instead of 0 to 1");
+    }
+    if (ui.attn_mode == AttnMode::Head) {
+      ImGui::SameLine();
+      ImGui::Checkbox("all heads", &ui.head_view_all);
+    }
+  }
+
+  const AttnView* selected(Ctx& c) const { return c.snap.attn_view(c.ui.kind, c.ui.layer); }
+
+  void not_yet(Ctx& c) {
+    ImGui::Spacing();
+    ImGui::TextWrapped("%s, layer %d: not computed yet at this stage.", to_string(c.ui.kind), c.ui.layer);
+    ImGui::TextDisabled("Step forward (→) until the stepper reaches it.");
+  }
+
+  // [SECTION] heatmap view
+  void draw_heatmap(Ctx& c) {
+    UiState& ui = c.ui;
+    const AttnView* v = selected(c);
+    if (!v) return not_yet(c);
+    const AttentionTrace& a = v->trace;
+    const Mat& w = a.head_weights(0, ui.head);
+    const Config& m = c.snap.model->config;
+    float hi = 1.0f;
+    if (stretch_) hi = std::max(1e-6f, w.maxCoeff());
+    const uint64_t key = mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), static_cast<uint64_t>(ui.head));
+    heat_.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()), key, Colormap::Viridis, 0.0f, hi);
+
+    // Caption: what this is, with its shape.
+    ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
+    ImGui::SameLine();
+    ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_h K_hᵀ / √%d + mask)", static_cast<long>(w.rows()),
+                        static_cast<long>(w.cols()), m.d_k());
+    if (v->new_rows > 0) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().highlight), v->live ? "● computed now" : "● new row");
+    }
+
+    // Heatmap on the left, entropy bars on the right.
+    const float fs = ImGui::GetFontSize();
+    const float bar_w = fs * 5;
+    HeatmapOpts o;
+    o.row_labels = &v->q_labels;
+    o.col_labels = &v->k_labels;
+    o.row_title = "query ↓";
+    o.col_title = "key →";
+    o.show_values = ui.show_values;
+    o.new_row0 = v->new_row0;
+    o.new_rows = v->new_rows;
+    o.fonts = &c.fonts;
+    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - bar_w, ImGui::GetContentRegionAvail().y - fs * 2.2f);
+    if (ui.cell_pinned) o.sel_row = ui.cell_row, o.sel_col = ui.cell_col;
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    const HeatmapHit hit = heatmap_widget("attn", heat_, o);
+    const ImVec2 after = ImGui::GetCursorScreenPos();
+
+    // Entropy per row.
+    std::vector<float> h, hmax;
+    row_entropy(w, a.masks[0], h, hmax);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float ch = (hit.max.y - hit.min.y) / static_cast<float>(std::max<Eigen::Index>(1, w.rows()));
+    const float x0 = hit.max.x + fs * 0.6f;
+    const float full = bar_w - fs * 1.2f;
+    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0, hit.min.y - c.fonts.small->FontSize - 3), palette().text_dim,
+                "entropy");
+    for (size_t i = 0; i < h.size(); ++i) {
+      const float y0 = hit.min.y + ch * static_cast<float>(i), y1 = y0 + ch;
+      const float frac = hmax[i] > 0 ? std::clamp(h[i] / hmax[i], 0.0f, 1.0f) : 0.0f;
+      dl->AddRectFilled(ImVec2(x0, y0 + ch * 0.15f), ImVec2(x0 + full, y1 - ch * 0.15f), IM_COL32(128, 128, 128, 50));
+      dl->AddRectFilled(ImVec2(x0, y0 + ch * 0.15f), ImVec2(x0 + full * frac, y1 - ch * 0.15f), palette().accent2);
+      if (ImGui::IsMouseHoveringRect(ImVec2(x0, y0), ImVec2(x0 + full, y1)))
+        ImGui::SetTooltip("row %zu '%s'\nentropy H = −Σ p·ln p = %.3f nats\nmaximum ln(%d visible keys) = %.3f\n"
+                          "low: the query looks at few keys; high: it spreads its attention",
+                          i, v->q_labels[i].c_str(), h[i], static_cast<int>(std::lround(std::exp(hmax[i]))), hmax[i]);
+    }
+    (void)start;
+    ImGui::SetCursorScreenPos(after);
+    colour_bar(cbar_, Colormap::Viridis, 0.0f, hi, fs * 10, "weight");
+    ImGui::SameLine(0, fs);
+    ImGui::TextDisabled("hatched = masked (−∞)   click a cell to pin it for Q, K, V");
+
+    // Hover: explain the cell; click pins it for the Q, K, V and Masks panels.
+    if (hit.hovered) {
+      if (!ui.cell_pinned) ui.cell_row = hit.row, ui.cell_col = hit.col;
+      if (hit.clicked) {
+        const bool same = ui.cell_pinned && ui.cell_row == hit.row && ui.cell_col == hit.col;
+        ui.cell_pinned = !same;
+        ui.cell_row = hit.row, ui.cell_col = hit.col;
+      }
+      cell_tooltip(c, *v, hit.row, hit.col);
+    }
+  }
+
+  void cell_tooltip(Ctx& c, const AttnView& v, int i, int j) {
+    const AttentionTrace& a = v.trace;
+    const int hd = c.ui.head;
+    const int dk = c.snap.model->config.d_k();
+    const float raw = a.raw_scores[static_cast<size_t>(hd)](i, j), sc = a.scores[static_cast<size_t>(hd)](i, j);
+    const float mask = a.masks[0](i, j), wt = a.weights[static_cast<size_t>(hd)](i, j);
+    ImGui::BeginTooltip();
+    ImGui::PushFont(c.fonts.bold);
+    ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels[static_cast<size_t>(i)].c_str(), j,
+                v.k_labels[static_cast<size_t>(j)].c_str());
+    ImGui::PopFont();
+    ImGui::PushFont(c.fonts.mono);
+    if (std::isnan(raw)) {
+      ImGui::TextUnformatted("not computed: this key did not exist yet when the query ran");
+      ImGui::Text("(a cached decoding step only scores the keys it has; the causal mask hides the rest)");
+    } else {
+      ImGui::Text("raw score   q·k          = %s", fmt_value(raw, 4).c_str());
+      ImGui::Text("scaled      q·k / √%-2d     = %s", dk, fmt_value(sc, 4).c_str());
+      ImGui::Text("mask                     = %s  %s", fmt_value(mask, 0).c_str(),
+                  std::isinf(mask) ? "(masked: future token or <pad>)" : "(visible)");
+      ImGui::Text("masked      score + mask = %s", fmt_value(std::isinf(mask) ? mask : sc + mask, 4).c_str());
+    }
+    ImGui::Text("softmax     weight       = %s", fmt_value(wt, 4).c_str());
+    ImGui::PopFont();
+    if (!v.q_step.empty() && v.q_step[static_cast<size_t>(i)] >= 0)
+      ImGui::TextDisabled("row computed at decoder step %d", v.q_step[static_cast<size_t>(i)]);
+    ImGui::TextDisabled("the Q, K, V panel writes this out with every number");
+    ImGui::EndTooltip();
+  }
+
+  // [SECTION] model view
+  void draw_model_view(Ctx& c) {
+    UiState& ui = c.ui;
+    const Config& m = c.snap.model->config;
+    const int layers = ui.kind == AttnKind::EncoderSelf ? m.n_encoder_layers : m.n_decoder_layers;
+    const int H = m.n_heads;
+    auto& thumbs = thumbs_[static_cast<int>(ui.kind)];
+    if (static_cast<int>(thumbs.size()) != layers * H) {
+      thumbs.clear();
+      thumbs.resize(static_cast<size_t>(layers * H));
+    }
+    ImFont* small = c.fonts.small;
+    const float sfs = small->FontSize;
+    const float label_w = small->CalcTextSizeA(sfs, FLT_MAX, 0, "L00 ").x;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float gap = std::max(3.0f, ImGui::GetFontSize() * 0.25f);
+    const float cell = std::max(8.0f, std::min((avail.x - label_w) / H - gap, (avail.y - sfs * 2.5f) / layers - gap));
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Palette& pal = palette();
+    for (int h = 0; h < H; ++h) {
+      const std::string t = "head " + std::to_string(h);
+      const std::string ts = "h" + std::to_string(h);
+      const char* txt = small->CalcTextSizeA(sfs, FLT_MAX, 0, t.c_str()).x < cell ? t.c_str() : ts.c_str();
+      dl->AddText(small, sfs, ImVec2(p.x + label_w + h * (cell + gap), p.y), pal.text_dim, txt);
+    }
+    const float y0 = p.y + sfs + 4;
+    for (int l = 0; l < layers; ++l) {
+      const std::string t = "L" + std::to_string(l);
+      dl->AddText(small, sfs, ImVec2(p.x, y0 + l * (cell + gap) + cell * 0.5f - sfs * 0.5f), pal.text_dim, t.c_str());
+      const AttnView* v = c.snap.attn_view(ui.kind, l);
+      for (int h = 0; h < H; ++h) {
+        const ImVec2 a(p.x + label_w + h * (cell + gap), y0 + l * (cell + gap)), b(a.x + cell, a.y + cell);
+        if (!v) {
+          dl->AddRectFilled(a, b, pal.stage_todo);
+          continue;
+        }
+        const Mat& w = v->trace.head_weights(0, h);
+        Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
+        hm.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()),
+                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), Colormap::Viridis, 0.0f, 1.0f,
+                  std::max(64, static_cast<int>(cell)));
+        // Keep the map's aspect ratio inside the square.
+        const float rw = static_cast<float>(w.cols()), rh = static_cast<float>(w.rows());
+        const float k = cell / std::max(rw, rh);
+        const ImVec2 a2(a.x, a.y), b2(a.x + rw * k, a.y + rh * k);
+        dl->AddImage(hm.texture(), a2, b2);
+        const bool sel = l == ui.layer && h == ui.head;
+        if (ImGui::IsMouseHoveringRect(a, b)) {
+          dl->AddRect(a2 - ImVec2(2, 2), b2 + ImVec2(2, 2), IM_COL32(255, 255, 255, 255), 0, 0, 2);
+          std::vector<float> e, emax;
+          row_entropy(w, v->trace.masks[0], e, emax);
+          float me = 0;
+          for (float x : e) me += x;
+          ImGui::SetTooltip("%s · layer %d · head %d\nmean entropy %.3f nats\nclick to open", to_string(ui.kind), l, h,
+                            e.empty() ? 0.0f : me / static_cast<float>(e.size()));
+          if (ImGui::IsMouseClicked(0)) {
+            ui.layer = l, ui.head = h;
+            ui.attn_mode = AttnMode::Heatmap;
+            ui.follow_stage = false;
+          }
+        }
+        if (sel) dl->AddRect(a2 - ImVec2(2, 2), b2 + ImVec2(2, 2), pal.highlight, 0, 0, 2);
+        if (v->live) dl->AddRect(a - ImVec2(1, 1), b + ImVec2(1, 1), pal.stage_now, 0, 0, 1);
+      }
+    }
+    ImGui::Dummy(ImVec2(label_w + H * (cell + gap), sfs + 4 + layers * (cell + gap)));
+    ImGui::TextDisabled("rows: layers, columns: heads · %s · colour 0 → 1 (viridis) · click a map to open it",
+                        to_string(ui.kind));
+  }
+
+  // [SECTION] head view
+  void draw_head_view(Ctx& c) {
+    UiState& ui = c.ui;
+    const AttnView* v = selected(c);
+    if (!v) return not_yet(c);
+    const Config& m = c.snap.model->config;
+    const int H = m.n_heads;
+    if (static_cast<int>(head_on_.size()) != H) head_on_.assign(static_cast<size_t>(H), true);
+    // Head toggles as coloured squares.
+    const float fs = ImGui::GetFontSize();
+    for (int h = 0; h < H; ++h) {
+      ImGui::PushID(h);
+      const bool on = ui.head_view_all ? head_on_[static_cast<size_t>(h)] : h == ui.head;
+      ImVec4 col = ImGui::ColorConvertU32ToFloat4(head_colour(h, on ? 1.0f : 0.25f));
+      ImGui::PushStyleColor(ImGuiCol_Button, col);
+      ImGui::PushStyleColor(ImGuiCol_ButtonHovered, col);
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(0, 0, 0, 255));
+      char lbl[16];
+      std::snprintf(lbl, sizeof lbl, "h%d", h);
+      if (ImGui::Button(lbl, ImVec2(fs * 2.2f, 0))) {
+        if (ui.head_view_all) head_on_[static_cast<size_t>(h)] = !head_on_[static_cast<size_t>(h)];
+        else ui.head = h;
+      }
+      ImGui::PopStyleColor(3);
+      ImGui::PopID();
+      ImGui::SameLine();
+    }
+    ImGui::NewLine();
+
+    const AttentionTrace& a = v->trace;
+    const int nq = static_cast<int>(a.weights[0].rows()), nk = static_cast<int>(a.weights[0].cols());
+    ImFont* f = nq > 24 || nk > 24 ? c.fonts.small : c.fonts.ui;
+    const float tfs = f->FontSize;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float row_h = std::min(tfs * 1.6f, (avail.y - tfs) / static_cast<float>(std::max(nq, nk)));
+    float lw = 0;
+    for (auto& s : v->q_labels) lw = std::max(lw, f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x);
+    for (auto& s : v->k_labels) lw = std::max(lw, f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float span = std::min(avail.x - 2 * lw - fs * 2, fs * 22);
+    const float xl = p.x + lw + fs * 0.5f, xr = xl + span;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Palette& pal = palette();
+    // Which query is hovered: only its lines are drawn.
+    int focus = -1;
+    for (int i = 0; i < nq; ++i) {
+      const float y = p.y + tfs + row_h * (i + 0.5f);
+      if (ImGui::IsMouseHoveringRect(ImVec2(p.x, y - row_h * 0.5f), ImVec2(xl, y + row_h * 0.5f))) focus = i;
+    }
+    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(p.x, p.y), pal.text_dim, "query");
+    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(xr + fs * 0.5f, p.y), pal.text_dim, "key");
+    for (int i = 0; i < nq; ++i) {
+      const float y = p.y + tfs + row_h * (i + 0.5f);
+      const std::string& s = v->q_labels[static_cast<size_t>(i)];
+      const float w = f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x;
+      const bool isnew = i >= v->new_row0 && i < v->new_row0 + v->new_rows;
+      dl->AddText(f, tfs, ImVec2(xl - fs * 0.3f - w, y - tfs * 0.5f), focus == i || isnew ? pal.highlight : pal.text, s.c_str());
+    }
+    for (int j = 0; j < nk; ++j) {
+      const float y = p.y + tfs + row_h * (j + 0.5f);
+      dl->AddText(f, tfs, ImVec2(xr + fs * 0.3f, y - tfs * 0.5f), pal.text, v->k_labels[static_cast<size_t>(j)].c_str());
+    }
+    const float max_th = std::max(2.0f, row_h * 0.6f);
+    for (int h = 0; h < H; ++h) {
+      const bool on = ui.head_view_all ? head_on_[static_cast<size_t>(h)] : h == ui.head;
+      if (!on) continue;
+      const Mat& w = a.weights[static_cast<size_t>(h)];
+      for (int i = 0; i < nq; ++i) {
+        if (focus >= 0 && i != focus) continue;
+        const float y0 = p.y + tfs + row_h * (i + 0.5f);
+        for (int j = 0; j < nk; ++j) {
+          const float wt = w(i, j);
+          if (wt < 0.02f) continue;
+          const float y1 = p.y + tfs + row_h * (j + 0.5f);
+          const float alpha = std::clamp(0.15f + 0.85f * wt, 0.0f, 1.0f) * (ui.head_view_all ? 0.8f : 1.0f);
+          dl->AddLine(ImVec2(xl, y0), ImVec2(xr, y1), head_colour(h, alpha), std::max(0.8f, wt * max_th));
+        }
+      }
+    }
+    ImGui::Dummy(ImVec2(xr - p.x + lw + fs, tfs + row_h * std::max(nq, nk)));
+    ImGui::TextDisabled("line thickness = weight · hover a query to isolate its lines · click h# to toggle heads");
+  }
+
+  Heatmap heat_, cbar_;
+  std::vector<Heatmap> thumbs_[kAttnKinds];
+  std::vector<bool> head_on_;
+  bool stretch_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_attention_panel() { return std::make_unique<AttentionPanel>(); }
+
+}  // namespace sf::gui

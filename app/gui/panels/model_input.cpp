@@ -1,0 +1,255 @@
+// model_input.cpp — "Model & input": pick a shipped model or open a .safetensors file, see its
+// configuration, parameter count and costs; type the source (and target for forced decoding);
+// tokens as chips with their ids, <unk> highlighted.
+//
+// [SECTION] model choice and file browser
+// [SECTION] configuration and costs
+// [SECTION] input and token chips
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "actions.h"
+#include "app.h"
+#include "paths.h"
+#include "ui.h"
+#include "widgets.h"
+
+namespace sf::gui {
+
+namespace {
+
+class ModelPanel : public Panel {
+ public:
+  const char* title() const override { return "Model & input"; }
+  const char* key() const override { return "model"; }
+  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 0.24f, 0.55f); }
+  bool default_open() const override { return true; }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (s.generation != seen_gen_) sync_inputs(s);
+    draw_model_choice(c);
+    ImGui::Separator();
+    if (!s.model) {
+      ImGui::TextWrapped("No model loaded. Pick a shipped model above or open a .safetensors file.");
+      return;
+    }
+    draw_input(c);
+    ImGui::Spacing();
+    if (ImGui::CollapsingHeader("Configuration", ImGuiTreeNodeFlags_DefaultOpen)) draw_config(c);
+    if (ImGui::CollapsingHeader("Cost")) draw_cost(c);
+  }
+
+ private:
+  // [SECTION] model choice and file browser
+  void draw_model_choice(Ctx& c) {
+    const Snapshot& s = c.snap;
+    heading(c.fonts, "Model");
+    if (shipped_.empty() || ImGui::GetFrameCount() % 600 == 1) shipped_ = shipped_models();
+    const std::string current = s.model ? s.model_name : std::string("(none)");
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 4.5f);
+    if (ImGui::BeginCombo("##shipped", current.c_str())) {
+      if (shipped_.empty()) ImGui::TextDisabled("no shipped models in assets/models/");
+      for (auto& p : shipped_)
+        if (ImGui::Selectable(base_name(p).c_str(), p == s.model_path)) act::load_model(c.worker, p);
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Open…")) {
+      browse_ = !browse_;
+      if (browse_ && dir_.empty()) {
+        const std::string m = find_resource_dir("assets/models");
+        dir_ = m.empty() ? "." : m;
+      }
+    }
+    if (browse_) draw_browser(c);
+  }
+
+  void draw_browser(Ctx& c) {
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 4.5f);
+    ImGui::InputText("##path", path_, sizeof path_);
+    ImGui::SameLine();
+    if (ImGui::Button("Load") && path_[0]) {
+      act::load_model(c.worker, path_);
+    }
+    if (dir_ != listed_) list_dir();
+    ImGui::TextDisabled("%s", dir_.c_str());
+    ImGui::BeginChild("files", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 6), true);
+    for (auto& [name, is_dir] : entries_) {
+      const std::string label = (is_dir ? "▸ " : "  ") + name;
+      if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
+        if (is_dir) {
+          dir_ = name == ".." ? parent(dir_) : dir_ + "/" + name;
+        } else {
+          std::snprintf(path_, sizeof path_, "%s/%s", dir_.c_str(), name.c_str());
+          if (ImGui::IsMouseDoubleClicked(0)) act::load_model(c.worker, path_);
+        }
+      }
+    }
+    ImGui::EndChild();
+  }
+
+  static std::string parent(const std::string& d) {
+    char buf[4096];
+    if (realpath((d + "/..").c_str(), buf)) return buf;
+    return d;
+  }
+
+  void list_dir() {
+    listed_ = dir_;
+    entries_.clear();
+    entries_.push_back({"..", true});
+    if (DIR* d = opendir(dir_.c_str())) {
+      std::vector<std::pair<std::string, bool>> items;
+      while (dirent* e = readdir(d)) {
+        const std::string n = e->d_name;
+        if (n == "." || n == ".." || n[0] == '.') continue;
+        struct stat st;
+        const bool is_dir = stat((dir_ + "/" + n).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        if (is_dir || (n.size() > 12 && n.compare(n.size() - 12, 12, ".safetensors") == 0)) items.push_back({n, is_dir});
+      }
+      closedir(d);
+      std::sort(items.begin(), items.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second : a.first < b.first; });
+      entries_.insert(entries_.end(), items.begin(), items.end());
+    }
+  }
+
+  // [SECTION] configuration and costs
+  void draw_config(Ctx& c) {
+    const Config& m = c.snap.model->config;
+    const auto row = [](const char* k, const std::string& v) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", k);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(v.c_str());
+    };
+    if (ImGui::BeginTable("config", 2, ImGuiTableFlags_SizingStretchProp)) {
+      row("architecture", to_string(m.arch));
+      row("layers", m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
+                                    : std::to_string(m.n_decoder_layers) + " decoder");
+      row("heads", std::to_string(m.n_heads) + "   (d_k = " + std::to_string(m.d_k()) + ")");
+      row("d_model / d_ff", std::to_string(m.d_model) + " / " + std::to_string(m.d_ff));
+      row("LayerNorm", m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
+      row("positions", std::string(to_string(m.positional)) + ", max_len " + std::to_string(m.max_len));
+      row("activation", to_string(m.activation));
+      if (m.has_encoder()) row("vocabulary", std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
+      else row("vocabulary", std::to_string(m.tgt_vocab.size()));
+      row("parameters", fmt_count(c.snap.n_params));
+      ImGui::EndTable();
+    }
+    if (ImGui::TreeNode("Parameters by component")) {
+      for (auto& p : c.snap.cost.params) ImGui::Text("%-34s %s", p.component.c_str(), fmt_count(p.count).c_str());
+      ImGui::TreePop();
+    }
+  }
+
+  void draw_cost(Ctx& c) {
+    const CostReport& r = c.snap.cost;
+    if (!c.snap.session) return;
+    ImGui::TextWrapped("At this step (n_src = %d, decoder input t = %d, %d sequence%s):", r.n_src, r.t, r.sequences,
+                       r.sequences == 1 ? "" : "s");
+    if (ImGui::BeginTable("cost", 2, ImGuiTableFlags_SizingStretchProp)) {
+      const auto row = [](const char* k, const std::string& v) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", k);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(v.c_str());
+      };
+      row("step, with KV cache", fmt_flops(r.step_cached.total()));
+      row("step, recomputing", fmt_flops(r.step_uncached.total()));
+      row("teacher-forced forward", fmt_flops(r.forward.total()));
+      row("cross K/V (once)", fmt_flops(r.cross_setup_flops));
+      row("KV cache (self)", fmt_bytes(r.kv_self_bytes));
+      row("cross K/V kept", fmt_bytes(r.kv_cross_bytes));
+      row("attention maps", fmt_bytes(r.attn_map_bytes));
+      row("weights", fmt_bytes(r.weight_bytes));
+      ImGui::EndTable();
+    }
+    help_marker("FLOPs count matrix products only: (n×k)·(k×m) costs 2·n·k·m (seed 004's convention).");
+  }
+
+  // [SECTION] input and token chips
+  void sync_inputs(const Snapshot& s) {
+    // Follow the worker's input unless the user is editing it.
+    if (!ImGui::IsAnyItemActive()) {
+      std::snprintf(src_, sizeof src_, "%s", s.src_text.c_str());
+      std::snprintf(tgt_, sizeof tgt_, "%s", s.tgt_text.c_str());
+    }
+    seen_gen_ = s.generation;
+  }
+
+  void draw_input(Ctx& c) {
+    const Snapshot& s = c.snap;
+    const Config& m = s.model->config;
+    heading(c.fonts, m.has_encoder() ? "Source" : "Prompt");
+    ImGui::SetNextItemWidth(-1);
+    bool apply = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::TextDisabled("Target (teacher forcing, optional)");
+    ImGui::SetNextItemWidth(-1);
+    apply |= ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::Button("Run (Enter)")) apply = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Example")) {
+      act::set_input(c.worker, example_input(*s.model, s.model_path), "");
+    }
+    if (m.has_encoder()) {
+      ImGui::SameLine();
+      if (ImGui::Button("+ <pad>")) act::set_input(c.worker, std::string(src_) + " <pad> <pad>", tgt_);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("append two <pad> tokens to see the padding mask at work");
+    }
+    if (apply) act::set_input(c.worker, src_, tgt_);
+    if (!s.input_error.empty()) text_coloured_wrapped(palette().error, ("✖ " + s.input_error).c_str());
+    if (!s.session) return;
+    const Session& se = *s.session;
+    const PreparedInput& in = se.input();
+
+    ImGui::Spacing();
+    const Vocab& sv = m.has_encoder() ? m.src_vocab : m.tgt_vocab;
+    const auto chips = [&](const Tokenized& t, const Vocab& v) {
+      for (size_t i = 0; i < t.ids.size(); ++i) {
+        const bool unk = std::find(t.unknown.begin(), t.unknown.end(), static_cast<int>(i)) != t.unknown.end();
+        const int id = t.ids[i];
+        const bool special = id == v.pad() || id == v.bos() || id == v.eos() || id == v.unk();
+        token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : v.token(id), id,
+                   unk ? ChipKind::Unknown : special ? ChipKind::Special : ChipKind::Normal);
+      }
+      ImGui::NewLine();
+    };
+    ImGui::TextDisabled("%s tokens (%zu):", m.has_encoder() ? "source" : "prompt", in.src.ids.size());
+    chips(in.src, sv);
+    if (!in.tgt.ids.empty()) {
+      ImGui::TextDisabled("target tokens (%zu):", in.tgt.ids.size());
+      chips(in.tgt, m.tgt_vocab);
+    }
+    ImGui::TextDisabled("decoder output so far:");
+    const std::vector<int> out = se.tokens();
+    if (out.empty()) ImGui::TextDisabled("  (nothing decoded yet)");
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int id = out[i];
+      token_chip(c.fonts, m.tgt_vocab.token(id), id, id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
+                 i + 1 == out.size());
+    }
+    ImGui::NewLine();
+    for (auto& w : se.warnings()) text_coloured_wrapped(palette().warn, ("⚠ " + w).c_str());
+  }
+
+  std::vector<std::string> shipped_;
+  bool browse_ = false;
+  std::string dir_, listed_;
+  std::vector<std::pair<std::string, bool>> entries_;
+  char path_[1024] = {0};
+  char src_[1024] = {0};
+  char tgt_[1024] = {0};
+  uint64_t seen_gen_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_model_panel() { return std::make_unique<ModelPanel>(); }
+
+}  // namespace sf::gui

@@ -1,0 +1,343 @@
+// stepper.cpp — "Stepper": forward/back one stage, next/previous token, play/pause with a speed,
+// a timeline scrubber over every known stage, a block diagram of the architecture (ImDrawList)
+// that lights the current stage, and the stage's formula with its actual shapes.
+//
+// [SECTION] controls
+// [SECTION] timeline scrubber
+// [SECTION] block diagram
+// [SECTION] formula
+#include <algorithm>
+#include <cmath>
+
+#include "actions.h"
+#include "app.h"
+#include "gfx/imgui_math.h"
+#include "ui.h"
+#include "widgets.h"
+
+namespace sf::gui {
+
+namespace {
+
+// One box of the diagram: the stage kinds it stands for on one side and layer.
+struct Box {
+  std::string label;
+  Side side;
+  StageKind kind;
+  Block block = Block::None;
+  int layer = -1;
+  float units = 1.0f;   // width in boxes
+  bool norm = false;    // a LayerNorm strip (Norm / AddNorm of `block`)
+  float x0 = 0, x1 = 0;  // laid out
+};
+
+class StepperPanel : public Panel {
+ public:
+  const char* title() const override { return "Stepper"; }
+  const char* key() const override { return "stepper"; }
+  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.0f, 0.76f, 0.40f); }
+  bool default_open() const override { return true; }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (!s.ok()) {
+      ImGui::TextDisabled("No model or input loaded.");
+      return;
+    }
+    draw_controls(c);
+    draw_timeline(c);
+    ImGui::Spacing();
+    draw_diagram(c);
+    ImGui::Spacing();
+    draw_formula(c);
+  }
+
+ private:
+  // [SECTION] controls
+  void draw_controls(Ctx& c) {
+    const Session& se = *c.snap.session;
+    const float fs = ImGui::GetFontSize();
+    const auto button = [&](const char* label, const char* tip, bool enabled) {
+      if (!enabled) ImGui::BeginDisabled();
+      const bool r = ImGui::Button(label, ImVec2(fs * 2.6f, 0));
+      if (!enabled) ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
+      ImGui::SameLine();
+      return r;
+    };
+    const bool at_start = se.cursor() == 0, at_end = se.at_end();
+    if (button("|◀", "first stage (Home)", !at_start)) act::home(c.worker);
+    if (button("◀◀", "previous token (↑, Ctrl+←)", !at_start)) act::prev_token(c.worker);
+    if (button("◀", "one stage back (←)", !at_start)) act::back(c.worker);
+    if (button(c.ui.playing ? "▮▮" : "▶ play", c.ui.playing ? "pause (Space)" : "play (Space)", !at_end || c.ui.playing)) {
+      c.ui.playing = !c.ui.playing;
+      c.ui.last_play = ImGui::GetTime();
+    }
+    if (button("▶", "one stage forward (→)", !at_end)) act::forward(c.worker);
+    if (button("▶▶", "next token (↓, Ctrl+→)", !at_end)) act::next_token(c.worker);
+    if (button("▶|", "decode to the end (End)", !at_end)) act::run_to_end(c.worker);
+    ImGui::SetNextItemWidth(fs * 7);
+    ImGui::SliderFloat("##speed", &c.ui.speed, 0.5f, 20.0f, "%.1f stages/s", ImGuiSliderFlags_Logarithmic);
+    ImGui::SameLine();
+    if (ImGui::Button("Reset")) act::reset(c.worker);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("forget every decoded step (same input and settings)");
+    ImGui::SameLine();
+    ImGui::TextDisabled("stage %d of %d%s", se.cursor() + 1, se.stage_count(), se.finished() ? "" : " so far");
+  }
+
+  // [SECTION] timeline scrubber
+  void draw_timeline(Ctx& c) {
+    const Snapshot& s = c.snap;
+    const Session& se = *s.session;
+    const Palette& pal = palette();
+    const int n = static_cast<int>(s.stages.size());
+    if (n == 0) return;
+    const float fs = ImGui::GetFontSize();
+    ImFont* small = c.fonts.small;
+    const float sfs = small->FontSize;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = ImGui::GetContentRegionAvail().x;
+    const float bar_h = fs * 0.9f;
+    // Unfinished decoding: keep some room at the end for the steps still to come.
+    const float known_w = se.finished() ? w : w * 0.88f;
+    const float slot = known_w / static_cast<float>(n);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImGui::InvisibleButton("timeline", ImVec2(w, bar_h + sfs + 4));
+    const bool active = ImGui::IsItemActive();
+    const bool hovered = ImGui::IsItemHovered();
+    // Segments: encoder, then one per decoder step (alternating shades), labelled by the token chosen.
+    int seg_start = 0;
+    for (int i = 0; i <= n; ++i) {
+      const bool boundary = i == n || (i > 0 && (s.stages[static_cast<size_t>(i)].side != s.stages[static_cast<size_t>(i - 1)].side ||
+                                                 s.stages[static_cast<size_t>(i)].step != s.stages[static_cast<size_t>(i - 1)].step));
+      if (!boundary) continue;
+      const Stage& st = s.stages[static_cast<size_t>(seg_start)];
+      const float x0 = p.x + slot * seg_start, x1 = p.x + slot * i;
+      ImU32 col = st.side == Side::Encoder ? IM_COL32(70, 110, 170, 255)
+                                           : (st.step % 2 ? IM_COL32(150, 110, 60, 255) : IM_COL32(175, 130, 70, 255));
+      dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x1 - 1, p.y + bar_h), col);
+      std::string label = st.side == Side::Encoder ? "encoder" : "t" + std::to_string(st.step);
+      if (st.side == Side::Decoder && st.step < static_cast<int>(se.steps().size()))
+        label += " " + s.model->config.tgt_vocab.token(se.steps()[static_cast<size_t>(st.step)]->chosen);
+      const ImVec2 ts = small->CalcTextSizeA(sfs, FLT_MAX, 0, label.c_str());
+      if (ts.x < x1 - x0 - 2) dl->AddText(small, sfs, ImVec2(x0 + 2, p.y + bar_h + 2), pal.text_dim, label.c_str());
+      seg_start = i;
+    }
+    if (!se.finished()) {
+      for (float x = p.x + known_w + 3; x < p.x + w; x += 8) dl->AddLine(ImVec2(x, p.y + bar_h * 0.5f), ImVec2(x + 4, p.y + bar_h * 0.5f), pal.text_dim, 2);
+    }
+    // Cursor.
+    const float cx = p.x + slot * (s.cursor + 0.5f);
+    dl->AddRectFilled(ImVec2(cx - std::max(2.0f, slot * 0.5f), p.y - 2), ImVec2(cx + std::max(2.0f, slot * 0.5f), p.y + bar_h + 2), pal.stage_now);
+    if (hovered || active) {
+      const int at = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - p.x) / slot), 0, n - 1);
+      if (hovered && !active) ImGui::SetTooltip("%d: %s", at + 1, s.stages[static_cast<size_t>(at)].title.c_str());
+      if (active && at != s.cursor && at != last_scrub_ && c.worker.idle()) {
+        act::jump(c.worker, at);
+        last_scrub_ = at;
+      }
+    }
+    if (!active) last_scrub_ = -1;
+  }
+
+  // [SECTION] block diagram
+  std::vector<Box> encoder_boxes(const Config& m) const {
+    std::vector<Box> b;
+    b.push_back({"Embed", Side::Encoder, StageKind::Embed});
+    b.push_back({"+ PE", Side::Encoder, StageKind::Positional});
+    for (int l = 0; l < m.n_encoder_layers; ++l) {
+      add_sublayer(b, m, Side::Encoder, Block::SelfAttention, StageKind::SelfAttention, "Self-attn", l);
+      add_sublayer(b, m, Side::Encoder, Block::FeedForward, StageKind::FeedForward, "FFN", l);
+    }
+    if (m.norm == NormPlacement::Pre) b.push_back({"LN", Side::Encoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
+    b.push_back({"Memory", Side::Encoder, StageKind::Memory});
+    return b;
+  }
+  std::vector<Box> decoder_boxes(const Config& m) const {
+    std::vector<Box> b;
+    b.push_back({"Embed+PE", Side::Decoder, StageKind::Embed, Block::None, -1, 1.3f});
+    for (int l = 0; l < m.n_decoder_layers; ++l) {
+      add_sublayer(b, m, Side::Decoder, Block::SelfAttention, StageKind::SelfAttention, "Masked self", l);
+      if (m.has_encoder()) add_sublayer(b, m, Side::Decoder, Block::CrossAttention, StageKind::CrossAttention, "Cross", l);
+      add_sublayer(b, m, Side::Decoder, Block::FeedForward, StageKind::FeedForward, "FFN", l);
+    }
+    if (m.norm == NormPlacement::Pre) b.push_back({"LN", Side::Decoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
+    b.push_back({"Logits", Side::Decoder, StageKind::Logits});
+    b.push_back({"Choose", Side::Decoder, StageKind::Choose});
+    return b;
+  }
+  static void add_sublayer(std::vector<Box>& b, const Config& m, Side side, Block block, StageKind kind, const char* label,
+                           int layer) {
+    const bool pre = m.norm == NormPlacement::Pre;
+    if (pre) b.push_back({"LN", side, StageKind::Norm, block, layer, 0.5f, true});
+    b.push_back({label, side, kind, block, layer, 1.0f});
+    if (!pre) b.push_back({"LN", side, StageKind::AddNorm, block, layer, 0.5f, true});
+  }
+
+  // Index of the stage a box stands for in the current pass (-1 if not known).
+  static int stage_of(const Snapshot& s, const Box& b, int step) {
+    for (const Stage& st : s.stages) {
+      if (st.side != b.side || st.kind != b.kind || st.layer != b.layer) continue;
+      if (b.norm && b.block != Block::None && st.block != b.block) continue;
+      if (b.side == Side::Decoder && st.step != step) continue;
+      return st.index;
+    }
+    return -1;
+  }
+
+  void draw_row(Ctx& c, std::vector<Box>& boxes, ImVec2 origin, float unit, float h, int step, const char* row_label,
+                float label_w, std::vector<ImVec2>* cross_tops, ImVec2* memory_pos) {
+    const Snapshot& s = c.snap;
+    const Palette& pal = palette();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* small = c.fonts.small;
+    const float fs = small->FontSize;
+    const float gap = unit * 0.08f;
+    dl->AddText(c.fonts.bold, c.fonts.bold->FontSize, ImVec2(origin.x, origin.y + h * 0.5f - c.fonts.bold->FontSize * 0.5f), pal.text,
+                row_label);
+    float x = origin.x + label_w;
+    // Layer frames first (behind the boxes).
+    int cur_layer = -2;
+    float layer_x0 = 0;
+    const auto close_layer = [&](float x_end) {
+      if (cur_layer < 0) return;
+      dl->AddRect(ImVec2(layer_x0 - gap, origin.y - fs - 2), ImVec2(x_end - gap * 0.5f, origin.y + h + 3), pal.grid, 4);
+      const std::string l = "layer " + std::to_string(cur_layer);
+      dl->AddText(small, fs, ImVec2(layer_x0, origin.y - fs - 1), pal.text_dim, l.c_str());
+    };
+    for (Box& b : boxes) {
+      const bool in_layer = b.layer >= 0;
+      if (b.layer != cur_layer) {
+        close_layer(x);
+        cur_layer = in_layer ? b.layer : -2;
+        layer_x0 = x + gap;
+        if (in_layer) x += gap * 2;
+      }
+      b.x0 = x + gap;
+      b.x1 = x + unit * b.units - gap;
+      x += unit * b.units;
+    }
+    close_layer(x);
+    for (Box& b : boxes) {
+      const int idx = stage_of(s, b, step);
+      const bool now = idx >= 0 && idx == s.cursor;
+      const bool done = idx >= 0 && idx < s.cursor;
+      const ImU32 fill = now ? pal.stage_now : done ? pal.stage_done : pal.stage_todo;
+      const ImVec2 a(b.x0, origin.y + (b.norm ? h * 0.15f : 0)), z(b.x1, origin.y + h - (b.norm ? h * 0.15f : 0));
+      dl->AddRectFilled(a, z, fill, 4);
+      dl->AddRect(a, z, now ? IM_COL32(255, 255, 255, 255) : pal.box_border, 4, 0, now ? 3.0f : 1.0f);
+      ImFont* f = b.norm ? small : c.fonts.ui;
+      float tsz = f->FontSize;
+      ImVec2 ts = f->CalcTextSizeA(tsz, FLT_MAX, 0, b.label.c_str());
+      if (ts.x > b.x1 - b.x0 - 4) {  // shrink to fit
+        f = small;
+        tsz = small->FontSize;
+        ts = f->CalcTextSizeA(tsz, FLT_MAX, 0, b.label.c_str());
+      }
+      const ImU32 tc = now ? IM_COL32(0, 0, 0, 255) : pal.text;
+      if (ts.x <= b.x1 - b.x0 + 2)
+        dl->AddText(f, tsz, ImVec2((a.x + z.x - ts.x) * 0.5f, (a.y + z.y - ts.y) * 0.5f), tc, b.label.c_str());
+      ImGui::SetCursorScreenPos(a);
+      ImGui::PushID(&b);
+      if (ImGui::InvisibleButton("box", ImVec2(std::max(1.0f, z.x - a.x), std::max(1.0f, z.y - a.y))) && idx >= 0)
+        act::jump(c.worker, idx);
+      if (ImGui::IsItemHovered()) {
+        if (idx >= 0) ImGui::SetTooltip("%s\n(click to go there)", s.stages[static_cast<size_t>(idx)].title.c_str());
+        else ImGui::SetTooltip("not computed yet");
+      }
+      ImGui::PopID();
+      if (b.kind == StageKind::CrossAttention && cross_tops) cross_tops->push_back(ImVec2((a.x + z.x) * 0.5f, a.y));
+      if (b.kind == StageKind::Memory && memory_pos) *memory_pos = ImVec2((a.x + z.x) * 0.5f, z.y);
+    }
+    // Flow arrows between consecutive boxes.
+    for (size_t i = 0; i + 1 < boxes.size(); ++i) {
+      const float y = origin.y + h * 0.5f;
+      dl->AddLine(ImVec2(boxes[i].x1, y), ImVec2(boxes[i + 1].x0, y), pal.text_dim, 1.5f);
+    }
+  }
+
+  void draw_diagram(Ctx& c) {
+    const Snapshot& s = c.snap;
+    const Config& m = s.model->config;
+    const Palette& pal = palette();
+    std::vector<Box> enc = m.has_encoder() ? encoder_boxes(m) : std::vector<Box>{};
+    std::vector<Box> dec = decoder_boxes(m);
+    const auto units = [](const std::vector<Box>& b) {
+      float u = 0;
+      int layers = 0, last = -1;
+      for (auto& x : b) {
+        u += x.units;
+        if (x.layer >= 0 && x.layer != last) ++layers, last = x.layer;
+      }
+      return u + layers * 0.16f;
+    };
+    const float fs = ImGui::GetFontSize();
+    const float label_w = c.fonts.bold->CalcTextSizeA(c.fonts.bold->FontSize, FLT_MAX, 0, "Decoder t=00").x + fs * 0.5f;
+    const float avail = ImGui::GetContentRegionAvail().x - label_w - 4;
+    const float unit = std::min(fs * 6.0f, avail / std::max(units(enc), units(dec)));
+    const float h = fs * 2.0f;
+    const float row_gap = fs * 2.6f;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const int step = s.session->current_step() >= 0 ? s.session->current_step() : 0;
+    std::vector<ImVec2> cross_tops;
+    ImVec2 memory(0, 0);
+    float y = p.y + c.fonts.small->FontSize + 2;
+    if (!enc.empty()) {
+      draw_row(c, enc, ImVec2(p.x, y), unit, h, -1, "Encoder", label_w, nullptr, &memory);
+      y += h + row_gap;
+    }
+    const std::string dlabel = s.session->current_step() >= 0 ? "Decoder t=" + std::to_string(step) : "Decoder";
+    draw_row(c, dec, ImVec2(p.x, y), unit, h, step, dlabel.c_str(), label_w, &cross_tops, nullptr);
+    // The memory feeds every cross-attention: a bus from the Memory box down to each Cross box.
+    if (!enc.empty() && !cross_tops.empty()) {
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      const float bus_y = y - c.fonts.small->FontSize - fs * 0.55f;
+      const ImU32 col = pal.accent2;
+      dl->AddLine(memory, ImVec2(memory.x, bus_y), col, 2);
+      float xmin = memory.x, xmax = memory.x;
+      for (auto& t : cross_tops) xmin = std::min(xmin, t.x), xmax = std::max(xmax, t.x);
+      dl->AddLine(ImVec2(xmin, bus_y), ImVec2(xmax, bus_y), col, 2);
+      for (auto& t : cross_tops) {
+        dl->AddLine(ImVec2(t.x, bus_y), ImVec2(t.x, t.y - 3), col, 2);
+        dl->AddTriangleFilled(ImVec2(t.x - 4, t.y - 8), ImVec2(t.x + 4, t.y - 8), ImVec2(t.x, t.y - 2), col);
+      }
+      dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(xmax + 6, bus_y - c.fonts.small->FontSize * 0.5f), pal.text_dim,
+                  "memory → K, V of cross-attention");
+    }
+    ImGui::SetCursorScreenPos(ImVec2(p.x, y + h + 4));
+    ImGui::Dummy(ImVec2(1, 1));
+  }
+
+  // [SECTION] formula
+  void draw_formula(Ctx& c) {
+    const Stage& st = c.snap.stage;
+    const Palette& pal = palette();
+    ImGui::PushFont(c.fonts.big);
+    ImGui::PushStyleColor(ImGuiCol_Text, pal.accent);
+    ImGui::TextWrapped("%s", st.title.c_str());
+    ImGui::PopStyleColor();
+    ImGui::PopFont();
+    ImGui::PushFont(c.fonts.mono);
+    ImGui::TextWrapped("%s", st.formula.c_str());
+    ImGui::PopFont();
+    const auto refs = [&](const char* what, const std::vector<TensorRef>& r) {
+      if (r.empty()) return;
+      std::string line = what;
+      for (size_t i = 0; i < r.size(); ++i) line += (i ? ",  " : "  ") + r[i].label + " " + shape_str(r[i].shape);
+      ImGui::PushStyleColor(ImGuiCol_Text, pal.text_dim);
+      ImGui::TextWrapped("%s", line.c_str());
+      ImGui::PopStyleColor();
+    };
+    refs("reads:", st.reads);
+    refs("writes:", st.writes);
+    if (!st.note.empty()) text_coloured_wrapped(pal.accent2, st.note.c_str());
+  }
+
+  int last_scrub_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_stepper_panel() { return std::make_unique<StepperPanel>(); }
+
+}  // namespace sf::gui

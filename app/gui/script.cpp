@@ -1,0 +1,422 @@
+// script.cpp — parsing and running explorer scripts (the language is documented in
+// docs/explorer.md and in `help_text` below).
+#include "script.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "actions.h"
+#include "app.h"
+#include "paths.h"
+
+namespace sf::gui {
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> w;
+  std::string x;
+  while (in >> x) w.push_back(x);
+  return w;
+}
+
+std::string rest_after(const std::string& line, const std::string& word) {
+  size_t p = line.find(word);
+  p = p == std::string::npos ? line.size() : p + word.size();
+  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+  std::string r = line.substr(p);
+  while (!r.empty() && (r.back() == ' ' || r.back() == '\t' || r.back() == '\r')) r.pop_back();
+  // Optional quotes around the text.
+  if (r.size() >= 2 && r.front() == '"' && r.back() == '"') r = r.substr(1, r.size() - 2);
+  return r;
+}
+
+bool parse_int(const std::string& s, int& v) {
+  try {
+    size_t n;
+    v = std::stoi(s, &n);
+    return n == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+bool parse_float(const std::string& s, float& v) {
+  try {
+    size_t n;
+    v = std::stof(s, &n);
+    return n == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+bool parse_onoff(const std::string& s, bool& v) {
+  if (s == "on" || s == "true" || s == "1" || s == "yes") return v = true, true;
+  if (s == "off" || s == "false" || s == "0" || s == "no") return v = false, true;
+  return false;
+}
+
+bool parse_kind(const std::string& s, AttnKind& k) {
+  if (s == "enc-self" || s == "encoder" || s == "enc") return k = AttnKind::EncoderSelf, true;
+  if (s == "dec-self" || s == "decoder" || s == "dec" || s == "self") return k = AttnKind::DecoderSelf, true;
+  if (s == "cross") return k = AttnKind::Cross, true;
+  return false;
+}
+
+// Posts a change of the decoding settings.
+uint64_t change_settings(Worker& w, std::function<void(DecodeSettings&)> f) {
+  return w.post([f](Engine& e) {
+    DecodeSettings s = e.settings;
+    f(s);
+    e.set_settings(s);
+  });
+}
+
+}  // namespace
+
+bool ScriptRunner::load(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "script '" + path + "': cannot open (missing file or no permission)";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const size_t slash = path.find_last_of('/');
+  dir_ = slash == std::string::npos ? "." : path.substr(0, slash);
+  return load_text(ss.str(), path, error);
+}
+
+bool ScriptRunner::load_text(const std::string& text, const std::string& name, std::string& error) {
+  name_ = name;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const size_t a = line.find_first_not_of(" \t\r");
+    if (a == std::string::npos || line[a] == '#') continue;
+    lines_.push_back({n, line.substr(a)});
+  }
+  (void)error;
+  return true;
+}
+
+std::string ScriptRunner::resolve(const std::string& path, bool model) const {
+  std::vector<std::string> c = {path};
+  if (!path.empty() && path[0] != '/') c.push_back(dir_ + "/" + path);
+  if (model) {
+    const std::string models = find_resource_dir("assets/models");
+    if (!models.empty()) {
+      c.push_back(models + "/" + path);
+      c.push_back(models + "/" + path + ".safetensors");
+    }
+  }
+  for (auto& p : c)
+    if (file_exists(p)) return p;
+  return path;  // let the loader say what is wrong with it
+}
+
+void ScriptRunner::fail(App& app, const Line& l, const std::string& what) {
+  ++failures_;
+  last_failed_ = true;
+  last_failure_ = name_ + ":" + std::to_string(l.number) + ": " + what;
+  app.notify(Message::Error, "script " + last_failure_);
+}
+
+void ScriptRunner::tick(App& app) {
+  if (frames_ > 0) {
+    --frames_;
+    return;
+  }
+  Worker& w = app.worker();
+  if (waiting_) {
+    if (!w.idle() || app.snapshot()->ticket < last_ticket_) return;
+    waiting_ = false;
+    const auto snap = app.snapshot();
+    if (snap->last_error_ticket >= first_ticket_ && snap->last_error_ticket <= last_ticket_ && current_) {
+      std::string msg = "failed";
+      for (auto it = snap->log.rbegin(); it != snap->log.rend(); ++it)
+        if (it->level == Message::Error && it->ticket == snap->last_error_ticket) {
+          msg = it->text;
+          break;
+        }
+      fail(app, *current_, msg);
+    }
+    frames_ = 2;
+    return;
+  }
+  if (app.screenshot_pending() || next_ >= lines_.size()) return;
+  const Line& l = lines_[next_++];
+  current_ = &l;
+  const uint64_t before = w.posted();
+  const int failures_before = failures_;
+  std::string error;
+  if (!run(app, l, error)) fail(app, l, error);
+  if (failures_ == failures_before) last_failed_ = false;
+  if (w.posted() > before) {
+    waiting_ = true;
+    first_ticket_ = before + 1;
+    last_ticket_ = w.posted();
+  } else {
+    frames_ = 2;
+  }
+}
+
+bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
+  const std::vector<std::string> a = split_words(l.text);
+  const std::string& cmd = a[0];
+  Worker& w = app.worker();
+  UiState& ui = app.ui();
+  const auto snap = app.snapshot();
+  const auto count = [&](int def) {
+    int n = def;
+    if (a.size() > 1 && (!parse_int(a[1], n) || n < 0)) {
+      error = "'" + cmd + "': expected a count, found '" + a[1] + "'";
+      return -1;
+    }
+    return n;
+  };
+  const auto need = [&](size_t n, const char* usage) {
+    if (a.size() >= n) return true;
+    error = std::string("'") + cmd + "': expected " + usage;
+    return false;
+  };
+
+  if (cmd == "model") {
+    if (!need(2, "a model file: model PATH | model default")) return false;
+    std::string path = a[1];
+    if (path == "default") {
+      auto shipped = shipped_models();
+      if (shipped.empty()) return error = "model default: no shipped model in assets/models/", false;
+      path = shipped.front();
+    }
+    act::load_model(w, resolve(path, true));
+    return true;
+  }
+  if (cmd == "input" || cmd == "source") {
+    const std::string src = rest_after(l.text, cmd);
+    const std::string tgt = snap->tgt_text;
+    act::set_input(w, src, tgt);
+    return true;
+  }
+  if (cmd == "target") {
+    const std::string tgt = rest_after(l.text, cmd);
+    act::set_input(w, snap->src_text, tgt);
+    return true;
+  }
+  if (cmd == "decode") {
+    if (!need(2, "greedy | sample | beam | forced")) return false;
+    Strategy s;
+    if (a[1] == "greedy") s = Strategy::Greedy;
+    else if (a[1] == "sample") s = Strategy::Sample;
+    else if (a[1] == "beam") s = Strategy::Beam;
+    else if (a[1] == "forced") s = Strategy::Forced;
+    else return error = "decode: expected greedy, sample, beam or forced, found '" + a[1] + "'", false;
+    change_settings(w, [s](DecodeSettings& d) { d.strategy = s; });
+    return true;
+  }
+  if (cmd == "temperature" || cmd == "top-p") {
+    float v;
+    if (!need(2, "a number") || !parse_float(a[1], v)) return error = cmd + ": expected a number", false;
+    const bool t = cmd == "temperature";
+    change_settings(w, [t, v](DecodeSettings& d) { (t ? d.temperature : d.top_p) = v; });
+    return true;
+  }
+  if (cmd == "top-k" || cmd == "beam-width" || cmd == "seed" || cmd == "max-len") {
+    int v;
+    if (!need(2, "an integer") || !parse_int(a[1], v) || v < 0) return error = cmd + ": expected an integer ≥ 0", false;
+    const std::string c = cmd;
+    change_settings(w, [c, v](DecodeSettings& d) {
+      if (c == "top-k") d.top_k = v;
+      else if (c == "beam-width") d.beam_width = v;
+      else if (c == "seed") d.seed = static_cast<uint64_t>(v);
+      else d.max_len = v;
+    });
+    return true;
+  }
+  if (cmd == "cache" || cmd == "pe" || cmd == "causal") {
+    bool on;
+    if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = cmd + ": expected on or off", false;
+    if (cmd == "cache") act::set_cache(w, on);
+    else if (cmd == "pe") change_settings(w, [on](DecodeSettings& d) { d.run.positional_encoding = on; });
+    else change_settings(w, [on](DecodeSettings& d) { d.run.causal_mask = on; });
+    return true;
+  }
+  if (cmd == "step" || cmd == "back" || cmd == "next-token" || cmd == "prev-token") {
+    const int n = count(1);
+    if (n < 0) return false;
+    for (int i = 0; i < n; ++i) {
+      if (cmd == "step") act::forward(w);
+      else if (cmd == "back") act::back(w);
+      else if (cmd == "next-token") act::next_token(w);
+      else act::prev_token(w);
+    }
+    return true;
+  }
+  if (cmd == "jump") {
+    int s;
+    if (!need(2, "a stage index") || !parse_int(a[1], s) || s < 0) return error = "jump: expected a stage index ≥ 0", false;
+    act::jump(w, s);
+    return true;
+  }
+  if (cmd == "home") return act::home(w), true;
+  if (cmd == "end" || cmd == "run") return act::run_to_end(w), true;
+  if (cmd == "reset") return act::reset(w), true;
+  if (cmd == "panel") {
+    if (!need(2, "a panel name")) return false;
+    Panel* p = app.find_panel(a[1]);
+    if (!p) {
+      std::string names;
+      for (auto& q : app.panels()) names += std::string(names.empty() ? "" : ", ") + q->key();
+      return error = "panel: no panel '" + a[1] + "' (panels: " + names + ")", false;
+    }
+    bool on = true;
+    if (a.size() > 2 && !parse_onoff(a[2], on)) return error = "panel: expected on or off after the name", false;
+    if (on) app.show_panel(p);
+    else p->open = false;
+    return true;
+  }
+  if (cmd == "panels") {
+    bool on;
+    if (!need(2, "on | off | default") ) return false;
+    if (a[1] == "default") {
+      for (auto& p : app.panels()) p->open = p->default_open();
+      return true;
+    }
+    if (!parse_onoff(a[1], on)) return error = "panels: expected on, off or default", false;
+    for (auto& p : app.panels()) p->open = on;
+    return true;
+  }
+  if (cmd == "attention") {
+    app.show_panel(app.find_panel("attention"));
+    for (size_t i = 1; i < a.size(); ++i) {
+      const size_t eq = a[i].find('=');
+      if (eq == std::string::npos) return error = "attention: expected key=value, found '" + a[i] + "'", false;
+      const std::string k = a[i].substr(0, eq), v = a[i].substr(eq + 1);
+      int n;
+      bool b;
+      if (k == "layer" && parse_int(v, n) && n >= 0) ui.layer = n, ui.follow_stage = false;
+      else if (k == "head" && parse_int(v, n) && n >= 0) ui.head = n;
+      else if (k == "kind" && parse_kind(v, ui.kind)) ui.follow_stage = false;
+      else if (k == "view" && v == "heatmap") ui.attn_mode = AttnMode::Heatmap;
+      else if (k == "view" && v == "model") ui.attn_mode = AttnMode::Model;
+      else if (k == "view" && v == "head") ui.attn_mode = AttnMode::Head;
+      else if (k == "heads" && (v == "all" || v == "one")) ui.head_view_all = v == "all";
+      else if (k == "follow" && parse_onoff(v, b)) ui.follow_stage = b;
+      else
+        return error = "attention: bad '" + a[i] +
+                       "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head heads=all|one follow=on|off)",
+               false;
+    }
+    if (snap->model) {
+      const Config& c = snap->model->config;
+      const int layers = ui.kind == AttnKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers;
+      if (ui.kind != AttnKind::DecoderSelf && !c.has_encoder())
+        return error = "attention: a decoder-only model has no " + std::string(to_string(ui.kind)), false;
+      if (ui.layer >= layers) return error = "attention: layer " + std::to_string(ui.layer) + " does not exist (the model has " + std::to_string(layers) + ")", false;
+      if (ui.head >= c.n_heads) return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " + std::to_string(c.n_heads) + ")", false;
+    }
+    return true;
+  }
+  if (cmd == "cell") {
+    int r, c;
+    if (a.size() == 2 && a[1] == "none") return ui.cell_pinned = false, ui.cell_row = ui.cell_col = -1, true;
+    if (!need(3, "ROW COL") || !parse_int(a[1], r) || !parse_int(a[2], c) || r < 0 || c < 0)
+      return error = "cell: expected two indices ROW COL (or 'none')", false;
+    ui.cell_row = r, ui.cell_col = c, ui.cell_pinned = true;
+    return true;
+  }
+  if (cmd == "scale") {
+    float s;
+    if (!need(2, "a number") || !parse_float(a[1], s) || s < 0.5f || s > 4.0f) return error = "scale: expected a number in [0.5, 4]", false;
+    app.set_scale(s);
+    return true;
+  }
+  if (cmd == "presentation") {
+    bool on;
+    if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = "presentation: expected on or off", false;
+    app.set_presentation(on);
+    return true;
+  }
+  if (cmd == "layout") {
+    if (!need(2, "reset") || a[1] != "reset") return error = "layout: expected 'layout reset'", false;
+    app.reset_layout();
+    return true;
+  }
+  if (cmd == "speed") {
+    float s;
+    if (!need(2, "stages per second") || !parse_float(a[1], s) || s <= 0) return error = "speed: expected a positive number", false;
+    ui.speed = s;
+    return true;
+  }
+  if (cmd == "wait") {
+    const int n = count(10);
+    if (n < 0) return false;
+    frames_ = n;
+    return true;
+  }
+  if (cmd == "screenshot") {
+    if (!need(2, "a file name")) return false;
+    app.request_screenshot(rest_after(l.text, cmd));
+    return true;
+  }
+  if (cmd == "export-panel" || cmd == "export-heatmap") {
+    if (!need(3, "PANEL FILE")) return false;
+    Panel* p = app.find_panel(a[1]);
+    if (!p) return error = cmd + ": no panel '" + a[1] + "'", false;
+    if (cmd == "export-panel") {
+      if (!p->open) return error = "export-panel: panel '" + a[1] + "' is hidden (use: panel " + a[1] + ")", false;
+      app.request_panel_png(p, a[2]);
+      return true;
+    }
+    return p->export_heatmap(a[2], error);
+  }
+  if (cmd == "export-recording") {
+    if (!need(2, "a file name (.safetensors, .npy, .csv)")) return false;
+    return app.export_recording(a[1], error);
+  }
+  if (cmd == "expect-error") {
+    if (!last_failed_) return error = "expect-error: the previous line succeeded", false;
+    --failures_;
+    app.notify(Message::Info, "script line " + std::to_string(l.number) + ": the expected error happened");
+    return true;
+  }
+  if (cmd == "expect") {
+    if (!need(2, "finished | stage TEXT | tokens N | model-loaded")) return false;
+    if (a[1] == "finished") {
+      if (!snap->ok() || !snap->session->finished()) return error = "expect finished: decoding has not finished", false;
+      return true;
+    }
+    if (a[1] == "model-loaded") {
+      if (!snap->model) return error = "expect model-loaded: no model is loaded", false;
+      return true;
+    }
+    if (a[1] == "stage") {
+      const std::string want = rest_after(l.text, "stage");
+      if (snap->stage.title.find(want) == std::string::npos)
+        return error = "expect stage: the current stage is '" + snap->stage.title + "', expected it to contain '" + want + "'", false;
+      return true;
+    }
+    return error = "expect: unknown condition '" + a[1] + "'", false;
+  }
+  if (cmd == "play") {
+    bool on = true;
+    if (a.size() > 1 && !parse_onoff(a[1], on)) return error = "play: expected on or off", false;
+    ui.playing = on;
+    return true;
+  }
+  if (cmd == "quit") {
+    int code = failures_ > 0 ? 1 : 0;
+    if (a.size() > 1 && !parse_int(a[1], code)) return error = "quit: expected an exit code", false;
+    app.quit(failures_ > 0 ? std::max(code, 1) : code);
+    return true;
+  }
+  error = "unknown command '" + cmd + "' (see docs/explorer.md for the script language)";
+  return false;
+}
+
+}  // namespace sf::gui

@@ -1,0 +1,47 @@
+// script.h — a small line-based language that drives the explorer (docs/explorer.md): load a
+// model, set the input, step, decode, open panels, pick a layer/head, take screenshots.
+//
+// Scripts drive the app's state directly (they never synthesise mouse events): each line runs once
+// the worker is idle and the previous line's effect has been drawn for two frames.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sf::gui {
+
+class App;
+
+class ScriptRunner {
+ public:
+  bool load(const std::string& path, std::string& error);
+  bool load_text(const std::string& text, const std::string& name, std::string& error);
+  void tick(App& app);  // once per frame, before the UI is built
+  bool done() const { return next_ >= lines_.size() && !waiting_; }
+  int failures() const { return failures_; }
+  const std::string& last_failure() const { return last_failure_; }
+
+ private:
+  struct Line {
+    int number;
+    std::string text;
+  };
+  bool run(App& app, const Line& l, std::string& error);
+  void fail(App& app, const Line& l, const std::string& what);
+  std::string resolve(const std::string& path, bool model) const;
+
+  std::vector<Line> lines_;
+  std::string name_, dir_;
+  size_t next_ = 0;
+  bool waiting_ = false;  // a worker operation of the current line is in flight
+  uint64_t first_ticket_ = 0, last_ticket_ = 0;
+  const Line* current_ = nullptr;
+  int frames_ = 0;        // frames to draw before the next line
+  int failures_ = 0;
+  bool expect_error_armed_ = false;
+  bool last_failed_ = false;
+  int failures_before_line_ = 0;
+  std::string last_failure_;
+};
+
+}  // namespace sf::gui

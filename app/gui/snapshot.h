@@ -1,0 +1,119 @@
+// snapshot.h — what the panels draw: an immutable picture of the worker's state, published after
+// every operation as std::shared_ptr<const Snapshot>. The UI thread never mutates it and never
+// runs the model; everything here is read out of the recording (the Session and its traces).
+//
+// Views are assembled "as of the stepper's cursor": the decoder rows of the steps decoded so far
+// (following the focused hypothesis back through its beam ancestors), and the current step's row
+// only once the cursor has passed that layer's stage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "session.h"
+
+namespace sf::gui {
+
+enum class AttnKind { EncoderSelf = 0, DecoderSelf = 1, Cross = 2 };
+constexpr int kAttnKinds = 3;
+const char* to_string(AttnKind k);
+const char* short_name(AttnKind k);
+
+// One attention sublayer (all heads) as the panels show it: an AttentionTrace with B = 1 whose rows
+// are the queries decoded so far. Cells whose key did not exist yet when the query ran (a cached
+// decoding step never scores future keys) hold mask −inf, weight 0 and raw/scaled score NaN
+// ("not computed").
+struct AttnView {
+  AttnKind kind = AttnKind::EncoderSelf;
+  int layer = 0;
+  AttentionTrace trace;
+  std::vector<std::string> q_labels;  // (n_q) token of each query row
+  std::vector<std::string> k_labels;  // (n_k)
+  std::vector<int> q_step;            // (n_q) decoder step that computed each row; -1 on the encoder
+  int new_row0 = -1, new_rows = 0;    // rows computed at the current step (highlighted)
+  bool live = false;                  // written at the current stage
+  int stage = -1;                     // stage index where the newest rows were computed
+};
+
+// Residual stream and LayerNorm statistics per token, one entry per sublayer connection.
+struct BlockStats {
+  std::string label;               // "enc 0 · attn", "dec 1 · ffn"
+  bool encoder = true;
+  int layer = 0;
+  std::vector<std::string> tokens;
+  std::vector<float> in_norm;      // (n) ‖x‖ entering the block
+  std::vector<float> out_norm;     // (n) ‖x‖ leaving it
+  std::vector<float> ln_mean;      // (n) μ of the LN of this block
+  std::vector<float> ln_var;       // (n) σ²
+};
+
+// Source order demonstration (positional-encoding panel): the encoder run on the source and on
+// its reverse, with and without PE. Without PE, a token's output does not depend on where it is.
+struct OrderDemo {
+  std::vector<std::string> tokens, reversed;
+  float max_diff_pe = 0;      // max |memory(x)[i] − memory(rev x)[n−1−i]| with PE
+  float max_diff_no_pe = 0;   // the same without PE (0 up to rounding)
+  std::vector<float> per_token_pe, per_token_no_pe;  // (n) the max per token
+  std::string next_pe, next_rev_pe, next_no_pe, next_rev_no_pe;  // greedy first output token
+};
+
+// Teacher-forced run with and without the causal mask (masks panel).
+struct LeakDemo {
+  std::vector<std::string> tokens;     // decoder input
+  AttentionTrace causal, leaky;        // decoder layer 0 self-attention, all heads
+  int layer = 0;
+  std::vector<float> future_mass;      // (n) weight row i puts on keys j > i without the mask
+  float max_logit_diff = 0;            // how much the predictions change
+};
+
+struct Message {
+  enum Level { Info, Warning, Error } level = Info;
+  std::string text;
+  uint64_t ticket = 0;  // the command that produced it
+  uint64_t seq = 0;     // increases by one per message
+};
+
+struct Snapshot {
+  uint64_t generation = 0;   // increases with every publication
+  uint64_t ticket = 0;       // the last command processed
+
+  std::shared_ptr<const Model> model;  // null: no model loaded (see `status`)
+  std::string model_path;
+  std::string model_name;              // file name shown in the UI
+  int64_t n_params = 0;
+
+  std::string src_text, tgt_text;      // as last set
+  std::shared_ptr<const Session> session;  // null without a valid input
+  std::string input_error;             // why the input was refused (the previous session stays)
+
+  std::vector<Stage> stages;           // known stages (encoder + computed steps)
+  Stage stage;                         // the current one
+  int cursor = 0;
+
+  std::vector<std::shared_ptr<const AttnView>> attn[kAttnKinds];  // [kind][layer]; null: not computed yet
+  std::vector<BlockStats> blocks;      // residual / LN per block, as of the cursor
+  KvCacheView kv;                      // as of the cursor
+  CostReport cost;
+
+  std::shared_ptr<const OrderDemo> order_demo;
+  std::shared_ptr<const LeakDemo> leak_demo;
+
+  std::vector<Message> log;            // most recent last (bounded)
+  uint64_t last_error_ticket = 0;      // the last operation that failed
+  bool ok() const { return model && session; }
+  const AttnView* attn_view(AttnKind k, int layer) const {
+    const auto& v = attn[static_cast<int>(k)];
+    return layer >= 0 && layer < static_cast<int>(v.size()) ? v[static_cast<size_t>(layer)].get() : nullptr;
+  }
+};
+
+// Fills the cursor-dependent views of `s` from s.session.
+void build_views(Snapshot& s);
+
+// Builds the demos (run on the worker: they run the model).
+std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedInput& in);
+std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in, const std::vector<int>& tgt_ids);
+
+}  // namespace sf::gui

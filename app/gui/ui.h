@@ -1,0 +1,84 @@
+// ui.h — the UI thread's own state (selection, settings) and the interface every panel implements.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gfx/style.h"
+#include "imgui.h"
+#include "snapshot.h"
+#include "worker.h"
+
+namespace sf::gui {
+
+class App;
+
+enum class AttnMode { Heatmap = 0, Model = 1, Head = 2 };
+
+// What the user has chosen; shared by the panels (one attention selection drives the heatmap,
+// Q/K/V, masks and KV cache panels so that they always talk about the same head).
+struct UiState {
+  AttnKind kind = AttnKind::EncoderSelf;
+  int layer = 0;
+  int head = 0;
+  bool follow_stage = true;   // the selection jumps to the attention sublayer the stepper is on
+  AttnMode attn_mode = AttnMode::Heatmap;
+  bool head_view_all = true;  // head view: every head overlaid in its colour
+  // The attention cell being explained (hovered, or pinned by a click / script).
+  int cell_row = -1, cell_col = -1;
+  bool cell_pinned = false;
+  bool show_values = true;    // numbers inside large heatmap cells
+
+  float scale = 1.0f;         // UI scale (1 = 16 px text)
+  bool presentation = false;  // projector mode: larger text, high-contrast light theme
+  bool playing = false;
+  float speed = 2.0f;         // stages per second while playing
+  double last_play = 0;
+
+  int pe_dims[2] = {0, 1};    // PE panel: dimensions whose curves are drawn
+  int pe_k = 0, pe_phi = 1;   // rotation demo M(k, φ)
+  int pe_t = 1;
+  int kv_layer = 0;           // KV cache panel
+  int resid_layer = -1;       // residual panel: -1 = all layers
+};
+
+struct Ctx {
+  const Snapshot& snap;
+  UiState& ui;
+  Worker& worker;
+  const Fonts& fonts;
+  App& app;
+};
+
+class Panel {
+ public:
+  virtual ~Panel() = default;
+  virtual const char* title() const = 0;  // window title, also its imgui.ini id
+  virtual const char* key() const = 0;    // the name scripts and the View menu use
+  // Default placement as fractions of the work area (x, y, w, h).
+  virtual ImVec4 default_rect() const = 0;
+  virtual bool default_open() const { return false; }
+  // Draws the contents (the App has already called ImGui::Begin).
+  virtual void Draw(Ctx& ctx) = 0;
+  // The main heatmap of the panel for "Export heatmap as PNG" (false when there is none).
+  virtual bool export_heatmap(const std::string& path, std::string& error) {
+    (void)path;
+    error = std::string("the ") + title() + " panel has no heatmap to export";
+    return false;
+  }
+
+  bool open = false;
+  ImVec2 pos, size;  // the window's last rectangle (for panel screenshots)
+};
+
+std::unique_ptr<Panel> make_model_panel();
+std::unique_ptr<Panel> make_stepper_panel();
+std::unique_ptr<Panel> make_attention_panel();
+std::unique_ptr<Panel> make_qkv_panel();
+std::unique_ptr<Panel> make_positional_panel();
+std::unique_ptr<Panel> make_masks_panel();
+std::unique_ptr<Panel> make_kv_cache_panel();
+std::unique_ptr<Panel> make_output_panel();
+std::unique_ptr<Panel> make_residual_panel();
+
+}  // namespace sf::gui

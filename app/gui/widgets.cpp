@@ -1,0 +1,394 @@
+// widgets.cpp
+//
+// [SECTION] numbers
+// [SECTION] text
+// [SECTION] heatmap widget
+// [SECTION] colour bar
+// [SECTION] token chips
+// [SECTION] line plot
+#include "widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gfx/imgui_math.h"
+
+namespace sf::gui {
+
+// [SECTION] numbers
+
+std::string fmt_value(float v, int decimals) {
+  if (std::isnan(v)) return "—";
+  if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, static_cast<double>(v));
+  std::string s = b;
+  // A typographic minus reads better on a projector than a hyphen.
+  if (!s.empty() && s[0] == '-') s = "−" + s.substr(1);
+  return s;
+}
+
+std::string fmt_bytes(int64_t b) {
+  char buf[64];
+  if (b < 1024) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  else if (b < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string fmt_count(int64_t n) {
+  std::string s = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += "\xE2\x80\x89";  // thin space
+    out += s[i];
+  }
+  return n < 0 ? "−" + out : out;
+}
+
+std::string fmt_flops(int64_t n) {
+  char buf[64];
+  const double v = static_cast<double>(n);
+  if (v < 1e3) std::snprintf(buf, sizeof buf, "%lld FLOP", static_cast<long long>(n));
+  else if (v < 1e6) std::snprintf(buf, sizeof buf, "%.1f kFLOP", v / 1e3);
+  else if (v < 1e9) std::snprintf(buf, sizeof buf, "%.2f MFLOP", v / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f GFLOP", v / 1e9);
+  return buf;
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + ")";
+}
+
+// [SECTION] text
+
+void text_rotated(ImDrawList* dl, ImFont* font, float size, ImVec2 pivot, ImU32 col, const char* text, float angle) {
+  // Lay the text out horizontally somewhere the current clip rectangle keeps it whole (ImGui culls
+  // glyphs outside it), then rotate and move the vertices to `pivot`.
+  const ImVec4 clip = dl->_CmdHeader.ClipRect;
+  const ImVec2 origin(clip.x + 1, std::clamp(pivot.y, clip.y, std::max(clip.y, clip.w - size)));
+  const int v0 = dl->VtxBuffer.Size;
+  dl->AddText(font, size, origin, col, text);
+  const float c = std::cos(angle), s = std::sin(angle);
+  for (int i = v0; i < dl->VtxBuffer.Size; ++i) {
+    ImDrawVert& v = dl->VtxBuffer[i];
+    const ImVec2 d = v.pos - origin;
+    v.pos = ImVec2(pivot.x + d.x * c - d.y * s, pivot.y + d.x * s + d.y * c);
+  }
+}
+
+void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void heading(const Fonts& f, const char* text) {
+  ImGui::PushFont(f.bold);
+  ImGui::TextUnformatted(text);
+  ImGui::PopFont();
+}
+
+void text_coloured_wrapped(ImU32 col, const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, col);
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
+// [SECTION] heatmap widget
+
+namespace {
+
+// Whether a value's cell is light (so its number is written in black).
+bool light_cell(const Heatmap& hm, float v) {
+  if (!std::isfinite(v)) return std::isinf(v);
+  const float t = (v - hm.lo()) / (hm.hi() > hm.lo() ? hm.hi() - hm.lo() : 1.0f);
+  if (hm.map() == Colormap::Viridis) return t > 0.55f;
+  return std::fabs(t - 0.5f) < 0.32f;
+}
+
+}  // namespace
+
+HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o) {
+  HeatmapHit hit;
+  if (hm.empty()) {
+    ImGui::TextDisabled("(empty)");
+    return hit;
+  }
+  const float scale = ImGui::GetFontSize() / 16.0f;
+  ImFont* small = o.fonts && o.fonts->small ? o.fonts->small : ImGui::GetFont();
+  const float fs = small->FontSize;
+  const int R = hm.rows(), C = hm.cols();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (o.max_size.x > 0) avail.x = std::min(avail.x, o.max_size.x);
+  if (o.max_size.y > 0) avail.y = std::min(avail.y, o.max_size.y);
+
+  // Gutters for labels: row labels on the left, column labels on top (rotated when narrow).
+  float row_w = 0, col_w = 0;
+  if (o.row_labels)
+    for (auto& s : *o.row_labels) row_w = std::max(row_w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
+  if (o.col_labels)
+    for (auto& s : *o.col_labels) col_w = std::max(col_w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
+  row_w = std::min(row_w, 140.0f * scale);
+  col_w = std::min(col_w, 140.0f * scale);
+  const float title_h = (o.col_title || o.row_title) ? fs + 4 : 0;
+  const float left = (o.row_labels ? row_w + 6 : 0) + (o.row_title ? fs + 4 : 0);
+
+  // Cell size: fit the region, square cells if asked, bounded.
+  float top_guess = o.col_labels ? std::min(col_w, fs * 1.2f) + 6 : 0;
+  float cw = (avail.x - left - 2) / static_cast<float>(C);
+  float ch = (avail.y - top_guess - title_h - 2) / static_cast<float>(R);
+  if (o.square) cw = ch = std::min(cw, ch);
+  cw = std::clamp(cw, o.min_cell, o.max_cell * scale);
+  ch = std::clamp(ch, o.min_cell, o.max_cell * scale);
+  const bool rotate = o.col_labels && cw < col_w + 4;
+  const float top = o.col_labels ? (rotate ? col_w + 6 : fs + 6) : 0;
+  if (rotate && o.square) {  // the taller gutter may need smaller cells
+    const float ch2 = (avail.y - top - title_h - 2) / static_cast<float>(R);
+    if (ch2 < ch) cw = ch = std::max(o.min_cell, ch2);
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = palette();
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const ImVec2 img0(p0.x + left, p0.y + title_h + top);
+  const ImVec2 img1(img0.x + cw * C, img0.y + ch * R);
+  hit.min = img0;
+  hit.max = img1;
+
+  // Axis titles.
+  if (o.col_title) dl->AddText(small, fs, ImVec2(img0.x, p0.y), pal.text_dim, o.col_title);
+  if (o.row_title) text_rotated(dl, small, fs, ImVec2(p0.x, img1.y), pal.text_dim, o.row_title, -1.5707963f);
+
+  // Labels, thinned out when cells are smaller than the text.
+  if (o.row_labels) {
+    const int every = std::max(1, static_cast<int>(std::ceil((fs * 0.95f) / ch)));
+    for (int r = 0; r < R && r < static_cast<int>(o.row_labels->size()); r += every) {
+      const std::string& s = (*o.row_labels)[static_cast<size_t>(r)];
+      const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
+      const bool isnew = r >= o.new_row0 && r < o.new_row0 + o.new_rows;
+      dl->AddText(small, fs, ImVec2(img0.x - 6 - std::min(w, row_w), img0.y + ch * (r + 0.5f) - fs * 0.5f),
+                  isnew ? pal.highlight : pal.text, s.c_str());
+    }
+  }
+  if (o.col_labels) {
+    const int every = std::max(1, static_cast<int>(std::ceil((fs * 0.95f) / cw)));
+    for (int c = 0; c < C && c < static_cast<int>(o.col_labels->size()); c += (rotate ? every : 1)) {
+      const std::string& s = (*o.col_labels)[static_cast<size_t>(c)];
+      const bool isnew = c >= o.new_col0 && c < o.new_col0 + o.new_cols;
+      const ImU32 col = isnew ? pal.highlight : pal.text;
+      if (rotate) {
+        text_rotated(dl, small, fs, ImVec2(img0.x + cw * (c + 0.5f) - fs * 0.5f, img0.y - 4), col, s.c_str(),
+                     -1.5707963f);
+      } else {
+        const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
+        dl->AddText(small, fs, ImVec2(img0.x + cw * (c + 0.5f) - w * 0.5f, img0.y - fs - 3), col, s.c_str());
+      }
+    }
+  }
+
+  dl->AddImage(hm.texture(), img0, img1);
+  dl->AddRect(ImVec2(img0.x - 1, img0.y - 1), ImVec2(img1.x + 1, img1.y + 1), pal.grid);
+
+  // Numbers inside the cells when they fit.
+  if (o.show_values) {
+    ImFont* mono = o.fonts && o.fonts->small ? o.fonts->small : ImGui::GetFont();
+    const float w4 = mono->CalcTextSizeA(fs, FLT_MAX, 0, "−0.00").x;
+    if (cw >= w4 + 4 && ch >= fs + 2) {
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+          const float v = hm.at(r, c);
+          const std::string s = fmt_value(v, o.decimals);
+          const ImVec2 ts = mono->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
+          const ImU32 tc = light_cell(hm, v) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+          dl->AddText(mono, fs, ImVec2(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f),
+                      tc, s.c_str());
+        }
+    }
+  }
+
+  // Rows or columns new at this step.
+  const float th = std::max(2.0f, 2.0f * scale);
+  if (o.new_rows > 0 && o.new_row0 >= 0)
+    dl->AddRect(ImVec2(img0.x - 2, img0.y + ch * o.new_row0 - 1), ImVec2(img1.x + 2, img0.y + ch * (o.new_row0 + o.new_rows) + 1),
+                pal.highlight, 0, 0, th);
+  if (o.new_cols > 0 && o.new_col0 >= 0)
+    dl->AddRect(ImVec2(img0.x + cw * o.new_col0 - 1, img0.y - 2), ImVec2(img0.x + cw * (o.new_col0 + o.new_cols) + 1, img1.y + 2),
+                pal.highlight, 0, 0, th);
+
+  // Interaction.
+  ImGui::SetCursorScreenPos(img0);
+  ImGui::InvisibleButton(id, ImVec2(std::max(1.0f, cw * C), std::max(1.0f, ch * R)));
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    hit.col = std::clamp(static_cast<int>((m.x - img0.x) / cw), 0, C - 1);
+    hit.row = std::clamp(static_cast<int>((m.y - img0.y) / ch), 0, R - 1);
+    hit.hovered = true;
+    hit.clicked = ImGui::IsItemClicked();
+    dl->AddRect(ImVec2(img0.x + cw * hit.col, img0.y + ch * hit.row),
+                ImVec2(img0.x + cw * (hit.col + 1), img0.y + ch * (hit.row + 1)), IM_COL32(255, 255, 255, 220), 0, 0, th);
+  }
+  if (o.sel_row >= 0 && o.sel_col >= 0 && o.sel_row < R && o.sel_col < C) {
+    const ImVec2 a(img0.x + cw * o.sel_col, img0.y + ch * o.sel_row), b(a.x + cw, a.y + ch);
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, th + 2);
+    dl->AddRect(a, b, pal.highlight, 0, 0, th);
+  }
+  // Leave the cursor under the whole widget.
+  ImGui::SetCursorScreenPos(ImVec2(p0.x, img1.y + 4));
+  ImGui::Dummy(ImVec2(img1.x - p0.x, 0));
+  return hit;
+}
+
+// [SECTION] colour bar
+
+void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, const char* label) {
+  float ramp[64];
+  for (int i = 0; i < 64; ++i) ramp[i] = lo + (hi - lo) * static_cast<float>(i) / 63.0f;
+  bar.update(ramp, 1, 64, mix_key(static_cast<uint64_t>(map), 7), map, lo, hi, 64);
+  const float h = ImGui::GetFontSize() * 0.7f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (label) {
+    ImGui::TextUnformatted(label);
+    ImGui::SameLine();
+  }
+  const ImVec2 q = ImGui::GetCursorScreenPos();
+  const float y = label ? q.y + (ImGui::GetTextLineHeight() - h) * 0.5f : p.y;
+  dl->AddImage(bar.texture(), ImVec2(q.x, y), ImVec2(q.x + width, y + h));
+  dl->AddRect(ImVec2(q.x, y), ImVec2(q.x + width, y + h), palette().grid);
+  ImGui::Dummy(ImVec2(width, ImGui::GetTextLineHeight()));
+  ImGui::SameLine();
+  ImGui::Text("%s … %s", fmt_value(lo, 2).c_str(), fmt_value(hi, 2).c_str());
+}
+
+// [SECTION] token chips
+
+bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, bool highlighted) {
+  const Palette& pal = palette();
+  ImFont* small = f.small ? f.small : ImGui::GetFont();
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+  char idb[16];
+  std::snprintf(idb, sizeof idb, "%d", id);
+  const ImVec2 is = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, idb);
+  const float pad = fs * 0.35f;
+  const ImVec2 size(std::max(ts.x, is.x) + 2 * pad, ts.y + is.y + pad * 1.2f);
+  if (ImGui::GetContentRegionAvail().x < size.x && ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x + 1)
+    ImGui::NewLine();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::PushID(id * 7919 + static_cast<int>(ImGui::GetCursorPosX()));
+  const bool clicked = ImGui::InvisibleButton("chip", size);
+  ImGui::PopID();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 bg = kind == ChipKind::Unknown ? pal.chip_unk
+                   : kind == ChipKind::Special ? pal.chip_special
+                   : kind == ChipKind::Chosen ? pal.stage_done
+                                              : pal.chip;
+  dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), bg, fs * 0.3f);
+  if (highlighted || kind == ChipKind::Unknown)
+    dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), kind == ChipKind::Unknown ? pal.error : pal.highlight, fs * 0.3f, 0,
+                2.0f);
+  dl->AddText(ImVec2(p.x + (size.x - ts.x) * 0.5f, p.y + pad * 0.5f), pal.text, text.c_str());
+  dl->AddText(small, small->FontSize, ImVec2(p.x + (size.x - is.x) * 0.5f, p.y + pad * 0.5f + ts.y), pal.text_dim, idb);
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::Text("token '%s'  id %d", text.c_str(), id);
+    if (kind == ChipKind::Unknown) ImGui::TextUnformatted("not in the vocabulary: read as <unk>");
+    ImGui::EndTooltip();
+  }
+  ImGui::SameLine(0, fs * 0.3f);
+  return clicked;
+}
+
+// [SECTION] line plot
+
+void line_plot(const char* id, const std::vector<Series>& series, const std::vector<std::string>* xlabels, ImVec2 size,
+               const Fonts& f, const char* y_label, bool zero_line) {
+  const Palette& pal = palette();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImFont* small = f.small ? f.small : ImGui::GetFont();
+  const float fs = small->FontSize;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, size);
+  const bool hovered = ImGui::IsItemHovered();
+  size_t n = 0;
+  float lo = INFINITY, hi = -INFINITY;
+  for (auto& s : series) {
+    n = std::max(n, s.y->size());
+    for (float v : *s.y)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  if (n == 0 || lo > hi) {
+    dl->AddText(p0, pal.text_dim, "(no data yet)");
+    return;
+  }
+  if (zero_line) lo = std::min(lo, 0.0f), hi = std::max(hi, 0.0f);
+  if (hi - lo < 1e-6f) hi = lo + 1;
+  const float pad = (hi - lo) * 0.08f;
+  lo -= pad, hi += pad;
+  const float left = small->CalcTextSizeA(fs, FLT_MAX, 0, "−000.00").x + 4;
+  const float bottom = xlabels ? fs + 4 : 2;
+  const ImVec2 a(p0.x + left, p0.y + (y_label ? fs + 2 : 2)), b(p0.x + size.x - 4, p0.y + size.y - bottom);
+  dl->AddRectFilled(a, b, IM_COL32(128, 128, 128, 24));
+  dl->AddRect(a, b, pal.grid);
+  if (y_label) dl->AddText(small, fs, ImVec2(a.x, p0.y), pal.text_dim, y_label);
+  const auto X = [&](size_t i) { return n == 1 ? (a.x + b.x) * 0.5f : a.x + (b.x - a.x) * (static_cast<float>(i) + 0.5f) / static_cast<float>(n); };
+  const auto Y = [&](float v) { return b.y - (b.y - a.y) * (v - lo) / (hi - lo); };
+  for (float v : {lo + pad, hi - pad}) {
+    const std::string s = fmt_value(v, 2);
+    dl->AddText(small, fs, ImVec2(p0.x, Y(v) - fs * 0.5f), pal.text_dim, s.c_str());
+  }
+  if (zero_line && lo < 0 && hi > 0) dl->AddLine(ImVec2(a.x, Y(0)), ImVec2(b.x, Y(0)), pal.grid);
+  const float thick = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
+  for (auto& s : series) {
+    for (size_t i = 0; i < s.y->size(); ++i) {
+      const float v = (*s.y)[i];
+      if (!std::isfinite(v)) continue;
+      if (i + 1 < s.y->size() && std::isfinite((*s.y)[i + 1]))
+        dl->AddLine(ImVec2(X(i), Y(v)), ImVec2(X(i + 1), Y((*s.y)[i + 1])), s.colour, thick);
+      dl->AddCircleFilled(ImVec2(X(i), Y(v)), thick * 1.6f, s.colour);
+    }
+  }
+  if (xlabels) {
+    const float slot = (b.x - a.x) / static_cast<float>(n);
+    float widest = 0;
+    for (auto& l : *xlabels) widest = std::max(widest, small->CalcTextSizeA(fs, FLT_MAX, 0, l.c_str()).x);
+    const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 4) / slot)));
+    for (size_t i = 0; i < xlabels->size() && i < n; i += every) {
+      const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, (*xlabels)[i].c_str()).x;
+      dl->AddText(small, fs, ImVec2(X(i) - w * 0.5f, b.y + 2), pal.text_dim, (*xlabels)[i].c_str());
+    }
+  }
+  if (hovered) {
+    const float mx = ImGui::GetIO().MousePos.x;
+    const size_t i = std::min(n - 1, static_cast<size_t>(std::max(0.0f, (mx - a.x) / (b.x - a.x) * static_cast<float>(n))));
+    dl->AddLine(ImVec2(X(i), a.y), ImVec2(X(i), b.y), pal.text_dim);
+    ImGui::BeginTooltip();
+    if (xlabels && i < xlabels->size()) ImGui::Text("token %zu  '%s'", i, (*xlabels)[i].c_str());
+    for (auto& s : series)
+      if (i < s.y->size()) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.colour), "■");
+        ImGui::SameLine();
+        ImGui::Text("%s = %s", s.name, fmt_value((*s.y)[i], 4).c_str());
+      }
+    ImGui::EndTooltip();
+  }
+  // Legend.
+  float x = a.x + 6;
+  for (auto& s : series) {
+    const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.name).x;
+    dl->AddRectFilled(ImVec2(x, a.y + 5), ImVec2(x + fs * 0.7f, a.y + 5 + fs * 0.7f), s.colour);
+    dl->AddText(small, fs, ImVec2(x + fs, a.y + 2), pal.text, s.name);
+    x += w + fs * 2;
+  }
+}
+
+}  // namespace sf::gui

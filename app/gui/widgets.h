@@ -1,0 +1,75 @@
+// widgets.h — drawing helpers shared by the panels: the labelled heatmap, colour bars, token
+// chips, rotated text, number formatting.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gfx/heatmap.h"
+#include "gfx/style.h"
+#include "imgui.h"
+
+namespace sf::gui {
+
+// [SECTION] numbers
+std::string fmt_value(float v, int decimals = 3);  // "−∞" for −inf, "—" for NaN (not computed)
+std::string fmt_bytes(int64_t b);                  // "1.5 KiB"
+std::string fmt_count(int64_t n);                  // "1 234 567"
+std::string fmt_flops(int64_t n);                  // "3.2 MFLOP"
+std::string shape_str(const std::vector<int64_t>& s);
+
+// [SECTION] text
+// Text rotated by `angle` radians around `pivot` (the start of its baseline box's top-left).
+void text_rotated(ImDrawList* dl, ImFont* font, float size, ImVec2 pivot, ImU32 col, const char* text, float angle);
+void help_marker(const char* text);
+void heading(const Fonts& f, const char* text);
+// Text wrapped at the window edge in the given colour.
+void text_coloured_wrapped(ImU32 col, const char* text);
+
+// [SECTION] heatmap widget
+struct HeatmapOpts {
+  const std::vector<std::string>* row_labels = nullptr;
+  const std::vector<std::string>* col_labels = nullptr;
+  const char* row_title = nullptr;  // e.g. "query"
+  const char* col_title = nullptr;  // e.g. "key"
+  ImVec2 max_size = ImVec2(0, 0);   // 0: the available region
+  float max_cell = 56.0f;           // px (scaled by the UI scale)
+  float min_cell = 1.0f;
+  bool square = true;
+  bool show_values = false;         // numbers in cells when they fit
+  int decimals = 2;
+  int new_row0 = -1, new_rows = 0;  // rows outlined as "new at this step"
+  int new_col0 = -1, new_cols = 0;
+  int sel_row = -1, sel_col = -1;   // the explained cell (outlined)
+  const Fonts* fonts = nullptr;
+};
+
+struct HeatmapHit {
+  bool hovered = false;
+  int row = -1, col = -1;
+  bool clicked = false;
+  ImVec2 min, max;  // image rectangle on screen
+};
+
+HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o);
+
+// A horizontal colour bar from lo to hi with its end values written under it.
+void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, const char* label = nullptr);
+
+// [SECTION] token chips
+enum class ChipKind { Normal, Special, Unknown, Chosen };
+// A token as a rounded chip: the token text with its id small under it. Returns true if clicked.
+bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, bool highlighted = false);
+
+// [SECTION] small plots
+// A line plot of several series over x = 0..n−1 with token labels under the axis.
+struct Series {
+  const std::vector<float>* y;
+  ImU32 colour;
+  const char* name;
+};
+void line_plot(const char* id, const std::vector<Series>& series, const std::vector<std::string>* xlabels, ImVec2 size,
+               const Fonts& f, const char* y_label = nullptr, bool zero_line = false);
+
+}  // namespace sf::gui

@@ -1,0 +1,226 @@
+#include "worker.h"
+
+#include <algorithm>
+
+#include "checkpoint.h"
+#include "paths.h"
+
+namespace sf::gui {
+
+// [SECTION] engine operations
+
+void Engine::push(Message::Level l, const std::string& m) {
+  log.push_back({l, m, ticket, ++message_seq});
+  if (log.size() > 200) log.erase(log.begin(), log.begin() + 50);
+}
+
+std::string example_input(const Model& m, const std::string& path) {
+  if (!path.empty()) {
+    if (auto f = read_safetensors(path); f.ok()) {
+      auto it = f->metadata.find("stepformer.example");
+      if (it != f->metadata.end() && !it->second.empty()) return it->second;
+    }
+  }
+  const Config& c = m.config;
+  const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
+  std::vector<std::string> words;
+  for (const std::string& t : v.tokens())
+    if (t.size() && t[0] != '<' && words.size() < 6) words.push_back(t);
+  std::string out;
+  const bool chars = v.tokenizer() == Tokenizer::Character;
+  for (size_t i = 0; i < words.size(); ++i) out += (i && !chars ? " " : "") + words[i];
+  return out;
+}
+
+bool Engine::load_model(const std::string& path) {
+  auto m = sf::load_model(path);
+  if (!m) {
+    error("cannot load model: " + m.error() + (model ? " — keeping " + model_name : ""));
+    return false;
+  }
+  auto ptr = std::make_shared<const Model>(std::move(*m));
+  model_path = path;
+  use_model(ptr, base_name(path));
+  return true;
+}
+
+void Engine::use_model(std::shared_ptr<const Model> m, const std::string& name) {
+  model = std::move(m);
+  model_name = name;
+  session.reset();
+  info("loaded " + name + " (" + std::to_string(count_params(model->weights, model->config)) + " parameters)");
+  // Keep the typed input if this model understands it; else use the model's example.
+  std::string new_src = src, new_tgt = tgt;
+  bool fits = !new_src.empty() && prepare_input(*model, new_src, new_tgt).ok();
+  if (fits) {
+    const Config& c = model->config;
+    fits = (c.has_encoder() ? c.src_vocab : c.tgt_vocab).tokenize(new_src).unknown.empty();
+  }
+  if (!fits) {
+    new_src = example_input(*model, model_path);
+    new_tgt = "";
+  }
+  DecodeSettings s = settings;
+  if (s.strategy == Strategy::Forced && tgt.empty()) s.strategy = Strategy::Greedy;
+  if (!validate(s, *model)) s = DecodeSettings{};
+  settings = s;
+  set_input(new_src, new_tgt);
+}
+
+bool Engine::set_input(const std::string& s, const std::string& t) {
+  src = s;
+  tgt = t;
+  if (!model) {
+    error("no model loaded: open a .safetensors file first");
+    return false;
+  }
+  auto r = Session::create(model, s, t, settings, use_cache);
+  if (!r) {
+    input_error = r.error();
+    error("input refused: " + r.error() + (session ? " — the previous input stays" : ""));
+    return false;
+  }
+  input_error.clear();
+  session = std::move(*r);
+  for (auto& w : session->warnings()) warn(w);
+  refresh_demos(true);
+  return true;
+}
+
+bool Engine::set_settings(const DecodeSettings& s) {
+  if (!session) {
+    settings = s;
+    return true;
+  }
+  const int cursor = session->cursor();
+  auto ok = session->set_settings(s);
+  if (!ok) {
+    error("decoding settings refused: " + ok.error());
+    return false;
+  }
+  settings = s;
+  session->jump(cursor);
+  refresh_demos(true);
+  return true;
+}
+
+void Engine::set_cache(bool on) {
+  use_cache = on;
+  if (session) session->set_use_cache(on);
+}
+
+void Engine::refresh_demos(bool force) {
+  if (!model || !session) {
+    order_demo.reset();
+    leak_demo.reset();
+    return;
+  }
+  if (want_order_demo && (force || !order_demo)) order_demo = make_order_demo(*model, session->input());
+  if (!want_order_demo) order_demo.reset();
+  if (want_leak_demo && (force || !leak_demo)) {
+    // Teacher forcing on the target if there is one, else on what has been decoded so far.
+    std::vector<int> ids = session->input().tgt_ids;
+    if (ids.size() <= 1 || !model->config.has_encoder()) {
+      ids = with_bos(model->config.tgt_vocab, {});
+      if (!model->config.has_encoder()) ids = session->input().tgt_ids;
+      for (int id : session->tokens())
+        if (static_cast<int>(ids.size()) < model->config.max_len) ids.push_back(id);
+    }
+    leak_demo = make_leak_demo(*model, session->input(), ids);
+  }
+  if (!want_leak_demo) leak_demo.reset();
+}
+
+// [SECTION] worker thread
+
+Worker::Worker(std::function<void()> wake) : wake_(std::move(wake)) {
+  snap_ = std::make_shared<const Snapshot>();
+  thread_ = std::thread([this] { run(); });
+}
+
+Worker::~Worker() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+uint64_t Worker::post(std::function<void(Engine&)> op) {
+  std::lock_guard<std::mutex> lk(mu_);
+  const uint64_t t = ++posted_;
+  queue_.emplace_back(t, std::move(op));
+  cv_.notify_one();
+  return t;
+}
+
+std::shared_ptr<const Snapshot> Worker::snapshot() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return snap_;
+}
+
+void Worker::wait_idle() {
+  std::unique_lock<std::mutex> lk(mu_);
+  idle_cv_.wait(lk, [&] { return done_.load() == posted_.load(); });
+}
+
+void Worker::run() {
+  Engine e;
+  for (;;) {
+    std::pair<uint64_t, std::function<void(Engine&)>> job;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    e.ticket = job.first;
+    try {
+      job.second(e);
+    } catch (const std::exception& ex) {
+      e.error(std::string("internal error: ") + ex.what());
+    }
+    // Collapse a burst (e.g. a held arrow key): publish once the queue is drained.
+    bool more;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      more = !queue_.empty();
+    }
+    if (!more) publish(e);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      done_ = job.first;
+    }
+    idle_cv_.notify_all();
+    if (wake_) wake_();
+  }
+}
+
+void Worker::publish(Engine& e) {
+  auto s = std::make_shared<Snapshot>();
+  s->generation = ++generation_;
+  s->ticket = e.ticket;
+  s->model = e.model;
+  s->model_path = e.model_path;
+  s->model_name = e.model_name;
+  if (e.model) s->n_params = count_params(e.model->weights, e.model->config);
+  s->src_text = e.src;
+  s->tgt_text = e.tgt;
+  s->input_error = e.input_error;
+  if (e.session) s->session = std::make_shared<const Session>(*e.session);
+  s->order_demo = e.order_demo;
+  s->leak_demo = e.leak_demo;
+  s->log = e.log;
+  s->last_error_ticket = e.last_error_ticket;
+  try {
+    build_views(*s);
+  } catch (const std::exception& ex) {
+    s->log.push_back({Message::Error, std::string("internal error while building views: ") + ex.what(), e.ticket});
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  snap_ = std::move(s);
+}
+
+}  // namespace sf::gui

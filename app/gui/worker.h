@@ -1,0 +1,89 @@
+// worker.h — the thread that runs the model. The UI thread posts operations; the worker runs them
+// in order on its own Engine (the mutable state: model, Session, demos) and after each one
+// publishes a new immutable Snapshot. An error becomes a Message in the snapshot, never a crash,
+// and leaves the previous model and session in place.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "snapshot.h"
+
+namespace sf::gui {
+
+// The worker's mutable state. Only the worker thread touches it.
+struct Engine {
+  std::shared_ptr<const Model> model;
+  std::string model_path, model_name;
+  std::optional<Session> session;
+  std::string src, tgt;           // the input last set (even if refused)
+  DecodeSettings settings;
+  bool use_cache = true;
+  std::string input_error;
+  bool want_order_demo = false, want_leak_demo = false;
+  std::shared_ptr<const OrderDemo> order_demo;
+  std::shared_ptr<const LeakDemo> leak_demo;
+  std::vector<Message> log;
+  uint64_t ticket = 0;            // the operation running
+  uint64_t last_error_ticket = 0;
+  uint64_t message_seq = 0;
+
+  void info(const std::string& m) { push(Message::Info, m); }
+  void warn(const std::string& m) { push(Message::Warning, m); }
+  void error(const std::string& m) {
+    push(Message::Error, m);
+    last_error_ticket = ticket;
+  }
+  void push(Message::Level l, const std::string& m);
+
+  // Operations (run on the worker thread).
+  bool load_model(const std::string& path);
+  void use_model(std::shared_ptr<const Model> m, const std::string& name);
+  bool set_input(const std::string& src, const std::string& tgt);
+  bool set_settings(const DecodeSettings& s);
+  void set_cache(bool on);
+  void refresh_demos(bool force);
+};
+
+class Worker {
+ public:
+  explicit Worker(std::function<void()> wake = {});
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Queues an operation; returns its ticket (tickets increase by one per post).
+  uint64_t post(std::function<void(Engine&)> op);
+  std::shared_ptr<const Snapshot> snapshot() const;
+  uint64_t done() const { return done_.load(); }
+  uint64_t posted() const { return posted_.load(); }
+  bool idle() const { return done_.load() == posted_.load(); }
+  // Blocks until every posted operation has run (scripts, tests, shutdown).
+  void wait_idle();
+
+ private:
+  void run();
+  void publish(Engine& e);
+
+  std::function<void()> wake_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<std::pair<uint64_t, std::function<void(Engine&)>>> queue_;
+  std::shared_ptr<const Snapshot> snap_;
+  std::atomic<uint64_t> posted_{0}, done_{0};
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// An example input for a model: its "stepformer.example" metadata if the file has one, else the
+// first few ordinary vocabulary tokens.
+std::string example_input(const Model& m, const std::string& path);
+
+}  // namespace sf::gui
