@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "decoder.h"
 #include "encoder.h"
+#include "mask.h"
 #include "rng.h"
 #include "test_util.h"
 #include "train/backward.h"
@@ -74,4 +76,195 @@ INSTANTIATE_TEST_SUITE_P(AllCases, GradFixture,
                                            "encdec_pre_3layer_odd"));
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Finite differences. Each component's backward is checked on a random scalar loss
+// ℓ = Σ out ⊙ R (so d out = R) by central differences along a random direction v of its input
+// and of one parameter: (ℓ(p + εv) − ℓ(p − εv)) / 2ε ≈ ⟨∇ℓ, v⟩. Float32 throughout, so ε = 1e-2
+// and a 1% relative tolerance.
+namespace {
+
+Mat random_mat(Rng& rng, int r, int c, float scale = 1.0f) {
+  Mat m(r, c);
+  for (int i = 0; i < m.size(); ++i) m.data()[i] = scale * rng.normal();
+  return m;
+}
+
+double dot(const Mat& a, const Mat& b) { return static_cast<double>(a.cwiseProduct(b).sum()); }
+double dot(const RowVec& a, const RowVec& b) { return static_cast<double>(a.cwiseProduct(b).sum()); }
+
+// Directional derivative by central differences of f along v at x (x is restored).
+template <class M, class F>
+double central(M& x, const M& v, F&& f, float eps = 1e-2f) {
+  const M x0 = x;
+  x = x0 + eps * v;
+  const double up = f();
+  x = x0 - eps * v;
+  const double down = f();
+  x = x0;
+  return (up - down) / (2.0 * eps);
+}
+
+void expect_close(double fd, double an, const std::string& what) {
+  EXPECT_NEAR(fd, an, 1e-2 * std::max(1.0, std::fabs(an))) << what << ": finite difference " << fd << ", backward " << an;
+}
+
+AttentionWeights random_attention(Rng& rng, int d) {
+  AttentionWeights w;
+  for (Linear* l : {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj}) {
+    l->weight = random_mat(rng, d, d, 0.3f);
+    l->bias = random_mat(rng, 1, d, 0.1f);
+  }
+  return w;
+}
+
+AttentionWeights zero_attention(int d) {
+  AttentionWeights g;
+  for (Linear* l : {&g.q_proj, &g.k_proj, &g.v_proj, &g.o_proj}) {
+    l->weight = Mat::Zero(d, d);
+    l->bias = RowVec::Zero(d);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST(FiniteDifferences, LayerNorm) {
+  Rng rng(1);
+  const int n = 5, d = 8;
+  Mat x = random_mat(rng, n, d, 2.0f);
+  LayerNormWeights w{random_mat(rng, 1, d), random_mat(rng, 1, d)};
+  const Mat R = random_mat(rng, n, d);
+  auto f = [&]() {
+    Mat y;
+    layer_norm_forward(x, w, y, nullptr);
+    return dot(y, R);
+  };
+  LayerNormTrace tr;
+  Mat y, dx;
+  layer_norm_forward(x, w, y, &tr);
+  LayerNormWeights g{RowVec::Zero(d), RowVec::Zero(d)};
+  layer_norm_backward(x, w, tr, R, g, dx);
+  const Mat vx = random_mat(rng, n, d);
+  const RowVec vw = random_mat(rng, 1, d), vb = random_mat(rng, 1, d);
+  expect_close(central(x, vx, f), dot(dx, vx), "dx");
+  expect_close(central(w.weight, vw, f), dot(g.weight, vw), "d weight");
+  expect_close(central(w.bias, vb, f), dot(g.bias, vb), "d bias");
+}
+
+TEST(FiniteDifferences, FeedForwardReluAndGelu) {
+  for (Activation act : {Activation::Relu, Activation::Gelu}) {
+    Rng rng(2);
+    const int n = 4, d = 6, dff = 10;
+    Mat x = random_mat(rng, n, d);
+    FeedForwardWeights w{{random_mat(rng, dff, d, 0.4f), random_mat(rng, 1, dff, 0.1f)},
+                         {random_mat(rng, d, dff, 0.4f), random_mat(rng, 1, d, 0.1f)}};
+    const Mat R = random_mat(rng, n, d);
+    auto f = [&]() {
+      Mat y;
+      feed_forward(w, act, x, y, nullptr);
+      return dot(y, R);
+    };
+    FeedForwardTrace tr;
+    Mat y, dx;
+    feed_forward(w, act, x, y, &tr);
+    FeedForwardWeights g{{Mat::Zero(dff, d), RowVec::Zero(dff)}, {Mat::Zero(d, dff), RowVec::Zero(d)}};
+    feed_forward_backward(w, act, x, tr, R, g, dx);
+    const std::string name = act == Activation::Relu ? "relu " : "gelu ";
+    const Mat vx = random_mat(rng, n, d), v1 = random_mat(rng, dff, d), v2 = random_mat(rng, d, dff);
+    expect_close(central(x, vx, f, 1e-3f), dot(dx, vx), name + "dx");
+    expect_close(central(w.fc1.weight, v1, f, 1e-3f), dot(g.fc1.weight, v1), name + "d fc1.weight");
+    expect_close(central(w.fc2.weight, v2, f, 1e-3f), dot(g.fc2.weight, v2), name + "d fc2.weight");
+  }
+}
+
+TEST(FiniteDifferences, MaskedAttentionBatchOfTwo) {
+  Rng rng(3);
+  const int d = 8, heads = 2, nq = 4, nk = 5, B = 2;
+  const AttentionWeights w0 = random_attention(rng, d);
+  AttentionWeights w = w0;
+  Mat xq = random_mat(rng, B * nq, d), xkv = random_mat(rng, B * nk, d);
+  // Sequence 0: causal-like mask with a padded key; sequence 1: last two keys padded.
+  std::vector<Mat> masks{make_mask(nq, {5, 6, 7, 8, 0}, 0, true), make_mask(nq, {5, 6, 7, 0, 0}, 0, false)};
+  const Mat R = random_mat(rng, B * nq, d);
+  auto f = [&]() {
+    Mat y;
+    attention_forward(w, heads, xq, xkv, masks, y, nullptr);
+    return dot(y, R);
+  };
+  AttentionTrace tr;
+  Mat y, dxq, dxkv;
+  attention_forward(w, heads, xq, xkv, masks, y, &tr);
+  AttentionWeights g = zero_attention(d);
+  attention_backward(w, xq, xkv, tr, R, g, dxq, dxkv);
+  const Mat vq = random_mat(rng, B * nq, d), vkv = random_mat(rng, B * nk, d);
+  expect_close(central(xq, vq, f), dot(dxq, vq), "dx_q");
+  expect_close(central(xkv, vkv, f), dot(dxkv, vkv), "dx_kv");
+  for (auto [name, p, gp] : {std::tuple{"q", &w.q_proj, &g.q_proj}, {"k", &w.k_proj, &g.k_proj},
+                             {"v", &w.v_proj, &g.v_proj}, {"o", &w.o_proj, &g.o_proj}}) {
+    const Mat vw = random_mat(rng, d, d);
+    expect_close(central(p->weight, vw, f), dot(gp->weight, vw), std::string(name) + "_proj.weight");
+  }
+  // Padded keys receive no gradient at all: their K and V rows never reach the output.
+  for (int r : {nk + 3, nk + 4, 4}) EXPECT_EQ(dxkv.row(r).cwiseAbs().maxCoeff(), 0.0f) << "padded key row " << r;
+}
+
+// The whole model, every parameter tensor, both norm placements, by directional differences of
+// the label-smoothed loss (tiny models; complements the PyTorch fixtures).
+class WholeModelFd : public ::testing::TestWithParam<std::tuple<NormPlacement, Arch, Positional>> {};
+
+TEST_P(WholeModelFd, EveryParameterTensor) {
+  const auto [norm, arch, pos] = GetParam();
+  Config c;
+  c.arch = arch;
+  c.d_model = 8;
+  c.n_heads = 2;
+  c.n_encoder_layers = arch == Arch::EncoderDecoder ? 2 : 0;
+  c.n_decoder_layers = 2;
+  c.d_ff = 12;
+  c.max_len = 8;
+  c.norm = norm;
+  c.activation = Activation::Gelu;
+  c.positional = pos;
+  std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>", "a", "b", "c", "d"};
+  c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
+  if (arch == Arch::EncoderDecoder) c.src_vocab = *Vocab::make(v, Tokenizer::Word, "src");
+  Weights w;
+  init_xavier(w, c, 5);
+  Model m = Model::make(c, std::move(w));
+  // Two sequences with padding on both sides.
+  const std::vector<int> src{4, 5, 6, 0, 7, 6, 5, 4};
+  const std::vector<int> tgt{1, 4, 5, 0, 1, 6, 7, 4};
+  const std::vector<int> y{4, 5, 2, 0, 6, 7, 4, 2};
+  Weights g;
+  loss_and_grads(m, src, tgt, y, 2, 0.1f, &g);
+  Rng rng(9);
+  auto G = param_table(g, c);
+  auto P = param_table(m.weights, c);
+  for (size_t i = 0; i < P.size(); ++i) {
+    std::vector<float> dir(static_cast<size_t>(P[i].numel()));
+    double an = 0;
+    for (size_t j = 0; j < dir.size(); ++j) {
+      dir[j] = rng.normal();
+      an += static_cast<double>(dir[j]) * G[i].data[j];
+    }
+    const std::vector<float> p0(P[i].data, P[i].data + P[i].numel());
+    const float eps = 1e-2f;
+    auto at = [&](float s) {
+      for (size_t j = 0; j < dir.size(); ++j) P[i].data[j] = p0[j] + s * dir[j];
+      return loss_and_grads(m, src, tgt, y, 2, 0.1f, nullptr);
+    };
+    const double fd = (at(eps) - at(-eps)) / (2.0 * eps);
+    std::copy(p0.begin(), p0.end(), P[i].data);
+    EXPECT_NEAR(fd, an, 2e-3 + 2e-2 * std::fabs(an)) << P[i].name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PrePost, WholeModelFd,
+    ::testing::Values(std::tuple{NormPlacement::Pre, Arch::EncoderDecoder, Positional::Sinusoidal},
+                      std::tuple{NormPlacement::Post, Arch::EncoderDecoder, Positional::Learned},
+                      std::tuple{NormPlacement::Pre, Arch::DecoderOnly, Positional::Learned},
+                      std::tuple{NormPlacement::Post, Arch::DecoderOnly, Positional::Sinusoidal}));
+
 }  // namespace sf
