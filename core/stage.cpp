@@ -79,6 +79,9 @@ struct Ctx {
   int64_t rows;       // rows the stack carries (recorded)
   int64_t n_k;        // self-attention keys
   int64_t n_src;
+  int64_t fed = 0;     // decoder: rows fed at this step (m)
+  bool cached = false; // decoder: K/V come from (and go into) the cache
+  bool first_step = true;
   int64_t d() const { return c.d_model; }
 };
 
@@ -123,8 +126,11 @@ void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
   const char* what = cross ? "cross-attention" : (x.side == Side::Decoder ? "masked self-attention" : "self-attention");
   s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · " + what;
   const std::string kv_src = cross ? "memory" : in;
-  s.formula = "Q = " + in + " W_qᵀ + b_q " + shape_str(nd) + "; K, V = " + kv_src + " W_{k,v}ᵀ + b " + shape_str(kd) +
-              "; per head (" + std::to_string(h) + " × d_k " + std::to_string(dk) + "): softmax(Q_h K_hᵀ / √" +
+  std::string kv = "K, V = " + kv_src + " W_{k,v}ᵀ + b " + shape_str(kd);
+  if (x.cached && !cross && x.fed < nk)
+    kv = "k, v = " + in + " W_{k,v}ᵀ + b " + shape_str({x.fed, d}) + " appended to the cache → K, V " + shape_str(kd);
+  if (x.cached && cross && !x.first_step) kv = "K, V of the memory from the cache " + shape_str(kd);
+  s.formula = "Q = " + in + " W_qᵀ + b_q " + shape_str(nd) + "; " + kv + "; per head (" + std::to_string(h) + " × d_k " + std::to_string(dk) + "): softmax(Q_h K_hᵀ / √" +
               std::to_string(dk) + " + mask) " + shape_str({x.rows, nk}) + " · V_h " + shape_str({nk, dk}) +
               "; concat " + shape_str(nd) + " W_oᵀ + b_o → " + shape_str(nd);
   if (pre) s.formula += "; x = x + attention " + shape_str(nd);
@@ -268,14 +274,17 @@ Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims) {
   const int64_t r = dims.rows, d = c.d_model, V = c.tgt_vocab.size(), m = dims.fed;
   const int64_t nk = dims.position0 + dims.fed;
   const std::vector<int64_t> nd{r, d};
-  const Ctx x{c, Side::Decoder, top + "decoder", top, "decoder", r, nk, dims.n_src};
+  Ctx x{c, Side::Decoder, top + "decoder", top, "decoder", r, nk, dims.n_src};
+  x.fed = m;
+  x.cached = dims.cached;
+  x.first_step = dims.step == 0;
   switch (k.kind) {
     case StageKind::Embed: {
-      const std::string pos = m == 1 ? std::to_string(dims.position0)
-                                     : std::to_string(dims.position0) + ".." + std::to_string(nk - 1);
+      const std::string pos = m == 1 ? "position " + std::to_string(dims.position0)
+                                     : "positions " + std::to_string(dims.position0) + ".." + std::to_string(nk - 1);
       s.title = (dims.step == 0 && m > 1 ? "decoder · prefill: embed the prompt" : "decoder · embed the newest token") +
                 std::string(" (step ") + std::to_string(dims.step) + ")";
-      s.formula = "x = E[id] · √" + std::to_string(d) + " + p_t, positions " + pos + ": " + shape_str({m, d});
+      s.formula = "x = E[id] · √" + std::to_string(d) + " + p_t, " + pos + ": " + shape_str({m, d});
       if (!dims.cached) s.formula += " (cache off: all " + std::to_string(r) + " rows recomputed)";
       s.reads = {{"ids", top + "tgt_ids", {r}}, {"E", "tgt_embed.weight", {V, d}}};
       s.writes = {{"E[id]·√d", top + "decoder.embed.scaled", nd}, {"p_t", top + "decoder.embed.pe", nd},

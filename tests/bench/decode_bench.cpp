@@ -1,0 +1,139 @@
+// Per-token greedy decoding time at step t, with the KV cache and by recomputation (issue 3).
+//   ./build-session/tests/bench/decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// Base configuration as the PyTorch peer (tests/bench/peers/torch_decode.py): d_model 512, 8 heads,
+// 6+6 layers, d_ff 2048, pre-LN, ReLU, sinusoidal, vocabulary 1000, 64 source tokens, batch 1, one
+// thread, float32. "Step t" produces the t-th output token: the decoder input is t tokens long.
+// A step is the decoder over the fed row(s) + generator + argmax; nothing is recorded. The encoder
+// and the cross-attention K/V (once per source) are outside the timed region, as in the peer.
+#include <benchmark/benchmark.h>
+
+#include "allocator.h"
+#include "decoding.h"
+#include "encoder.h"
+
+namespace sf {
+namespace {
+
+struct Base {
+  Model model;
+  std::vector<int> src;  // (64)
+  Mat memory;            // (64, 512)
+};
+
+const Base& base() {
+  static const Base b = [] {
+    Config c;
+    c.arch = Arch::EncoderDecoder;
+    c.d_model = 512;
+    c.n_heads = 8;
+    c.n_encoder_layers = c.n_decoder_layers = 6;
+    c.d_ff = 2048;
+    c.max_len = 512;
+    c.norm = NormPlacement::Pre;
+    c.activation = Activation::Relu;
+    c.positional = Positional::Sinusoidal;
+    std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>"};
+    while (v.size() < 1000) v.push_back("w" + std::to_string(v.size()));
+    c.src_vocab = *Vocab::make(v, Tokenizer::Word, "src");
+    c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
+    Weights w;
+    init_xavier(w, c, 1);
+    Base out{Model::make(c, std::move(w)), {}, {}};
+    for (int i = 0; i < 64; ++i) out.src.push_back(4 + (i * 7) % 990);
+    out.memory = encode(out.model, out.src, 1, nullptr);
+    return out;
+  }();
+  return b;
+}
+
+// A decoder input of t tokens: <s> then t − 1 ordinary tokens.
+std::vector<int> prefix(int t) {
+  std::vector<int> ids{1};
+  for (int i = 1; i < t; ++i) ids.push_back(4 + (i * 13) % 990);
+  return ids;
+}
+
+// Rolls the cache back by one row, so every iteration measures the same step t.
+void drop_last_row(KvCache& c) {
+  --c.length;
+  --c.step;
+  c.ids.pop_back();
+  c.row_step.pop_back();
+}
+
+void step_cached(benchmark::State& state) {
+  const Base& b = base();
+  const int t = static_cast<int>(state.range(0));
+  const EncoderContext enc{&b.memory, &b.src};
+  const std::vector<int> ids = prefix(t);
+  Hypothesis h;
+  start_hypothesis(b.model, std::vector<int>(ids.begin(), ids.end() - 1), true, h);
+  next_logits(b.model, enc, h, true, nullptr);  // cache rows 0 .. t − 2 (and the cross K/V)
+  h.ids = ids;
+  for (auto _ : state) {
+    const RowVec logits = next_logits(b.model, enc, h, true, nullptr);
+    benchmark::DoNotOptimize(argmax(logits));
+    drop_last_row(h.cache);
+  }
+  state.counters["cache_MiB"] = static_cast<double>(h.cache.bytes() + 2LL * 6 * 512 * 4) / (1 << 20);
+}
+
+void step_recomputed(benchmark::State& state) {
+  const Base& b = base();
+  const int t = static_cast<int>(state.range(0));
+  const EncoderContext enc{&b.memory, &b.src};
+  Hypothesis h;
+  start_hypothesis(b.model, prefix(t), false, h);
+  for (auto _ : state) {
+    const RowVec logits = next_logits(b.model, enc, h, false, nullptr);
+    benchmark::DoNotOptimize(argmax(logits));
+  }
+}
+
+// The same cached step with everything recorded (what the stepper keeps for the explorer).
+void step_cached_recorded(benchmark::State& state) {
+  const Base& b = base();
+  const int t = static_cast<int>(state.range(0));
+  const EncoderContext enc{&b.memory, &b.src};
+  const std::vector<int> ids = prefix(t);
+  Hypothesis h;
+  start_hypothesis(b.model, std::vector<int>(ids.begin(), ids.end() - 1), true, h);
+  next_logits(b.model, enc, h, true, nullptr);
+  h.ids = ids;
+  for (auto _ : state) {
+    DecoderTrace tr;
+    const RowVec logits = next_logits(b.model, enc, h, true, &tr);
+    benchmark::DoNotOptimize(argmax(logits));
+    drop_last_row(h.cache);
+  }
+}
+
+// A whole greedy decode of 256 tokens with the cache (setup of the cross K/V included), </s>
+// ignored so every run has the same length: the peer's "kv-cache greedy, 256 tokens total".
+void greedy_256(benchmark::State& state) {
+  const Base& b = base();
+  const EncoderContext enc{&b.memory, &b.src};
+  for (auto _ : state) {
+    Hypothesis h;
+    start_hypothesis(b.model, {1}, true, h);
+    for (int t = 0; t < 256; ++t) h.ids.push_back(argmax(next_logits(b.model, enc, h, true, nullptr)));
+    benchmark::DoNotOptimize(h.ids.data());
+  }
+}
+
+BENCHMARK(step_cached)->Arg(8)->Arg(32)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(step_recomputed)->Arg(8)->Arg(32)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(step_cached_recorded)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK(greedy_256)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+}  // namespace sf
+
+int main(int argc, char** argv) {
+  sf::tune_allocator();  // as the stepformer executable does
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
