@@ -1,0 +1,247 @@
+// Training: the loss falls on the copy task within a few seconds, runs are deterministic for a
+// seed, resuming from a checkpoint is bit-identical to an uninterrupted run, shards across threads
+// agree with one thread, the optimiser and schedules follow their formulas, the metrics file has
+// the documented layout, and a shipped copy model decodes held-out inputs exactly.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "test_util.h"
+#include "train/adam.h"
+#include "train/batch.h"
+#include "train/evaluate.h"
+#include "train/loss.h"
+#include "train/schedule.h"
+#include "train/trainer.h"
+
+namespace sf {
+namespace {
+
+TrainOptions tiny_copy(uint64_t seed = 1) {
+  TrainOptions o;
+  o.task = "copy";
+  o.task_options = {1, 6, 6};
+  o.norm = NormPlacement::Pre;
+  o.encoder_layers = o.decoder_layers = 1;
+  o.d_model = 32;
+  o.n_heads = 2;
+  o.d_ff = 64;
+  o.batch = 32;
+  o.steps = 400;
+  o.seed = seed;
+  o.schedule.kind = Schedule::Constant;
+  o.schedule.rate = 3e-3;
+  o.label_smoothing = 0.0f;
+  o.eval_every = 0;
+  o.probe_every = 25;
+  o.eval_examples = 100;
+  o.final_eval_examples = 200;
+  return o;
+}
+
+std::vector<float> all_weights(const Trainer& t) {
+  std::vector<float> v;
+  for (const ParamRef& p : param_table(t.model().weights, t.model().config)) v.insert(v.end(), p.data, p.data + p.numel());
+  return v;
+}
+
+// Copy of 1-6 symbols from 6, d_model 32, 1+1 layers, batch 32, constant lr 3e-3, no smoothing.
+// Measured: loss 3.1 at step 1, 0.3 at step 100, ~0.03 (noisy) over steps 381-400; greedy exact
+// match 97 % on held-out examples at step 400. About 3 s.
+TEST(Train, CopyLossFallsBelowThresholdIn400Steps) {
+  auto t = Trainer::create(tiny_copy());
+  ASSERT_TRUE(t.ok()) << t.error();
+  double first = 0, last20 = 0;
+  while (!t->finished()) {
+    const StepStats s = t->step();
+    if (s.step == 1) first = s.loss;
+    if (s.step > 380) last20 += s.loss / 20;
+  }
+  EXPECT_GT(first, 2.0);
+  EXPECT_LT(last20, 0.15) << "mean copy loss over steps 381-400";
+  EXPECT_GE(t->evaluate(200).exact_match(), 0.9);
+}
+
+TEST(Train, DeterministicForASeed) {
+  TrainOptions o = tiny_copy(3);
+  o.steps = 15;
+  auto a = Trainer::create(o), b = Trainer::create(o);
+  while (!a->finished()) a->step();
+  while (!b->finished()) b->step();
+  EXPECT_EQ(all_weights(*a), all_weights(*b));
+  EXPECT_EQ(a->metrics()["steps"]["loss"], b->metrics()["steps"]["loss"]);
+  o.seed = 4;
+  auto c = Trainer::create(o);
+  while (!c->finished()) c->step();
+  EXPECT_NE(all_weights(*a), all_weights(*c));
+}
+
+TEST(Train, ResumeFromCheckpointIsBitIdentical) {
+  for (NormPlacement norm : {NormPlacement::Pre, NormPlacement::Post}) {
+    TrainOptions o = tiny_copy(5);
+    o.norm = norm;
+    o.steps = 30;
+    o.eval_every = 10;
+    o.probe_every = 7;
+    auto whole = Trainer::create(o);
+    while (!whole->finished()) whole->step();
+
+    auto first = Trainer::create(o);
+    while (first->steps_done() < 13) first->step();
+    const std::string ckpt = test::temp_path("resume.ckpt.safetensors");
+    ASSERT_TRUE(first->save_checkpoint(ckpt).ok());
+    auto resumed = Trainer::resume(ckpt);
+    ASSERT_TRUE(resumed.ok()) << resumed.error();
+    EXPECT_EQ(resumed->steps_done(), 13);
+    while (!resumed->finished()) resumed->step();
+    EXPECT_EQ(all_weights(*whole), all_weights(*resumed));
+    EXPECT_EQ(whole->metrics(), resumed->metrics());
+    std::remove(ckpt.c_str());
+  }
+}
+
+TEST(Train, ResumeRejectsAModelFileWithAMessage) {
+  auto r = Trainer::resume(test::fixture("encdec_pre_relu_sin.safetensors"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("checkpoint"), std::string::npos) << r.error();
+}
+
+TEST(Train, TwoThreadShardsMatchOneThread) {
+  TrainOptions o = tiny_copy(6);
+  o.steps = 5;
+  auto one = Trainer::create(o);
+  o.threads = 2;
+  auto two = Trainer::create(o);
+  for (int i = 0; i < 5; ++i) {
+    const StepStats a = one->step(), b = two->step();
+    EXPECT_NEAR(a.loss, b.loss, 1e-4);
+    EXPECT_NEAR(a.grad_norm, b.grad_norm, 1e-3 * a.grad_norm);
+  }
+}
+
+TEST(Train, MetricsHaveTheDocumentedLayout) {
+  TrainOptions o = tiny_copy(7);
+  o.steps = 20;
+  o.eval_every = 10;
+  o.probe_every = 10;
+  auto t = Trainer::create(o);
+  while (!t->finished()) t->step();
+  t->final_evaluation(1.0);
+  const auto& m = t->metrics();
+  EXPECT_EQ(m["format"], "stepformer.metrics/1");
+  EXPECT_EQ(m["steps"]["step"].size(), 20u);
+  EXPECT_EQ(m["steps"]["loss"].size(), 20u);
+  EXPECT_EQ(m["steps"]["lr"][0].get<double>(), 3e-3);
+  ASSERT_EQ(m["steps"]["grad_norm_group"].size(), 20u);
+  EXPECT_EQ(m["steps"]["grad_norm_group"][0].size(), m["groups"].size());
+  EXPECT_EQ(m["steps"]["grad_norm_layer"][0].size(), m["layers"].size());
+  EXPECT_EQ(m["layers"], (nlohmann::json{"encoder.layers.0", "decoder.layers.0"}));
+  EXPECT_EQ(m["probes"]["step"], (nlohmann::json{1, 10, 20}));
+  EXPECT_EQ(m["probes"]["streams"].size(), 4u);  // encoder.embed, encoder.layers.0, decoder.embed, decoder.layers.0
+  EXPECT_EQ(m["probes"]["attention"].size(), 3u);
+  EXPECT_EQ(m["probes"]["attention_entropy"][0][0].size(), 2u);  // per head
+  EXPECT_EQ(m["evals"]["step"], (nlohmann::json{10, 20}));
+  EXPECT_EQ(m["final"]["examples"], 200);
+  // Group norms combine to the total norm.
+  double sq = 0;
+  for (const auto& g : m["steps"]["grad_norm_group"][3]) sq += g.get<double>() * g.get<double>();
+  EXPECT_NEAR(std::sqrt(sq), m["steps"]["grad_norm"][3].get<double>(), 1e-3 * m["steps"]["grad_norm"][3].get<double>());
+}
+
+TEST(Optimiser, AdamFollowsTorchFormula) {
+  // One scalar parameter (the generator bias of a tiny model), two steps by hand.
+  TrainOptions o = tiny_copy();
+  auto task = make_task("copy", o.task_options);
+  const Config c = model_config(o, *task);
+  Weights p, g;
+  allocate(p, c);
+  allocate(g, c);
+  zero_grads(p, c);
+  zero_grads(g, c);
+  Adam adam;
+  adam.init(c);
+  double ref_p = 0, m = 0, v = 0;
+  for (int t = 1; t <= 2; ++t) {
+    const float grad = t == 1 ? 0.5f : -0.25f;
+    g.generator.bias(0) = grad;
+    adam.step(p, g, c, 0.01);
+    m = 0.9 * m + 0.1 * grad;
+    v = 0.98 * v + 0.02 * grad * grad;
+    ref_p -= 0.01 * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.98, t))) + 1e-9);
+    EXPECT_NEAR(p.generator.bias(0), ref_p, 1e-6);
+    EXPECT_EQ(p.generator.bias(1), 0.0f);  // zero grad, zero moments: no move
+  }
+}
+
+TEST(Optimiser, Schedules) {
+  Schedule s;
+  s.kind = Schedule::Warmup;
+  s.d_model = 512;
+  s.warmup = 4000;
+  s.factor = 1.0;
+  // Vaswani et al.: linear warm-up to the peak at step = warmup, then ∝ step^−0.5.
+  EXPECT_NEAR(s.at(1), 1.0 / std::sqrt(512.0) / std::pow(4000.0, 1.5), 1e-12);
+  EXPECT_NEAR(s.at(4000), 1.0 / std::sqrt(512.0) / std::sqrt(4000.0), 1e-9);
+  EXPECT_LT(s.at(3999), s.at(4000));
+  EXPECT_LT(s.at(4001), s.at(4000));
+  EXPECT_NEAR(s.at(16000), s.at(4000) / 2, 1e-9);
+  s.kind = Schedule::Constant;
+  s.rate = 1e-3;
+  EXPECT_EQ(s.at(1), 1e-3);
+  EXPECT_EQ(s.at(100000), 1e-3);
+}
+
+TEST(Optimiser, GradientClippingCapsTheNorm) {
+  TrainOptions o = tiny_copy(8);
+  o.steps = 3;
+  o.clip = 1e-3f;  // far below the initial norm
+  o.schedule.rate = 1.0;
+  auto t = Trainer::create(o);
+  const std::vector<float> before = all_weights(*t);
+  const StepStats s = t->step();
+  EXPECT_GT(s.grad_norm, 1e-3);
+  // Adam normalises the step size, so check the update is still finite and bounded by lr.
+  const std::vector<float> after = all_weights(*t);
+  float max_move = 0;
+  for (size_t i = 0; i < before.size(); ++i) max_move = std::max(max_move, std::fabs(after[i] - before[i]));
+  EXPECT_LE(max_move, 1.0f + 1e-3f);
+  EXPECT_TRUE(std::isfinite(max_move));
+}
+
+TEST(Loss, LabelSmoothingFormulaAndIgnoredPadding) {
+  Mat logits(3, 4);
+  logits << 1, 2, 3, 4, 0, 0, 0, 0, 5, -1, 2, 0;
+  const std::vector<int> y{3, 0, 1};  // 0 is <pad>
+  Mat d;
+  const LossResult r = cross_entropy(logits, y, 0, 0.1f, &d);
+  auto row_loss = [&](int i, int yi) {
+    const double lse = std::log(logits.row(i).array().exp().sum());
+    const double nll = lse - logits(i, yi);
+    const double smooth = lse - logits.row(i).sum() / 4.0;
+    return 0.9 * nll + 0.1 * smooth;
+  };
+  EXPECT_EQ(r.count, 2);
+  EXPECT_NEAR(r.loss, (row_loss(0, 3) + row_loss(2, 1)) / 2, 1e-6);
+  EXPECT_EQ(d.row(1).cwiseAbs().maxCoeff(), 0.0f);
+  EXPECT_NEAR(d.row(0).sum(), 0.0, 1e-6);  // softmax gradient rows sum to 0
+}
+
+// The shipped copy models (assets/models) decode held-out inputs exactly.
+TEST(ShippedModels, CopyModelsReproduceHeldOutInputs) {
+  for (const char* name : {"copy-preln", "copy-postln"}) {
+    auto m = load_model(test::source_path(std::string("assets/models/") + name + ".safetensors"));
+    ASSERT_TRUE(m.ok()) << m.error();
+    auto task = make_task("copy");
+    const auto val = task->sample_many(kValidationSeed, 200, Split::Validation);
+    const EvalResult r = evaluate(*m, val);
+    EXPECT_GE(r.exact_match(), 0.99) << name;
+    // One example by hand: the output is the input.
+    const std::vector<int> in = to_ids(m->config.src_vocab, {"3", "1", "4", "1", "5", "9", "2", "6"});
+    const auto out = greedy_decode_batch(*m, {in}, 12);
+    EXPECT_EQ(m->config.tgt_vocab.detokenize(out[0]), "3 1 4 1 5 9 2 6") << name;
+  }
+}
+
+}  // namespace
+}  // namespace sf
