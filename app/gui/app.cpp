@@ -233,6 +233,18 @@ void App::frame() {
         }
   }
 
+  follow_stage();
+  // The demos run the model: ask the worker for them only while a panel shows them.
+  {
+    Panel* pe = find_panel("pe");
+    Panel* masks = find_panel("masks");
+    const bool order = pe && pe->open, leak = masks && masks->open && ui_.leak_demo;
+    if (order != want_order_ || leak != want_leak_) {
+      want_order_ = order;
+      want_leak_ = leak;
+      act::want_demos(*worker_, order, leak);
+    }
+  }
   if (script_) script_->tick(*this);
   keyboard();
   play_tick();
@@ -242,6 +254,29 @@ void App::frame() {
   status_bar();
   if (demo_window_) ImGui::ShowDemoWindow(&demo_window_);
   if (layout_reset_ > 0) --layout_reset_;
+}
+
+// When the stepper enters an attention sublayer, the shared selection shows it (unless the user
+// switched "follow stepper" off). A pinned cell is forgotten when the map changes.
+void App::follow_stage() {
+  if (!snap_->ok()) return;
+  const Config& c = snap_->model->config;
+  if (ui_.kind == AttnKind::EncoderSelf && !c.has_encoder()) ui_.kind = AttnKind::DecoderSelf;
+  if (ui_.kind == AttnKind::Cross && !c.has_encoder()) ui_.kind = AttnKind::DecoderSelf;
+  if (snap_->generation == followed_gen_) return;
+  followed_gen_ = snap_->generation;
+  if (!ui_.follow_stage || snap_->cursor == followed_cursor_) return;
+  followed_cursor_ = snap_->cursor;
+  const Stage& st = snap_->stage;
+  const bool attn = st.kind == StageKind::SelfAttention || st.kind == StageKind::CrossAttention ||
+                    ((st.kind == StageKind::Norm || st.kind == StageKind::AddNorm) && st.block != Block::FeedForward);
+  if (!attn || st.layer < 0) return;
+  AttnKind k = st.side == Side::Encoder ? AttnKind::EncoderSelf
+               : (st.kind == StageKind::CrossAttention || st.block == Block::CrossAttention) ? AttnKind::Cross
+                                                                                             : AttnKind::DecoderSelf;
+  if (k != ui_.kind || st.layer != ui_.layer) ui_.cell_pinned = false;
+  ui_.kind = k;
+  ui_.layer = st.layer;
 }
 
 void App::keyboard() {

@@ -73,6 +73,7 @@ class App {
 
  private:
   void keyboard();
+  void follow_stage();
   void menu_bar();
   void status_bar();
   void draw_panels();
@@ -109,6 +110,9 @@ class App {
   char export_path_[512] = {0};
   std::string heatmap_export_error_;
   bool demo_window_ = false;
+  uint64_t followed_gen_ = 0;
+  int followed_cursor_ = -1;
+  bool want_order_ = false, want_leak_ = false;
 };
 
 }  // namespace sf::gui

@@ -148,7 +148,7 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   float ch = (avail.y - top_guess - title_h - 2) / static_cast<float>(R);
   if (o.square) cw = ch = std::min(cw, ch);
   cw = std::clamp(cw, o.min_cell, o.max_cell * scale);
-  ch = std::clamp(ch, o.min_cell, o.max_cell * scale);
+  ch = std::clamp(ch, o.min_cell, (o.max_cell_h > 0 ? o.max_cell_h : o.max_cell * scale));
   const bool rotate = o.col_labels && cw < col_w + 4;
   const float top = o.col_labels ? (rotate ? col_w + 6 : fs + 6) : 0;
   if (rotate && o.square) {  // the taller gutter may need smaller cells

@@ -36,6 +36,7 @@ struct HeatmapOpts {
   ImVec2 max_size = ImVec2(0, 0);   // 0: the available region
   float max_cell = 56.0f;           // px (scaled by the UI scale)
   float min_cell = 1.0f;
+  float max_cell_h = 0;             // px, cap on the cell height when not square (0: max_cell)
   bool square = true;
   bool show_values = false;         // numbers in cells when they fit
   int decimals = 2;

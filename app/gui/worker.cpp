@@ -117,16 +117,19 @@ void Engine::refresh_demos(bool force) {
   }
   if (want_order_demo && (force || !order_demo)) order_demo = make_order_demo(*model, session->input());
   if (!want_order_demo) order_demo.reset();
-  if (want_leak_demo && (force || !leak_demo)) {
+  if (want_leak_demo) {
     // Teacher forcing on the target if there is one, else on what has been decoded so far.
+    const Config& c = model->config;
     std::vector<int> ids = session->input().tgt_ids;
-    if (ids.size() <= 1 || !model->config.has_encoder()) {
-      ids = with_bos(model->config.tgt_vocab, {});
-      if (!model->config.has_encoder()) ids = session->input().tgt_ids;
+    const bool has_target = c.has_encoder() ? ids.size() > 1 : !session->input().tgt.ids.empty();
+    if (!has_target) {
       for (int id : session->tokens())
-        if (static_cast<int>(ids.size()) < model->config.max_len) ids.push_back(id);
+        if (static_cast<int>(ids.size()) < c.max_len) ids.push_back(id);
     }
-    leak_demo = make_leak_demo(*model, session->input(), ids);
+    if (force || !leak_demo || ids != leak_ids) {
+      leak_ids = ids;
+      leak_demo = make_leak_demo(*model, session->input(), ids);
+    }
   }
   if (!want_leak_demo) leak_demo.reset();
 }
@@ -199,6 +202,11 @@ void Worker::run() {
 }
 
 void Worker::publish(Engine& e) {
+  try {
+    e.refresh_demos(false);  // the leak demo follows the tokens decoded so far
+  } catch (const std::exception& ex) {
+    e.error(std::string("internal error in a demo: ") + ex.what());
+  }
   auto s = std::make_shared<Snapshot>();
   s->generation = ++generation_;
   s->ticket = e.ticket;

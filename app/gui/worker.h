@@ -29,6 +29,7 @@ struct Engine {
   bool want_order_demo = false, want_leak_demo = false;
   std::shared_ptr<const OrderDemo> order_demo;
   std::shared_ptr<const LeakDemo> leak_demo;
+  std::vector<int> leak_ids;      // the decoder input the leak demo ran on
   std::vector<Message> log;
   uint64_t ticket = 0;            // the operation running
   uint64_t last_error_ticket = 0;

@@ -1,17 +1,189 @@
+// masks.cpp — "Masks": the padding, causal and combined masks as the exact additive matrices
+// (0 or −∞), next to the scaled scores, the masked scores and the softmax, as in seed 000's
+// tables; and a switch that removes the causal mask from a teacher-forced run to show the leak
+// (future tokens receiving weight).
+//
+// [SECTION] the three masks
+// [SECTION] scores → masked → softmax
+// [SECTION] the leak
+#include <algorithm>
+#include <cmath>
+
+#include "actions.h"
 #include "app.h"
+#include "mask.h"
 #include "ui.h"
 #include "widgets.h"
 
 namespace sf::gui {
+
 namespace {
+
 class MasksPanel : public Panel {
  public:
   const char* title() const override { return "Masks"; }
   const char* key() const override { return "masks"; }
   ImVec4 default_rect() const override { return ImVec4(0.24f, 0.40f, 0.76f, 0.60f); }
-  bool default_open() const override { return false; }
-  void Draw(Ctx& c) override { (void)c; ImGui::TextUnformatted("todo"); }
+
+  bool export_heatmap(const std::string& path, std::string& error) override {
+    if (maps_[2].empty()) return error = "masks: nothing computed yet", false;
+    return maps_[2].write_png(path, error);
+  }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (!s.ok()) {
+      ImGui::TextDisabled("No model or input loaded.");
+      return;
+    }
+    const AttnView* v = s.attn_view(c.ui.kind, c.ui.layer);
+    ImGui::Text("%s · layer %d · head %d", to_string(c.ui.kind), c.ui.layer, c.ui.head);
+    ImGui::SameLine();
+    ImGui::TextDisabled("(choose in the Attention panel)");
+    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+    ImGui::Checkbox("remove the causal mask (leak demo)", &c.ui.leak_demo);
+    if (c.ui.leak_demo) {
+      draw_leak(c);
+      return;
+    }
+    if (!v) {
+      ImGui::TextDisabled("not computed yet at this stage");
+      return;
+    }
+    draw_tables(c, *v);
+  }
+
+ private:
+  // One small table: a heatmap with its values written in, and a caption.
+  void table(Ctx& c, int slot, const char* caption, const Mat& m, Colormap map, float lo, float hi, const AttnView& v,
+             uint64_t key, float w, float h, int decimals = 2) {
+    maps_[slot].update(m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()), mix_key(key, static_cast<uint64_t>(slot)),
+                       map, lo, hi);
+    ImGui::BeginGroup();
+    ImGui::PushFont(c.fonts.bold);
+    ImGui::TextUnformatted(caption);
+    ImGui::PopFont();
+    HeatmapOpts o;
+    o.row_labels = &v.q_labels;
+    o.col_labels = &v.k_labels;
+    o.show_values = true;
+    o.decimals = decimals;
+    o.fonts = &c.fonts;
+    o.max_size = ImVec2(w, h);
+    o.max_cell = 44;
+    if (c.ui.cell_pinned) o.sel_row = c.ui.cell_row, o.sel_col = c.ui.cell_col;
+    const HeatmapHit hit = heatmap_widget(caption, maps_[slot], o);
+    if (hit.hovered)
+      ImGui::SetTooltip("%s\nquery %d '%s', key %d '%s': %s", caption, hit.row, v.q_labels[static_cast<size_t>(hit.row)].c_str(),
+                        hit.col, v.k_labels[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());
+    ImGui::EndGroup();
+  }
+
+  // [SECTION] the three masks, [SECTION] scores → masked → softmax
+  void draw_tables(Ctx& c, const AttnView& v) {
+    const Config& cfg = c.snap.model->config;
+    const AttentionTrace& a = v.trace;
+    const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
+    const bool self_dec = v.kind == AttnKind::DecoderSelf;
+    const Vocab& kv = v.kind == AttnKind::DecoderSelf ? cfg.tgt_vocab : cfg.src_vocab;
+    std::vector<int> key_ids;
+    for (auto& t : v.k_labels) key_ids.push_back(kv.id(t));
+    const Mat pad = make_mask(nq, key_ids, kv.pad(), false);
+    std::vector<int> no_pad(key_ids.size(), kv.pad() == 0 ? 1 : 0);
+    const Mat causal = self_dec ? make_mask(nq, no_pad, kv.pad(), true) : Mat::Zero(nq, nk);
+    const Mat& combined = a.masks[0];
+    const Mat& sc = a.scores[static_cast<size_t>(c.ui.head)];
+    Mat masked = sc + combined;
+    for (Eigen::Index i = 0; i < masked.rows(); ++i)
+      for (Eigen::Index j = 0; j < masked.cols(); ++j)
+        if (std::isinf(combined(i, j))) masked(i, j) = combined(i, j);
+    const Mat& w = a.weights[static_cast<size_t>(c.ui.head)];
+    float slo, shi;
+    symmetric_range(sc.data(), static_cast<size_t>(sc.size()), slo, shi);
+
+    const uint64_t key = mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(c.ui.head));
+    const float fs = ImGui::GetFontSize();
+    const float W = (ImGui::GetContentRegionAvail().x - fs * 2) / 3.0f;
+    const float H = (ImGui::GetContentRegionAvail().y - fs * 5.5f) / 2.0f;
+    table(c, 0, "padding mask", pad, Colormap::Diverging, -1, 1, v, key, W, H, 0);
+    ImGui::SameLine();
+    table(c, 1, self_dec ? "causal mask (j ≤ i)" : "causal mask (none here)", causal, Colormap::Diverging, -1, 1, v, key, W, H, 0);
+    ImGui::SameLine();
+    table(c, 2, "combined mask M", combined, Colormap::Diverging, -1, 1, v, key, W, H, 0);
+    table(c, 3, "scores S = QKᵀ/√d_k", sc, Colormap::Diverging, slo, shi, v, key, W, H);
+    ImGui::SameLine();
+    table(c, 4, "masked S + M", masked, Colormap::Diverging, slo, shi, v, key, W, H);
+    ImGui::SameLine();
+    table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H);
+    ImGui::TextDisabled("hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
+                        "computed (the key did not exist yet at that decoding step).");
+    if (v.kind != AttnKind::DecoderSelf && cfg.has_encoder()) {
+      if (std::find(key_ids.begin(), key_ids.end(), kv.pad()) == key_ids.end()) {
+        ImGui::TextDisabled("No <pad> in the source: the padding mask is all 0.");
+        ImGui::SameLine();
+        if (ImGui::SmallButton("append two <pad>")) act::set_input(c.worker, c.snap.src_text + " <pad> <pad>", c.snap.tgt_text);
+      }
+    }
+  }
+
+  // [SECTION] the leak
+  void draw_leak(Ctx& c) {
+    const auto& d = c.snap.leak_demo;
+    const Palette& pal = palette();
+    if (!d) {
+      ImGui::TextDisabled("running the teacher-forced pass with and without the causal mask…");
+      return;
+    }
+    const int h = std::min(c.ui.head, static_cast<int>(d->causal.weights.size()) - 1);
+    ImGui::TextWrapped("Teacher forcing feeds the whole target at once. The causal mask is what stops position i from "
+                       "reading positions after i — the tokens it is supposed to predict. Without it (right) the upper "
+                       "triangle fills with weight: the model would be copying the answer. Decoder layer %d, head %d.",
+                       d->layer, h);
+    const float fs = ImGui::GetFontSize();
+    const float W = (ImGui::GetContentRegionAvail().x - fs * 10) / 2.0f;
+    const float H = ImGui::GetContentRegionAvail().y - fs * 3;
+    const uint64_t key = mix_key(reinterpret_cast<uintptr_t>(d.get()), static_cast<uint64_t>(h));
+    const Mat& a = d->causal.weights[static_cast<size_t>(h)];
+    const Mat& b = d->leaky.weights[static_cast<size_t>(h)];
+    leak_[0].update(a.data(), static_cast<int>(a.rows()), static_cast<int>(a.cols()), key, Colormap::Viridis, 0, 1);
+    leak_[1].update(b.data(), static_cast<int>(b.rows()), static_cast<int>(b.cols()), key, Colormap::Viridis, 0, 1);
+    const auto one = [&](int slot, const char* caption) {
+      ImGui::BeginGroup();
+      ImGui::PushFont(c.fonts.bold);
+      ImGui::TextUnformatted(caption);
+      ImGui::PopFont();
+      HeatmapOpts o;
+      o.row_labels = &d->tokens;
+      o.col_labels = &d->tokens;
+      o.show_values = true;
+      o.fonts = &c.fonts;
+      o.max_size = ImVec2(W, H);
+      o.max_cell = 44;
+      heatmap_widget(caption, leak_[slot], o);
+      ImGui::EndGroup();
+    };
+    one(0, "with the causal mask");
+    ImGui::SameLine();
+    one(1, "causal mask removed");
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::PushFont(c.fonts.bold);
+    ImGui::TextUnformatted("weight on the future");
+    ImGui::PopFont();
+    for (size_t i = 0; i < d->future_mass.size(); ++i) {
+      const float m = d->future_mass[i];
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(m > 0.01f ? pal.error : pal.text_dim), "%-6s %5.1f%%", d->tokens[i].c_str(),
+                         100.0f * m);
+    }
+    ImGui::TextWrapped("logits change by up to %.3f", d->max_logit_diff);
+    ImGui::EndGroup();
+  }
+
+  Heatmap maps_[6], leak_[2];
 };
+
 }  // namespace
+
 std::unique_ptr<Panel> make_masks_panel() { return std::make_unique<MasksPanel>(); }
+
 }  // namespace sf::gui

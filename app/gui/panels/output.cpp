@@ -1,17 +1,218 @@
+// output.cpp — "Output": the next-token distribution (top-k bars), decoding controls
+// (strategy, temperature, top-k, top-p, beam width, seed), the chosen token, the sequence so far,
+// and for beam search every beam with its score and the candidates it pruned.
+//
+// [SECTION] decoding controls
+// [SECTION] distribution
+// [SECTION] sequence and beams
+#include <algorithm>
+#include <cmath>
+
+#include "actions.h"
 #include "app.h"
+#include "gfx/imgui_math.h"
 #include "ui.h"
 #include "widgets.h"
 
 namespace sf::gui {
+
 namespace {
+
 class OutputPanel : public Panel {
  public:
   const char* title() const override { return "Output"; }
   const char* key() const override { return "output"; }
   ImVec4 default_rect() const override { return ImVec4(0.0f, 0.55f, 0.24f, 0.45f); }
   bool default_open() const override { return true; }
-  void Draw(Ctx& c) override { (void)c; ImGui::TextUnformatted("todo"); }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (!s.ok()) {
+      ImGui::TextDisabled("No model or input loaded.");
+      return;
+    }
+    draw_controls(c);
+    ImGui::Separator();
+    draw_distribution(c);
+    ImGui::Separator();
+    draw_sequence(c);
+  }
+
+ private:
+  // [SECTION] decoding controls
+  void draw_controls(Ctx& c) {
+    const Session& se = *c.snap.session;
+    if (c.snap.generation != seen_) {
+      if (!editing_) edit_ = se.settings();
+      seen_ = c.snap.generation;
+    }
+    const float fs = ImGui::GetFontSize();
+    bool changed = false;
+    const Strategy strategies[] = {Strategy::Greedy, Strategy::Sample, Strategy::Beam, Strategy::Forced};
+    const char* names[] = {"greedy", "sample", "beam", "forced"};
+    for (int i = 0; i < 4; ++i) {
+      if (i) ImGui::SameLine();
+      if (ImGui::RadioButton(names[i], edit_.strategy == strategies[i])) edit_.strategy = strategies[i], changed = true;
+    }
+    if (edit_.strategy == Strategy::Forced && se.input().tgt.ids.empty())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "forced decoding needs a target (Model & input)");
+    editing_ = false;
+    const auto track = [&](bool edited) {
+      editing_ |= ImGui::IsItemActive();
+      changed |= ImGui::IsItemDeactivatedAfterEdit() || (edited && !ImGui::IsItemActive());
+    };
+    ImGui::PushItemWidth(fs * 9);
+    if (edit_.strategy == Strategy::Sample) {
+      track(ImGui::SliderFloat("temperature", &edit_.temperature, 0.05f, 3.0f, "%.2f", ImGuiSliderFlags_Logarithmic));
+      track(ImGui::SliderInt("top-k (0 = all)", &edit_.top_k, 0, c.snap.model->config.tgt_vocab.size()));
+      track(ImGui::SliderFloat("top-p", &edit_.top_p, 0.05f, 1.0f, "%.2f"));
+      int seed = static_cast<int>(edit_.seed);
+      track(ImGui::InputInt("seed", &seed));
+      edit_.seed = static_cast<uint64_t>(std::max(0, seed));
+    }
+    if (edit_.strategy == Strategy::Beam)
+      track(ImGui::SliderInt("beam width", &edit_.beam_width, 1, std::min(kMaxBeamWidth, c.snap.model->config.tgt_vocab.size())));
+    ImGui::PopItemWidth();
+    if (changed) act::set_settings(c.worker, edit_);
+  }
+
+  // [SECTION] distribution
+  void draw_distribution(Ctx& c) {
+    const Snapshot& s = c.snap;
+    const Session& se = *s.session;
+    const Config& m = s.model->config;
+    const Palette& pal = palette();
+    const int step = se.current_step();
+    // The distribution of the current step exists from its Logits stage on; before that, show
+    // the previous step's.
+    int shown = step;
+    const bool reached = s.stage.side == Side::Decoder && (s.stage.kind == StageKind::Logits || s.stage.kind == StageKind::Choose);
+    if (!reached) shown = step - 1;
+    if (shown < 0 || shown >= static_cast<int>(se.steps().size())) {
+      heading(c.fonts, "Next-token distribution");
+      ImGui::TextDisabled("appears at the first decoder step's Logits stage");
+      return;
+    }
+    const StepRecord& r = *se.steps()[static_cast<size_t>(shown)];
+    const bool chosen_now = shown < step || s.stage.kind == StageKind::Choose;
+    char title[96];
+    std::snprintf(title, sizeof title, "Next token at step %d%s", shown, shown < step ? " (previous step)" : "");
+    heading(c.fonts, title);
+
+    // Sampling: the distribution the draw actually used (temperature, then top-k / top-p).
+    std::vector<float> tempered;
+    const DecodeSettings& ds = se.settings();
+    if (ds.strategy == Strategy::Sample && r.trace && r.trace->logits.rows() > 0) {
+      const RowVec logits = r.trace->logits.row(r.trace->logits.rows() - 1);
+      const float mx = logits.maxCoeff();
+      tempered.resize(static_cast<size_t>(logits.size()));
+      float z = 0;
+      for (Eigen::Index v = 0; v < logits.size(); ++v) z += tempered[static_cast<size_t>(v)] = std::exp((logits(v) - mx) / ds.temperature);
+      for (float& p : tempered) p /= z;
+    }
+
+    const float fs = ImGui::GetFontSize();
+    ImFont* mono = c.fonts.mono;
+    float lw = fs * 3;
+    for (auto& a : r.top) lw = std::max(lw, ImGui::CalcTextSize(m.tgt_vocab.token(a.id).c_str()).x + fs * 0.5f);
+    const float bar_max = std::max(fs * 4, ImGui::GetContentRegionAvail().x - lw - fs * 6.5f);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const int n = std::min<int>(static_cast<int>(r.top.size()), 8);
+    for (int i = 0; i < n; ++i) {
+      const Alternative& a = r.top[static_cast<size_t>(i)];
+      const bool chosen = chosen_now && a.id == r.chosen;
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float h = ImGui::GetTextLineHeight();
+      const std::string tok = m.tgt_vocab.token(a.id);
+      dl->AddText(ImVec2(p.x + lw - ImGui::CalcTextSize(tok.c_str()).x - fs * 0.4f, p.y), chosen ? pal.accent : pal.text, tok.c_str());
+      const float x0 = p.x + lw;
+      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max, p.y + h - 2), IM_COL32(128, 128, 128, 40));
+      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max * a.prob, p.y + h - 2), chosen ? pal.accent : pal.accent2);
+      if (!tempered.empty()) {
+        const float t = tempered[static_cast<size_t>(a.id)];
+        dl->AddRect(ImVec2(x0, p.y + 1), ImVec2(x0 + bar_max * t, p.y + h - 1), pal.text, 0, 0, 2);
+      }
+      char val[32];
+      std::snprintf(val, sizeof val, "%.3f", a.prob);
+      dl->AddText(mono, mono->FontSize, ImVec2(x0 + bar_max + fs * 0.4f, p.y), pal.text, val);
+      if (a.id == r.argmax) dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_max + fs * 3.6f, p.y + 2), pal.text_dim, "argmax");
+      ImGui::Dummy(ImVec2(lw + bar_max + fs * 6, h));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("p('%s') = softmax(logits)[%d] = %.5f\nlog p = %.4f%s", tok.c_str(), a.id, a.prob, a.log_prob,
+                          tempered.empty() ? "" : "\noutline: softmax(logits / T) before top-k / top-p");
+    }
+    if (chosen_now) {
+      ImGui::Text("chosen:");
+      ImGui::SameLine();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.accent), "'%s'", m.tgt_vocab.token(r.chosen).c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("p = %.3f  (%s)", r.chosen_prob, to_string(ds.strategy));
+      if (ds.strategy == Strategy::Sample)
+        ImGui::TextDisabled("T = %.2f: kept %d tokens (mass %.3f), draw u = %.3f → p = %.3f", ds.temperature, r.sample.kept,
+                            r.sample.kept_mass, r.sample.u, r.sample.prob);
+      if (r.finished) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "decoding finished: %s", r.finish_reason.c_str());
+    } else {
+      ImGui::TextDisabled("the token is chosen at the next stage (Choose)");
+    }
+  }
+
+  // [SECTION] sequence and beams
+  void draw_sequence(Ctx& c) {
+    const Snapshot& s = c.snap;
+    const Session& se = *s.session;
+    const Config& m = s.model->config;
+    heading(c.fonts, "Sequence so far");
+    const std::vector<int> out = se.tokens();
+    if (out.empty()) ImGui::TextDisabled("(nothing decoded yet)");
+    for (size_t i = 0; i < out.size(); ++i)
+      token_chip(c.fonts, m.tgt_vocab.token(out[i]), out[i], out[i] == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
+                 i + 1 == out.size());
+    ImGui::NewLine();
+    if (!out.empty()) {
+      ImGui::PushFont(c.fonts.mono);
+      ImGui::TextWrapped("“%s”", se.text().c_str());
+      ImGui::PopFont();
+    }
+    const auto rec = se.current_record();
+    if (se.settings().strategy != Strategy::Beam || !rec || rec->beams.empty()) return;
+    ImGui::Spacing();
+    heading(c.fonts, "Beams (sum of log-probabilities)");
+    if (ImGui::BeginTable("beams", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+      ImGui::TableSetupColumn("#");
+      ImGui::TableSetupColumn("tokens");
+      ImGui::TableSetupColumn("score");
+      ImGui::TableHeadersRow();
+      for (size_t b = 0; b < rec->beams.size(); ++b) {
+        const Beam& beam = rec->beams[b];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%zu", b);
+        ImGui::TableNextColumn();
+        std::string t;
+        for (int id : beam.tokens) t += m.tgt_vocab.token(id) + " ";
+        if (beam.finished) t += " ✓";
+        if (b == 0) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().accent), "%s", t.c_str());
+        else ImGui::TextUnformatted(t.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3f", beam.score);
+      }
+      ImGui::EndTable();
+    }
+    if (!rec->candidates.empty() && ImGui::TreeNode("candidates", "candidates at this step (%zu)", rec->candidates.size())) {
+      for (const BeamCandidate& k : rec->candidates)
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(k.kept ? palette().ok : palette().text_dim), "beam %d + '%s' → %.3f %s",
+                           k.parent, m.tgt_vocab.token(k.token).c_str(), k.score, k.kept ? "kept" : "pruned");
+      ImGui::TreePop();
+    }
+  }
+
+  DecodeSettings edit_;
+  bool editing_ = false;
+  uint64_t seen_ = 0;
 };
+
 }  // namespace
+
 std::unique_ptr<Panel> make_output_panel() { return std::make_unique<OutputPanel>(); }
+
 }  // namespace sf::gui

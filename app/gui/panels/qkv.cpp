@@ -1,17 +1,259 @@
+// qkv.cpp — "Q, K, V": the query, key and value vectors of the chosen head as heat strips, and for
+// the hovered (or pinned) attention cell the whole computation written out with the recorded
+// numbers: q·k, ÷ √d_k, + mask, softmax over the row.
+//
+// [SECTION] Q, K, V matrices
+// [SECTION] one cell, step by step
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 #include "app.h"
 #include "ui.h"
 #include "widgets.h"
 
 namespace sf::gui {
+
 namespace {
+
+std::vector<std::string> numbered(int n, const char* prefix) {
+  std::vector<std::string> v;
+  for (int i = 0; i < n; ++i) v.push_back(prefix + std::to_string(i));
+  return v;
+}
+
 class QkvPanel : public Panel {
  public:
   const char* title() const override { return "Q, K, V"; }
   const char* key() const override { return "qkv"; }
   ImVec4 default_rect() const override { return ImVec4(0.66f, 0.40f, 0.34f, 0.60f); }
   bool default_open() const override { return true; }
-  void Draw(Ctx& c) override { (void)c; ImGui::TextUnformatted("todo"); }
+
+  bool export_heatmap(const std::string& path, std::string& error) override {
+    if (q_.empty()) return error = "Q, K, V: nothing computed yet", false;
+    return q_.write_png(path, error);
+  }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (!s.ok()) {
+      ImGui::TextDisabled("No model or input loaded.");
+      return;
+    }
+    const AttnView* v = s.attn_view(c.ui.kind, c.ui.layer);
+    ImGui::Text("%s · layer %d · head %d", to_string(c.ui.kind), c.ui.layer, c.ui.head);
+    if (!v) {
+      ImGui::TextDisabled("not computed yet at this stage");
+      return;
+    }
+    if (ImGui::BeginTabBar("qkvtabs")) {
+      if (ImGui::BeginTabItem("One cell, step by step")) {
+        draw_cell(c, *v);
+        ImGui::EndTabItem();
+      }
+      if (ImGui::BeginTabItem("Q, K, V of the head")) {
+        draw_matrices(c, *v);
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+    }
+  }
+
+ private:
+  // [SECTION] Q, K, V matrices
+  void draw_matrices(Ctx& c, const AttnView& v) {
+    const int dk = c.snap.model->config.d_k(), h = c.ui.head;
+    const AttentionTrace& a = v.trace;
+    const Mat q = a.q.middleCols(h * dk, dk), k = a.k.middleCols(h * dk, dk), val = a.v.middleCols(h * dk, dk);
+    float lo = 0, hi = 0, l2, h2;
+    symmetric_range(q.data(), static_cast<size_t>(q.size()), lo, hi);
+    symmetric_range(k.data(), static_cast<size_t>(k.size()), l2, h2);
+    hi = std::max(hi, h2);
+    symmetric_range(val.data(), static_cast<size_t>(val.size()), l2, h2);
+    hi = std::max(hi, h2);
+    lo = -hi;
+    const uint64_t key = mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h));
+    q_.update(q.data(), static_cast<int>(q.rows()), dk, key, Colormap::Diverging, lo, hi);
+    k_.update(k.data(), static_cast<int>(k.rows()), dk, key, Colormap::Diverging, lo, hi);
+    v_.update(val.data(), static_cast<int>(val.rows()), dk, key, Colormap::Diverging, lo, hi);
+    const std::vector<std::string> dims = numbered(dk, "");
+    const float fs = ImGui::GetFontSize();
+    const float w = (ImGui::GetContentRegionAvail().x - fs) / 3.0f;
+    const float hgt = ImGui::GetContentRegionAvail().y - fs * 4;
+    const auto one = [&](const char* id, const char* title, Heatmap& hm, const std::vector<std::string>& rows, int sel) {
+      ImGui::BeginGroup();
+      ImGui::TextUnformatted(title);
+      HeatmapOpts o;
+      o.row_labels = &rows;
+      o.col_labels = &dims;
+      o.max_size = ImVec2(w, hgt);
+      o.square = true;
+      o.max_cell = 40;
+      o.fonts = &c.fonts;
+      o.sel_row = sel;
+      o.sel_col = -1;
+      const HeatmapHit hit = heatmap_widget(id, hm, o);
+      if (hit.hovered)
+        ImGui::SetTooltip("%s[%d '%s'][%d] = %s", title, hit.row, rows[static_cast<size_t>(hit.row)].c_str(), hit.col,
+                          fmt_value(hm.at(hit.row, hit.col), 4).c_str());
+      ImGui::EndGroup();
+    };
+    char tq[64], tk[64], tv[64];
+    std::snprintf(tq, sizeof tq, "Q_h (%ld × %d)", static_cast<long>(q.rows()), dk);
+    std::snprintf(tk, sizeof tk, "K_h (%ld × %d)", static_cast<long>(k.rows()), dk);
+    std::snprintf(tv, sizeof tv, "V_h (%ld × %d)", static_cast<long>(val.rows()), dk);
+    one("q", tq, q_, v.q_labels, c.ui.cell_row);
+    ImGui::SameLine();
+    one("k", tk, k_, v.k_labels, c.ui.cell_col);
+    ImGui::SameLine();
+    one("v", tv, v_, v.k_labels, c.ui.cell_col);
+    colour_bar(bar_, Colormap::Diverging, lo, hi, fs * 10, "value");
+    ImGui::TextDisabled("head %d uses columns %d..%d of Q, K, V (d_k = %d)", h, h * dk, (h + 1) * dk - 1, dk);
+  }
+
+  // [SECTION] one cell, step by step
+  void strip(Ctx& c, const char* id, Heatmap& hm, const float* data, int n, uint64_t key, float lo, float hi,
+             const std::vector<std::string>* cols, const char* label, int sel = -1) {
+    const float fs = ImGui::GetFontSize();
+    ImGui::AlignTextToFramePadding();
+    ImGui::PushFont(c.fonts.mono);
+    ImGui::TextUnformatted(label);
+    ImGui::PopFont();
+    ImGui::SameLine(fs * 6.5f);
+    hm.update(data, 1, n, key, Colormap::Diverging, lo, hi);
+    HeatmapOpts o;
+    o.col_labels = cols;
+    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x, fs * 4.2f);
+    o.square = false;
+    o.max_cell = 64;
+    o.max_cell_h = fs * 1.5f;
+    o.min_cell = 4;
+    o.show_values = true;
+    o.fonts = &c.fonts;
+    o.sel_col = sel;
+    o.sel_row = sel >= 0 ? 0 : -1;
+    const HeatmapHit hit = heatmap_widget(id, hm, o);
+    if (hit.hovered) ImGui::SetTooltip("%s[%d] = %s", label, hit.col, fmt_value(hm.at(0, hit.col), 5).c_str());
+  }
+
+  void draw_cell(Ctx& c, const AttnView& v) {
+    const Config& m = c.snap.model->config;
+    const int dk = m.d_k(), h = c.ui.head;
+    const AttentionTrace& a = v.trace;
+    const int nq = static_cast<int>(a.weights[0].rows()), nk = static_cast<int>(a.weights[0].cols());
+    int i = c.ui.cell_row, j = c.ui.cell_col;
+    if (i < 0 || j < 0 || i >= nq || j >= nk) {
+      // Nothing hovered: explain the newest row's strongest key.
+      i = v.new_rows > 0 ? v.new_row0 + v.new_rows - 1 : nq - 1;
+      a.weights[static_cast<size_t>(h)].row(i).maxCoeff(&j);
+      ImGui::TextDisabled("hover or click a cell of the Attention heatmap; showing row %d's strongest key", i);
+    } else {
+      ImGui::TextDisabled(c.ui.cell_pinned ? "pinned cell (click it again in Attention to unpin)" : "hovered cell");
+    }
+    const Palette& pal = palette();
+    ImGui::PushFont(c.fonts.bold);
+    ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels[static_cast<size_t>(i)].c_str(), j,
+                v.k_labels[static_cast<size_t>(j)].c_str());
+    ImGui::PopFont();
+
+    const RowVec q = a.q.row(i).segment(h * dk, dk);
+    const RowVec k = a.k.row(j).segment(h * dk, dk);
+    const RowVec prod = q.cwiseProduct(k);
+    float lo, hi;
+    std::vector<float> all(q.data(), q.data() + dk);
+    all.insert(all.end(), k.data(), k.data() + dk);
+    symmetric_range(all.data(), all.size(), lo, hi);
+    const std::vector<std::string> dims = numbered(dk, "");
+    const uint64_t key = mix_key(mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h)),
+                                 static_cast<uint64_t>(i * 100003 + j));
+    strip(c, "qi", qs_, q.data(), dk, key, lo, hi, &dims, "q_i");
+    strip(c, "kj", ks_, k.data(), dk, key, lo, hi, &dims, "k_j");
+    float plo, phi;
+    symmetric_range(prod.data(), static_cast<size_t>(dk), plo, phi);
+    strip(c, "qk", ps_, prod.data(), dk, key, plo, phi, &dims, "q_i⊙k_j");
+
+    const float raw = a.raw_scores[static_cast<size_t>(h)](i, j);
+    const float sc = a.scores[static_cast<size_t>(h)](i, j);
+    const float mask = a.masks[0](i, j);
+    const float w = a.weights[static_cast<size_t>(h)](i, j);
+    ImGui::Spacing();
+    ImGui::PushFont(c.fonts.mono);
+    // 1. the dot product, term by term (first terms, then the total)
+    std::string terms;
+    for (int t = 0; t < std::min(dk, 3); ++t)
+      terms += (t ? " + " : "") + std::string("(") + fmt_value(q(t), 2) + ")(" + fmt_value(k(t), 2) + ")";
+    if (dk > 3) terms += " + …";
+    ImGui::TextWrapped("1. q·k = Σ_c q[c]·k[c] = %s = %s", terms.c_str(), fmt_value(prod.sum(), 4).c_str());
+    if (std::isnan(raw)) {
+      ImGui::PopFont();
+      text_coloured_wrapped(pal.warn,
+                            "This key did not exist when the query ran (a cached decoding step scores only the keys in "
+                            "the cache): in a full run the causal mask would set it to −∞ and its weight to exactly 0.");
+      return;
+    }
+    ImGui::TextDisabled("   recorded raw score: %s", fmt_value(raw, 4).c_str());
+    const float root = std::sqrt(static_cast<float>(dk));
+    ImGui::Text("2. ÷ √d_k = %s / √%d = %s / %.3f = %s", fmt_value(raw, 4).c_str(), dk, fmt_value(raw, 4).c_str(), root,
+                fmt_value(sc, 4).c_str());
+    if (std::isinf(mask)) {
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.error), "3. + mask = %s + (−∞) = −∞   (masked key)",
+                         fmt_value(sc, 4).c_str());
+      ImGui::Text("4. softmax: exp(−∞) = 0, so the weight is exactly %s", fmt_value(w, 4).c_str());
+      ImGui::PopFont();
+      return;
+    }
+    ImGui::Text("3. + mask = %s + 0 = %s   (visible key)", fmt_value(sc, 4).c_str(), fmt_value(sc + mask, 4).c_str());
+    // 4. softmax over the row: the scores of every visible key, max subtracted.
+    const Mat& srow = a.scores[static_cast<size_t>(h)];
+    float mx = -INFINITY;
+    for (int t = 0; t < nk; ++t)
+      if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) mx = std::max(mx, srow(i, t));
+    float z = 0;
+    int visible = 0;
+    for (int t = 0; t < nk; ++t)
+      if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) z += std::exp(srow(i, t) - mx), ++visible;
+    const float num = std::exp(sc - mx);
+    ImGui::Text("4. softmax over the %d visible keys of row %d (m = max = %s):", visible, i, fmt_value(mx, 3).c_str());
+    ImGui::Text("   exp(%s − %s) / Σ_j exp(s_j − m) = %s / %s = %s", fmt_value(sc, 3).c_str(), fmt_value(mx, 3).c_str(),
+                fmt_value(num, 4).c_str(), fmt_value(z, 4).c_str(), fmt_value(num / z, 4).c_str());
+    ImGui::TextDisabled("   recorded weight: %s", fmt_value(w, 4).c_str());
+    ImGui::PopFont();
+
+    // The whole row of masked scores and weights, with this cell marked.
+    std::vector<float> masked(static_cast<size_t>(nk)), wrow(static_cast<size_t>(nk));
+    for (int t = 0; t < nk; ++t) {
+      masked[static_cast<size_t>(t)] = std::isinf(a.masks[0](i, t)) ? a.masks[0](i, t) : srow(i, t);
+      wrow[static_cast<size_t>(t)] = a.weights[static_cast<size_t>(h)](i, t);
+    }
+    ImGui::Spacing();
+    float slo, shi;
+    symmetric_range(masked.data(), masked.size(), slo, shi);
+    strip(c, "row", rs_, masked.data(), nk, key, slo, shi, &v.k_labels, "s_i + mask", j);
+    ImGui::AlignTextToFramePadding();
+    ImGui::PushFont(c.fonts.mono);
+    ImGui::TextUnformatted("weights");
+    ImGui::PopFont();
+    ImGui::SameLine(ImGui::GetFontSize() * 6.5f);
+    ws_.update(wrow.data(), 1, nk, key, Colormap::Viridis, 0.0f, 1.0f);
+    HeatmapOpts o;
+    o.col_labels = &v.k_labels;
+    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4.2f);
+    o.square = false;
+    o.max_cell = 64;
+    o.max_cell_h = ImGui::GetFontSize() * 1.5f;
+    o.min_cell = 4;
+    o.show_values = true;
+    o.fonts = &c.fonts;
+    o.sel_row = 0;
+    o.sel_col = j;
+    heatmap_widget("wrow", ws_, o);
+  }
+
+  Heatmap q_, k_, v_, bar_, qs_, ks_, ps_, rs_, ws_;
 };
+
 }  // namespace
+
 std::unique_ptr<Panel> make_qkv_panel() { return std::make_unique<QkvPanel>(); }
+
 }  // namespace sf::gui

@@ -1,17 +1,95 @@
+// residual.cpp — "Residual & LayerNorm": per sublayer connection, the norm of the residual stream
+// entering and leaving it per token, and the mean and variance its LayerNorm saw — the numbers
+// behind pre-LN vs post-LN (pre-LN lets the stream grow with depth; post-LN renormalises it).
+//
+// [SECTION] growth through depth
+// [SECTION] per block
+#include <algorithm>
+#include <cmath>
+
 #include "app.h"
 #include "ui.h"
 #include "widgets.h"
 
 namespace sf::gui {
+
 namespace {
+
 class ResidualPanel : public Panel {
  public:
   const char* title() const override { return "Residual & LayerNorm"; }
   const char* key() const override { return "residual"; }
   ImVec4 default_rect() const override { return ImVec4(0.66f, 0.40f, 0.34f, 0.60f); }
-  bool default_open() const override { return false; }
-  void Draw(Ctx& c) override { (void)c; ImGui::TextUnformatted("todo"); }
+
+  void Draw(Ctx& c) override {
+    const Snapshot& s = c.snap;
+    if (!s.ok()) {
+      ImGui::TextDisabled("No model or input loaded.");
+      return;
+    }
+    const Config& cfg = s.model->config;
+    const Palette& pal = palette();
+    ImGui::TextWrapped("%s: %s", cfg.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",
+                       cfg.norm == NormPlacement::Pre ? "x = x + Sublayer(LN(x)) — the stream itself is never normalised"
+                                                      : "x = LN(x + Sublayer(x)) — every block renormalises the stream");
+    if (s.blocks.empty()) {
+      ImGui::TextDisabled("nothing computed yet at this stage");
+      return;
+    }
+    // [SECTION] growth through depth
+    depth_in_.clear();
+    depth_out_.clear();
+    labels_.clear();
+    for (const BlockStats& b : s.blocks) {
+      float a = 0, z = 0;
+      for (float v : b.in_norm) a += v;
+      for (float v : b.out_norm) z += v;
+      depth_in_.push_back(a / std::max<size_t>(1, b.in_norm.size()));
+      depth_out_.push_back(z / std::max<size_t>(1, b.out_norm.size()));
+      // "enc 0 · self-attn" → "e0 att", "dec 1 · cross-attn" → "d1 x", "dec 1 · ffn" → "d1 ff"
+      const std::string& l = b.label;
+      const char* kind = l.find("cross") != std::string::npos ? " x" : l.find("ffn") != std::string::npos ? " ff" : " att";
+      labels_.push_back(std::string(b.encoder ? "e" : "d") + std::to_string(b.layer) + kind);
+    }
+    const float fs = ImGui::GetFontSize();
+    std::vector<Series> d = {{&depth_out_, pal.accent, "mean ‖x‖ leaving the block"}};
+    line_plot("depth", d, &labels_, ImVec2(ImGui::GetContentRegionAvail().x, fs * 8), c.fonts, "through the stack (att = self-attention, x = cross, ff = feed-forward)");
+    ImGui::Separator();
+    // [SECTION] per block
+    ImGui::SetNextItemWidth(fs * 12);
+    std::vector<std::string> names = {"every block"};
+    for (auto& b : s.blocks) names.push_back(b.label);
+    sel_ = std::clamp(sel_, 0, static_cast<int>(names.size()) - 1);
+    if (ImGui::BeginCombo("##block", names[static_cast<size_t>(sel_)].c_str())) {
+      for (size_t i = 0; i < names.size(); ++i)
+        if (ImGui::Selectable(names[i].c_str(), static_cast<int>(i) == sel_)) sel_ = static_cast<int>(i);
+      ImGui::EndCombo();
+    }
+    ImGui::BeginChild("blocks");
+    for (size_t i = 0; i < s.blocks.size(); ++i) {
+      if (sel_ > 0 && static_cast<int>(i) + 1 != sel_) continue;
+      const BlockStats& b = s.blocks[i];
+      ImGui::PushID(static_cast<int>(i));
+      heading(c.fonts, b.label.c_str());
+      const float w = (ImGui::GetContentRegionAvail().x - fs * 0.5f) / 2.0f;
+      std::vector<Series> n = {{&b.in_norm, pal.accent2, "‖x‖ in"}, {&b.out_norm, pal.accent, "‖x‖ out"}};
+      line_plot("norm", n, &b.tokens, ImVec2(w, fs * 7), c.fonts, "residual norm per token");
+      ImGui::SameLine();
+      std::vector<Series> ln = {{&b.ln_mean, pal.ok, "LN mean μ"}, {&b.ln_var, pal.warn, "LN var σ²"}};
+      line_plot("ln", ln, &b.tokens, ImVec2(w, fs * 7), c.fonts, cfg.norm == NormPlacement::Pre ? "LN of the input" : "LN of x + sublayer", true);
+      ImGui::PopID();
+    }
+    ImGui::EndChild();
+  }
+
+ private:
+  std::vector<float> depth_in_, depth_out_;
+  std::vector<std::string> labels_;
+  int sel_ = 0;
 };
+
 }  // namespace
+
 std::unique_ptr<Panel> make_residual_panel() { return std::make_unique<ResidualPanel>(); }
+
 }  // namespace sf::gui

@@ -59,7 +59,7 @@ class StepperPanel : public Panel {
     const float fs = ImGui::GetFontSize();
     const auto button = [&](const char* label, const char* tip, bool enabled) {
       if (!enabled) ImGui::BeginDisabled();
-      const bool r = ImGui::Button(label, ImVec2(fs * 2.6f, 0));
+      const bool r = ImGui::Button(label, ImVec2(std::max(fs * 2.6f, ImGui::CalcTextSize(label).x + fs), 0));
       if (!enabled) ImGui::EndDisabled();
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
       ImGui::SameLine();
@@ -69,7 +69,7 @@ class StepperPanel : public Panel {
     if (button("|◀", "first stage (Home)", !at_start)) act::home(c.worker);
     if (button("◀◀", "previous token (↑, Ctrl+←)", !at_start)) act::prev_token(c.worker);
     if (button("◀", "one stage back (←)", !at_start)) act::back(c.worker);
-    if (button(c.ui.playing ? "▮▮" : "▶ play", c.ui.playing ? "pause (Space)" : "play (Space)", !at_end || c.ui.playing)) {
+    if (button(c.ui.playing ? "▮▮ pause" : "▶ play", c.ui.playing ? "pause (Space)" : "play (Space)", !at_end || c.ui.playing)) {
       c.ui.playing = !c.ui.playing;
       c.ui.last_play = ImGui::GetTime();
     }
