@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -41,9 +43,10 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
-// Writes a scratch file path under the build's temporary directory.
+// A scratch file path under the temporary directory, unique to this process: CTest runs test
+// processes in parallel (and several builds may test at once on one machine).
 inline std::string temp_path(const std::string& name) {
-  return std::string(::testing::TempDir()) + "stepformer_" + name;
+  return std::string(::testing::TempDir()) + "stepformer_" + std::to_string(::getpid()) + "_" + name;
 }
 
 }  // namespace sf::test
