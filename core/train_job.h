@@ -1,0 +1,149 @@
+// train_job.h — training several models side by side on a thread of their own (the explorer's
+// training view): typically a pre-LN and a post-LN model of one configuration, with or without
+// warm-up, to watch Xiong et al. (2020)'s observations happen.
+//
+// The job owns one Trainer per run and steps them in turn (run 0 step k, run 1 step k, run 0 step
+// k+1, …), so the curves grow together and a pause leaves them at the same step. Every few tenths
+// of a second it publishes an immutable TrainProgress (std::shared_ptr<const …>) with the curves
+// read out of each Trainer's metrics; counters are atomics. The thread that owns the job never
+// waits for a step: pause, resume, cancel and save are requests the job thread picks up between
+// steps. A Trainer's results depend only on its options (seeded), so the same job gives the same
+// curves every time.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "train/trainer.h"
+
+namespace sf {
+
+// The curves of one training run, as the plots read them: from a live Trainer or from a
+// `.metrics.json` file written by `stepformer train` (the shipped models').
+struct RunCurves {
+  std::string label;                 // "pre-LN, warm-up 200"
+  std::string task;
+  NormPlacement norm = NormPlacement::Pre;
+  std::string schedule;              // "warmup" | "constant"
+  int warmup = 0;
+  double peak_lr = 0;                // the largest learning rate of the schedule
+  int64_t steps_planned = 0;
+  std::vector<double> step;          // (S) 1, 2, …
+  std::vector<double> loss;          // (S) label-smoothed training loss of the step's batch
+  std::vector<double> accuracy;      // (S) teacher-forced token accuracy
+  std::vector<double> lr;            // (S)
+  std::vector<double> grad_norm;     // (S) global gradient norm before clipping
+  std::vector<std::string> layers;   // (L) "encoder.layers.0", …, "decoder.layers.1"
+  std::vector<std::vector<double>> grad_norm_layer;  // [S][L] ‖∇‖ of each layer's parameters
+  std::vector<double> eval_step, exact_match;        // held-out exact match at eval steps
+  std::vector<std::string> streams;  // "encoder.embed", "encoder.layers.0", …
+  std::vector<double> probe_step;
+  std::vector<std::vector<double>> residual_norm;    // [probe][stream] mean ‖x‖ over tokens
+  double final_exact_match = -1;     // −1: no final evaluation recorded
+  bool diverged() const;             // a non-finite loss was recorded
+};
+
+// Reads the "stepformer.metrics/1" JSON a Trainer records (Trainer::metrics(), .metrics.json).
+Result<RunCurves> curves_from_metrics(const nlohmann::json& m, const std::string& label);
+Result<RunCurves> curves_from_metrics_file(const std::string& path, const std::string& label);
+
+struct TrainRunSpec {
+  std::string label;
+  TrainOptions options;
+};
+
+// The options of a pre/post pair as the training view builds them: the task's encoder-decoder
+// model with `depth` encoder and decoder layers, Adam at `lr`: with warm-up, the schedule of
+// Vaswani et al. §5.3 scaled so that its peak (at step `warmup`) is `lr`; without, `lr` from the
+// first step (constant).
+struct PairOptions {
+  std::string task = "copy";
+  int depth = 2;
+  int d_model = 64;
+  int n_heads = 4;
+  int d_ff = 0;          // 0: 4 · d_model
+  double lr = 1e-3;
+  bool warmup = true;
+  int warmup_steps = 100;
+  int64_t steps = 300;
+  int batch = 32;
+  uint64_t seed = 1;
+  int eval_every = 0;    // 0: four evaluations over the run
+  int eval_examples = 100;
+  int probe_every = 10;
+};
+std::vector<TrainRunSpec> pair_specs(const PairOptions& o);
+// "pre-LN, warm-up 100, lr 1e-3" / "post-LN, no warm-up, lr 1e-3".
+std::string run_label(NormPlacement n, bool warmup, int warmup_steps, double lr);
+
+struct TrainProgress {
+  enum State { Starting, Running, Paused, Cancelled, Finished, Failed } state = Starting;
+  std::vector<RunCurves> runs;
+  // Copies of the models as of the last pause / cancel / finish (null while running).
+  std::vector<std::shared_ptr<const Model>> models;
+  std::vector<std::string> messages;  // save results, errors (most recent last)
+  int64_t steps_done = 0;             // summed over runs
+  int64_t steps_total = 0;
+  double seconds = 0;                 // wall time spent stepping
+  uint64_t generation = 0;
+  bool active() const { return state == Starting || state == Running || state == Paused; }
+};
+const char* to_string(TrainProgress::State s);
+
+class TrainJob {
+ public:
+  // Creates the trainers (on the calling thread: cheap) and starts the job thread, running.
+  static Result<std::unique_ptr<TrainJob>> start(std::vector<TrainRunSpec> runs);
+  ~TrainJob();  // cancels and joins
+  TrainJob(const TrainJob&) = delete;
+  TrainJob& operator=(const TrainJob&) = delete;
+
+  void pause();
+  void resume();
+  void cancel();  // stops after the current step; the models so far stay available
+  // Saves every run's model and metrics as <stem>-<preln|postln>[-nowarmup].safetensors and
+  // .metrics.json (atomic writes), on the job thread between steps; the result (paths or the
+  // error) is appended to the progress messages and the job's `saved` list.
+  void save(const std::string& stem);
+
+  std::shared_ptr<const TrainProgress> progress() const;
+  int64_t steps_done() const { return steps_done_.load(); }
+  int64_t steps_total() const { return steps_total_; }
+  bool paused() const { return paused_.load(); }
+  // Blocks until the job has finished, was cancelled or failed, or `seconds` passed (tests).
+  bool wait(double seconds) const;
+  // The file names save() would write for `stem`, one per run.
+  std::vector<std::string> save_paths(const std::string& stem) const;
+
+ private:
+  TrainJob() = default;
+  void run();
+  void publish(TrainProgress::State st, bool with_models);
+
+  std::vector<TrainRunSpec> specs_;
+  std::vector<Trainer> trainers_;
+  int64_t steps_total_ = 0;
+  std::atomic<int64_t> steps_done_{0};
+  std::atomic<bool> paused_{false}, cancel_{false};
+  std::atomic<bool> done_{false};
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::deque<std::function<void()>> requests_;  // run on the job thread between steps
+  std::shared_ptr<const TrainProgress> progress_;
+  std::vector<std::string> messages_;
+  double seconds_ = 0;
+  uint64_t generation_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace sf
