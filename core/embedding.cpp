@@ -24,14 +24,18 @@ void embed(const Mat& table, const Mat& positions, const std::vector<int>& ids, 
     tr->pe = pe;
   }
   x += pe;
+  if (tr && tr->dropout_mask.rows() == x.rows() && tr->dropout_mask.cols() == x.cols())
+    x.array() *= tr->dropout_mask.array();
   if (tr) tr->sum = x;
 }
 
 void embed_backward(const EmbeddingTrace& tr, const Mat& dx, Mat& dtable, Mat* dpos) {
   const float scale = std::sqrt(static_cast<float>(dtable.cols()));
+  const bool drop = tr.dropout_mask.rows() == dx.rows() && tr.dropout_mask.cols() == dx.cols();
   for (Eigen::Index r = 0; r < dx.rows(); ++r) {
-    dtable.row(tr.ids[static_cast<size_t>(r)]) += scale * dx.row(r);
-    if (dpos) dpos->row(tr.positions[static_cast<size_t>(r)]) += dx.row(r);
+    const RowVec d = drop ? RowVec(dx.row(r).cwiseProduct(tr.dropout_mask.row(r))) : RowVec(dx.row(r));
+    dtable.row(tr.ids[static_cast<size_t>(r)]) += scale * d;
+    if (dpos) dpos->row(tr.positions[static_cast<size_t>(r)]) += d;
   }
 }
 

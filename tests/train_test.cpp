@@ -107,6 +107,25 @@ TEST(Train, ResumeRejectsAModelFileWithAMessage) {
   EXPECT_NE(r.error().find("checkpoint"), std::string::npos) << r.error();
 }
 
+TEST(Train, DropoutIsDeterministicChangesTrainingAndLeavesInferenceAlone) {
+  TrainOptions o = tiny_copy(9);
+  o.steps = 10;
+  auto plain = Trainer::create(o);
+  o.dropout = 0.2f;
+  auto a = Trainer::create(o), b = Trainer::create(o);
+  double la = 0, lb = 0, lp = 0;
+  while (!a->finished()) {
+    la = a->step().loss;
+    lb = b->step().loss;
+    lp = plain->step().loss;
+  }
+  EXPECT_EQ(la, lb);
+  EXPECT_EQ(all_weights(*a), all_weights(*b));
+  EXPECT_NE(la, lp);
+  // Evaluation (inference) applies no dropout: greedy decoding twice gives the same outputs.
+  EXPECT_EQ(a->evaluate(50).outputs, a->evaluate(50).outputs);
+}
+
 TEST(Train, TwoThreadShardsMatchOneThread) {
   TrainOptions o = tiny_copy(6);
   o.steps = 5;

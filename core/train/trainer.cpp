@@ -258,7 +258,38 @@ struct Trainer::Shard {
   Trace trace;
   Weights grads;
   LossResult loss;
+  uint64_t dropout_seed = 0;
 };
+
+namespace {
+
+void draw_mask(Mat& m, int rows, int d, float p, Rng& rng) {
+  m.resize(rows, d);
+  const float keep = 1.0f / (1.0f - p);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.uniform() < p ? 0.0f : keep;
+}
+
+}  // namespace
+
+void draw_dropout_masks(Trace& t, const Config& c, int batch, int n, int m, float p, uint64_t seed) {
+  Rng rng(seed);
+  const int d = c.d_model;
+  if (c.has_encoder()) {
+    const int rows = batch * n;
+    t.encoder.layers.resize(static_cast<size_t>(c.n_encoder_layers));
+    draw_mask(t.encoder.embed.dropout_mask, rows, d, p, rng);
+    for (auto& l : t.encoder.layers)
+      for (ResidualTrace* r : {&l.self_block, &l.ffn_block}) draw_mask(r->dropout_mask, rows, d, p, rng);
+  }
+  const int rows = batch * m;
+  t.decoder.layers.resize(static_cast<size_t>(c.n_decoder_layers));
+  draw_mask(t.decoder.embed.dropout_mask, rows, d, p, rng);
+  for (auto& l : t.decoder.layers) {
+    draw_mask(l.self_block.dropout_mask, rows, d, p, rng);
+    if (c.has_encoder()) draw_mask(l.cross_block.dropout_mask, rows, d, p, rng);
+    draw_mask(l.ffn_block.dropout_mask, rows, d, p, rng);
+  }
+}
 
 Result<Trainer> Trainer::create(TrainOptions o) {
   if (o.d_model <= 0 || o.n_heads <= 0 || o.d_model % o.n_heads != 0)
@@ -326,10 +357,13 @@ StepStats Trainer::step() {
   for (int s = 0, b0 = 0; s < T; ++s) {
     const int count = batch.size / T + (s < batch.size % T ? 1 : 0);
     shards[static_cast<size_t>(s)].batch = batch.rows(b0, count, pad);
+    // Drawn only with dropout on, so that dropout-free runs keep their batch sequence.
+    if (opt_.dropout > 0) shards[static_cast<size_t>(s)].dropout_seed = rng_.next();
     b0 += count;
   }
   auto run = [&](Shard& sh) {
     const Batch& b = sh.batch;
+    if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
     EncoderContext enc;
     if (c.has_encoder()) {
       encode(model_, b.src, b.size, &sh.trace.encoder);

@@ -18,6 +18,7 @@
 
 #include "model.h"
 #include "rng.h"
+#include "trace.h"
 #include "train/adam.h"
 #include "train/evaluate.h"
 #include "train/schedule.h"
@@ -114,6 +115,11 @@ class Trainer {
   std::vector<Example> validation_;
   nlohmann::json metrics_;
 };
+
+// Dropout (training only): draws residual and embedding dropout masks (keep with probability
+// 1 − p, scaled by 1/(1 − p)) into a trace before its forward run, for B sequences of n source and
+// m target tokens. The forward applies them and the backward reads them from the trace.
+void draw_dropout_masks(Trace& t, const Config& c, int batch, int n, int m, float p, uint64_t seed);
 
 // Gradient groups: the module a parameter belongs to ("encoder.layers.0.self_attn",
 // "decoder.layers.1.norm3", "embeddings", "generator", "decoder.norm"), and its layer

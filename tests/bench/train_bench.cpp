@@ -11,6 +11,8 @@
 // measures the same configuration here is tests/bench/peers/torch_train.py.
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "train/trainer.h"
@@ -43,6 +45,8 @@ TrainOptions copy_options(NormPlacement norm, int threads, uint64_t seed) {
 void Throughput(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const NormPlacement norm = state.range(1) ? NormPlacement::Pre : NormPlacement::Post;
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);  // as `stepformer train` does
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   auto t = Trainer::create(copy_options(norm, threads, 1));
   if (!t) {
     state.SkipWithError(t.error().c_str());
