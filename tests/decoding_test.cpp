@@ -163,7 +163,8 @@ TEST_P(Strategies, TopKOneSamplingIsGreedy) {
 TEST_P(Strategies, ForcedDecodingMatchesTheTeacherForcedForward) {
   DecodeSettings s;
   s.strategy = Strategy::Forced;
-  const Vocab& v = model(GetParam())->config.tgt_vocab;
+  const auto m = model(GetParam());
+  const Vocab& v = m->config.tgt_vocab;
   std::vector<int> want;
   std::string tgt;
   for (int i : {7, 5, 8, 5, 9}) {  // ordinary tokens (the fixtures' specials sit anywhere in 0..10)
@@ -252,8 +253,12 @@ TEST(BadDecodeInput, UnknownWordsBecomeUnkAndAreFlagged) {
 TEST(BadDecodeInput, SourceLongerThanMaxLen) {
   std::string src;
   for (int i = 0; i < 40; ++i) src += "a ";
-  EXPECT_THAT(error_of(open("encdec_post_relu_sin", {}, src)), HasSubstr("40"));
-  EXPECT_THAT(error_of(open("encdec_post_relu_sin", {}, src)), HasSubstr("32"));
+  EXPECT_THAT(error_of(open("encdec_post_relu_sin", {}, src)), HasSubstr("source: 40 tokens, but the model's max_len is 32"));
+  // A decoder-only prompt counts the leading <s>: 32 words make 33 positions.
+  std::string prompt;
+  for (int i = 0; i < 32; ++i) prompt += "x0 ";
+  EXPECT_THAT(error_of(open("deconly_pre_gelu", {}, prompt)),
+              HasSubstr("33 tokens, but the model's max_len is 32 (counting the leading <s>)"));
 }
 
 TEST(BadDecodeInput, BeamWidth) {

@@ -108,6 +108,33 @@ void step_cached_recorded(benchmark::State& state) {
   }
 }
 
+// The floor: one matrix-vector product with every weight matrix a cached step reads (self-attention
+// Q, K, V, O; cross-attention Q, O; fc1, fc2 per layer; the generator), nothing else. A cached
+// step cannot be faster than this on the same machine under the same load.
+void weights_floor(benchmark::State& state) {
+  const Base& b = base();
+  const Weights& w = b.model.weights;
+  std::vector<const Mat*> mats;
+  for (const DecoderLayerWeights& l : w.decoder)
+    for (const Mat* m : {&l.self_attn.q_proj.weight, &l.self_attn.k_proj.weight, &l.self_attn.v_proj.weight,
+                         &l.self_attn.o_proj.weight, &l.cross_attn.q_proj.weight, &l.cross_attn.o_proj.weight,
+                         &l.ffn.fc1.weight, &l.ffn.fc2.weight})
+      mats.push_back(m);
+  mats.push_back(&w.generator.weight);
+  int64_t bytes = 0;
+  for (const Mat* m : mats) bytes += m->size() * 4;
+  const Mat x = Mat::Constant(1, 2048, 0.01f);
+  Mat y(1, 2048);
+  for (auto _ : state) {
+    for (const Mat* m : mats) {
+      y.leftCols(m->rows()).noalias() = x.leftCols(m->cols()) * m->transpose();
+      benchmark::DoNotOptimize(y.data());
+    }
+  }
+  state.counters["weights_MiB"] = static_cast<double>(bytes) / (1 << 20);
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
 // A whole greedy decode of 256 tokens with the cache (setup of the cross K/V included), </s>
 // ignored so every run has the same length: the peer's "kv-cache greedy, 256 tokens total".
 void greedy_256(benchmark::State& state) {
@@ -123,6 +150,7 @@ void greedy_256(benchmark::State& state) {
 
 BENCHMARK(step_cached)->Arg(8)->Arg(32)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
 BENCHMARK(step_recomputed)->Arg(8)->Arg(32)->Arg(64)->Arg(128)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(weights_floor)->Unit(benchmark::kMillisecond);
 BENCHMARK(step_cached_recorded)->Arg(64)->Unit(benchmark::kMillisecond);
 BENCHMARK(greedy_256)->Unit(benchmark::kMillisecond)->Iterations(3);
 
