@@ -459,12 +459,34 @@ void App::draw_panels() {
   Ctx ctx{*snap_, ui_, *worker_, fonts_, *this};
   for (auto& p : panels_) {
     if (!p->open) continue;
+  // A panel that overlaps no other window leaves its background to glClear (same colour): under
+  // a software rasteriser (Mesa llvmpipe) blending every window's full background costs ~40% of
+  // the frame. Overlapping panels (decided from the last frame) keep an opaque background.
+  std::vector<std::pair<std::string, ImRect>> others;
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
+    if (w->WasActive && !w->Hidden && !(w->Flags & (ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip)) &&
+        std::string(w->Name) != "##status" && std::string(w->Name) != "##MainMenuBar")
+      others.push_back({w->Name, w->Rect()});
+  const auto alone = [&](const Panel& p) {
+    if (layout_reset_ > 0 || frame_ < 3 || p.size.x <= 0) return false;
+    const ImRect r(p.pos, p.pos + p.size);
+    bool seen = false;
+    for (const auto& [name, o] : others) {
+      if (name == p.title()) {
+        seen = true;
+        continue;
+      }
+      if (o.Overlaps(r)) return false;
+    }
+    return seen;  // a panel that just appeared draws its background until it has been laid out
+  };
     const ImVec4 r = p->default_rect();
     const ImGuiCond cond = layout_reset_ > 0 ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     ImGui::SetNextWindowPos(ImVec2(wp.x + r.x * ws.x, wp.y + r.y * ws.y), cond);
     ImGui::SetNextWindowSize(ImVec2(r.z * ws.x, r.w * ws.y), cond);
     if (!ImGui::Begin(p->title(), &p->open)) {
       ImGui::End();
+    if (alone(*p)) ImGui::SetNextWindowBgAlpha(0.0f);
       continue;
     }
     // Right-click on the title bar: export this panel.
@@ -482,6 +504,7 @@ void App::draw_panels() {
     p->size = ImGui::GetWindowSize();
     p->Draw(ctx);
     ImGui::End();
+    p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
   }
   (void)pal;
 }
@@ -577,6 +600,46 @@ bool App::export_recording(const std::string& path, std::string& error) {
 
 void App::after_render() {
   int fw = 0, fh = 0;
+// A description of what the screenshot shows, for the GUI tests: the stage, and where each panel,
+// its main heatmap and its marked element are (pixels, top-left origin).
+void App::write_layout_json(const std::string& path, int fw, int fh) {
+  std::string j = "{\n  \"width\": " + std::to_string(fw) + ", \"height\": " + std::to_string(fh);
+  const auto esc = [](const std::string& s) {
+    std::string o;
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\') o += '\\';
+      if (static_cast<unsigned char>(ch) >= 0x20) o += ch;
+    }
+    return o;
+  };
+  const auto rect = [](ImVec4 r) {
+    char b[96];
+    std::snprintf(b, sizeof b, "[%d, %d, %d, %d]", static_cast<int>(r.x), static_cast<int>(r.y), static_cast<int>(r.z), static_cast<int>(r.w));
+    return std::string(b);
+  };
+  if (snap_ && snap_->ok()) {
+    j += ",\n  \"cursor\": " + std::to_string(snap_->cursor) + ", \"stages\": " + std::to_string(snap_->stages.size());
+    j += ",\n  \"stage\": \"" + esc(snap_->stage.title) + "\"";
+    j += ",\n  \"finished\": " + std::string(snap_->session->finished() ? "true" : "false");
+    j += ",\n  \"output\": \"" + esc(snap_->session->text()) + "\"";
+  }
+  j += ",\n  \"model\": \"" + esc(snap_ ? snap_->model_name : "") + "\"";
+  j += ",\n  \"panels\": {";
+  bool first = true;
+  for (auto& p : panels_) {
+    if (!p->open) continue;
+    j += std::string(first ? "" : ",") + "\n    \"" + p->key() + "\": {\"rect\": " +
+         rect(ImVec4(p->pos.x, p->pos.y, p->pos.x + p->size.x, p->pos.y + p->size.y)) + ", \"heatmap\": " + rect(p->heat_rect) +
+         ", \"mark\": " + rect(p->mark_rect) + "}";
+    first = false;
+  }
+  j += "\n  }\n}\n";
+  if (FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fputs(j.c_str(), f);
+    std::fclose(f);
+  }
+}
+
   glfwGetFramebufferSize(window_, &fw, &fh);
   if (panel_shot_) {
     std::string e;
@@ -597,8 +660,10 @@ void App::after_render() {
       return;
     }
     std::string e;
-    if (save_framebuffer_png(shot_path_, 0, 0, fw, fh, fh, e)) notify(Message::Info, "wrote " + shot_path_);
-    else {
+    if (save_framebuffer_png(shot_path_, 0, 0, fw, fh, fh, e)) {
+      notify(Message::Info, "wrote " + shot_path_);
+      write_layout_json(shot_path_ + ".json", fw, fh);
+    } else {
       notify(Message::Error, e);
       exit_code_ = 1;
     }

@@ -80,6 +80,7 @@ class App {
   void draw_no_model();
   void register_settings();
   void play_tick();
+  void write_layout_json(const std::string& path, int fw, int fh);
 
   GLFWwindow* window_;
   AppOptions opt_;

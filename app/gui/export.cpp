@@ -24,9 +24,10 @@ TensorFile session_tensors(const Session& s) {
 }
 
 std::string npy_bytes(const Tensor& t) {
+  // numpy's spelling: (5,) and (4, 3, 3)
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
-  shape += ")";
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+  shape += t.shape.size() == 1 ? ",)" : ")";
   std::string header = std::string("{'descr': '") + (t.dtype == DType::F32 ? "<f4" : "<i8") +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64

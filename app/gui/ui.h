@@ -70,6 +70,9 @@ class Panel {
 
   bool open = false;
   ImVec2 pos, size;  // the window's last rectangle (for panel screenshots)
+  // Rectangles (x0, y0, x1, y1) of this frame, written next to screenshots for the GUI tests:
+  // the panel's main heatmap, and a marked element (the stepper's current stage box).
+  ImVec4 heat_rect{0, 0, 0, 0}, mark_rect{0, 0, 0, 0};
 };
 
 std::unique_ptr<Panel> make_model_panel();

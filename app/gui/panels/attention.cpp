@@ -167,6 +167,7 @@ class AttentionPanel : public Panel {
     if (ui.cell_pinned) o.sel_row = ui.cell_row, o.sel_col = ui.cell_col;
     const ImVec2 start = ImGui::GetCursorScreenPos();
     const HeatmapHit hit = heatmap_widget("attn", heat_, o);
+    heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     const ImVec2 after = ImGui::GetCursorScreenPos();
 
     // Entropy per row.
@@ -302,6 +303,7 @@ class AttentionPanel : public Panel {
         if (v->live) dl->AddRect(a - ImVec2(1, 1), b + ImVec2(1, 1), pal.stage_now, 0, 0, 1);
       }
     }
+    heat_rect = ImVec4(p.x + label_w, y0, p.x + label_w + H * (cell + gap), y0 + layers * (cell + gap));
     ImGui::Dummy(ImVec2(label_w + H * (cell + gap), sfs + 4 + layers * (cell + gap)));
     ImGui::TextDisabled("rows: layers, columns: heads · %s · colour 0 → 1 (viridis) · click a map to open it",
                         to_string(ui.kind));

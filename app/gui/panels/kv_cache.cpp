@@ -123,6 +123,7 @@ class KvCachePanel : public Panel {
     o.new_row0 = new_rows > 0 ? rows - new_rows : -1;
     o.new_rows = new_rows;
     const HeatmapHit hit = heatmap_widget(caption, maps_[slot], o);
+    if (slot == 0) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered)
       ImGui::SetTooltip("%s row %d '%s', column %d: %s", caption, hit.row, labels[static_cast<size_t>(std::min<int>(hit.row, static_cast<int>(labels.size()) - 1))].c_str(),
                         hit.col, fmt_value(block(hit.row, hit.col), 4).c_str());

@@ -73,6 +73,7 @@ class MasksPanel : public Panel {
     o.max_cell = 44;
     if (c.ui.cell_pinned) o.sel_row = c.ui.cell_row, o.sel_col = c.ui.cell_col;
     const HeatmapHit hit = heatmap_widget(caption, maps_[slot], o);
+    if (slot == 5) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered)
       ImGui::SetTooltip("%s\nquery %d '%s', key %d '%s': %s", caption, hit.row, v.q_labels[static_cast<size_t>(hit.row)].c_str(),
                         hit.col, v.k_labels[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());

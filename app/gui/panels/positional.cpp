@@ -166,6 +166,7 @@ class PositionalPanel : public Panel {
     o.new_row0 = 0;
     o.new_rows = std::min(n > 0 ? n : static_cast<int>(c.snap.session->input().tgt_ids.size()), static_cast<int>(P_.rows()));
     const HeatmapHit hit = heatmap_widget("pe", pe_, o);
+    heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered) {
       const int t = hit.row, i = hit.col, k = i / 2;
       if (cfg.positional == Positional::Sinusoidal)

@@ -93,6 +93,7 @@ class QkvPanel : public Panel {
       o.sel_row = sel;
       o.sel_col = -1;
       const HeatmapHit hit = heatmap_widget(id, hm, o);
+      if (&hm == &q_) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
       if (hit.hovered)
         ImGui::SetTooltip("%s[%d '%s'][%d] = %s", title, hit.row, rows[static_cast<size_t>(hit.row)].c_str(), hit.col,
                           fmt_value(hm.at(hit.row, hit.col), 4).c_str());
@@ -133,6 +134,7 @@ class QkvPanel : public Panel {
     o.sel_col = sel;
     o.sel_row = sel >= 0 ? 0 : -1;
     const HeatmapHit hit = heatmap_widget(id, hm, o);
+    strip_rect_ = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered) ImGui::SetTooltip("%s[%d] = %s", label, hit.col, fmt_value(hm.at(0, hit.col), 5).c_str());
   }
 
@@ -167,6 +169,7 @@ class QkvPanel : public Panel {
     const uint64_t key = mix_key(mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h)),
                                  static_cast<uint64_t>(i * 100003 + j));
     strip(c, "qi", qs_, q.data(), dk, key, lo, hi, &dims, "q_i");
+    heat_rect = strip_rect_;
     strip(c, "kj", ks_, k.data(), dk, key, lo, hi, &dims, "k_j");
     float plo, phi;
     symmetric_range(prod.data(), static_cast<size_t>(dk), plo, phi);
@@ -250,6 +253,7 @@ class QkvPanel : public Panel {
   }
 
   Heatmap q_, k_, v_, bar_, qs_, ks_, ps_, rs_, ws_;
+  ImVec4 strip_rect_{0, 0, 0, 0};
 };
 
 }  // namespace

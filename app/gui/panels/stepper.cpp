@@ -225,6 +225,7 @@ class StepperPanel : public Panel {
       const ImU32 fill = now ? pal.stage_now : done ? pal.stage_done : pal.stage_todo;
       const ImVec2 a(b.x0, origin.y + (b.norm ? h * 0.15f : 0)), z(b.x1, origin.y + h - (b.norm ? h * 0.15f : 0));
       dl->AddRectFilled(a, z, fill, 4);
+      if (now) mark_rect = ImVec4(a.x, a.y, z.x, z.y);
       dl->AddRect(a, z, now ? IM_COL32(255, 255, 255, 255) : pal.box_border, 4, 0, now ? 3.0f : 1.0f);
       ImFont* f = b.norm ? small : c.fonts.ui;
       float tsz = f->FontSize;
