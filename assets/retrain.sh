@@ -1,6 +1,7 @@
 #!/bin/sh
 # Retrains every shipped model (assets/models/<task>-<pre|post>ln.safetensors) from scratch, with
-# the exact commands recorded in assets/models/README.md, two trainings at a time (one per core).
+# the exact commands recorded in assets/models/README.md, JOBS trainings at a time (default 2,
+# one per core; more help only when other programs compete for the cores).
 #
 #   sh assets/retrain.sh                       # uses build/app/stepformer, writes assets/models/
 #   STEPFORMER=build-train/app/stepformer OUT=/tmp/models JOBS=2 sh assets/retrain.sh
@@ -17,13 +18,13 @@ mkdir -p "$OUT"
 
 # task  steps  (every model: d_model 64, 4 heads, d_ff 256, 2+2 layers, batch 64, seed 1,
 #               warm-up schedule, factor 0.5 over 400 steps, label smoothing 0.1, no dropout)
-# Longest first, so that the two job slots finish together.
-JOBLIST="sort 5000
+# copy and reverse first: the main job and the tests use them.
+JOBLIST="copy 2000
+reverse 2000
+sort 5000
 add 3000
 copy-lm 3000
-dates 2000
-copy 2000
-reverse 2000"
+dates 2000"
 
 start=$(date +%s)
 echo "$JOBLIST" | while read -r task steps; do

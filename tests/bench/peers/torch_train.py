@@ -99,13 +99,17 @@ def main():
             gen = torch.Generator().manual_seed(1)
             for _ in range(5):
                 train_step(model, opt, gen)
-            tokens, steps, t0 = 0, 0, time.perf_counter()
+            tokens, steps, t0, c0 = 0, 0, time.perf_counter(), time.process_time()
             while time.perf_counter() - t0 < args.seconds:
                 tokens += train_step(model, opt, gen)
                 steps += 1
-            el = time.perf_counter() - t0
-            print("threads %d %s-LN: %.0f target tokens/s, %.2f steps/s (%d steps)"
-                  % (threads, "pre" if norm_first else "post", tokens / el, steps / el, steps))
+            el, cpu = time.perf_counter() - t0, time.process_time() - c0
+            # On a shared machine the wall clock includes waiting for a core; the process CPU time
+            # does not (with one thread it is the time the step really took).
+            print("threads %d %s-LN: %.0f target tokens/s wall, %.2f steps/s (%d steps); "
+                  "%.1f ms CPU per step, %.0f target tokens per CPU-second"
+                  % (threads, "pre" if norm_first else "post", tokens / el, steps / el, steps,
+                     1e3 * cpu / steps, tokens / cpu))
     if args.steps_to_99:
         torch.set_num_threads(args.threads[-1])
         for norm_first in (True, False):
