@@ -23,6 +23,7 @@ struct PlotData {
   std::string x_label, y_label;
   bool log_y = false;      // suggested: loss and gradient norms span decades
   bool integer_x = false;  // x is a layer or step index: ticks on whole numbers
+  double y_min = 0, y_max = 0;  // a fixed y range when y_min < y_max (e.g. [0, 1] for accuracies)
   std::vector<std::string> x_categories;  // when set, x = i means x_categories[i] (e.g. "enc 0")
   std::vector<PlotSeries> series;
 };

@@ -65,16 +65,18 @@ PlotData curve_plot(const std::vector<RunCurves>& runs, Curve which) {
     case Curve::Loss: p.title = "training loss (label-smoothed)", p.y_label = "loss", p.log_y = true; break;
     case Curve::LearningRate: p.title = "learning rate", p.y_label = "lr"; break;
     case Curve::GradNorm: p.title = "gradient norm (all parameters, before clipping)", p.y_label = "|grad|", p.log_y = true; break;
-    case Curve::ExactMatch: p.title = "exact match on held-out examples", p.y_label = "exact match"; break;
-    case Curve::Accuracy: p.title = "token accuracy (teacher-forced, training batch)", p.y_label = "accuracy"; break;
+    case Curve::ExactMatch: p.title = "exact match on held-out examples", p.y_label = "exact match", p.y_max = 1; break;
+    case Curve::Accuracy: p.title = "token accuracy (teacher-forced, training batch)", p.y_label = "accuracy", p.y_max = 1; break;
   }
+  // The newest run of each placement in the strong colour, earlier ones lighter.
   int pre = 0, post = 0;
+  for (const RunCurves& r : runs) (r.norm == NormPlacement::Pre ? pre : post)++;
   for (const RunCurves& r : runs) {
     PlotSeries s;
     s.name = r.label;
     const bool is_pre = r.norm == NormPlacement::Pre;
-    const int k = is_pre ? pre++ : post++;
-    s.colour = is_pre ? (k % 2 ? kPreLight : kPre) : (k % 2 ? kPostLight : kPost);
+    const bool newest = --(is_pre ? pre : post) == 0;
+    s.colour = is_pre ? (newest ? kPre : kPreLight) : (newest ? kPost : kPostLight);
     s.dashed = r.schedule == "constant";
     switch (which) {
       case Curve::Loss: s.x = r.step, s.y = r.loss; break;
@@ -132,12 +134,13 @@ PlotData layer_grad_profile(const std::vector<RunCurves>& runs, int step) {
     }
   }
   int pre = 0, post = 0;
+  for (const RunCurves& r : runs) (r.norm == NormPlacement::Pre ? pre : post)++;
   for (const RunCurves& r : runs) {
     PlotSeries s;
     s.name = r.label;
     const bool is_pre = r.norm == NormPlacement::Pre;
-    const int k = is_pre ? pre++ : post++;
-    s.colour = is_pre ? (k % 2 ? kPreLight : kPre) : (k % 2 ? kPostLight : kPost);
+    const bool newest = --(is_pre ? pre : post) == 0;
+    s.colour = is_pre ? (newest ? kPre : kPreLight) : (newest ? kPost : kPostLight);
     s.dashed = r.schedule == "constant";
     for (size_t i = 0; i < r.step.size() && i < r.grad_norm_layer.size(); ++i) {
       if (static_cast<int>(r.step[i]) != step) continue;

@@ -8,6 +8,7 @@
 
 #include "actions.h"
 #include "app.h"
+#include "compare/prepost.h"
 #include "paths.h"
 
 namespace sf::gui {
@@ -130,6 +131,14 @@ void ScriptRunner::fail(App& app, const Line& l, const std::string& what) {
 void ScriptRunner::tick(App& app) {
   if (frames_ > 0) {
     --frames_;
+    return;
+  }
+  if (until_) {
+    std::string e;
+    if (!until_(e)) return;
+    until_ = nullptr;
+    if (!e.empty() && current_) fail(app, *current_, e);
+    frames_ = 2;
     return;
   }
   Worker& w = app.worker();
@@ -415,6 +424,7 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     app.quit(failures_ > 0 ? std::max(code, 1) : code);
     return true;
   }
+  if (const int r = run_prepost_command(app, a, l.text, error, until_); r >= 0) return r == 1;  // docs/compare.md
   error = "unknown command '" + cmd + "' (see docs/explorer.md for the script language)";
   return false;
 }

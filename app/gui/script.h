@@ -5,6 +5,7 @@
 // the worker is idle and the previous line's effect has been drawn for two frames.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ class ScriptRunner {
   bool load(const std::string& path, std::string& error);
   bool load_text(const std::string& text, const std::string& name, std::string& error);
   void tick(App& app);  // once per frame, before the UI is built
-  bool done() const { return next_ >= lines_.size() && !waiting_; }
+  bool done() const { return next_ >= lines_.size() && !waiting_ && !until_; }
   int failures() const { return failures_; }
   const std::string& last_failure() const { return last_failure_; }
 
@@ -37,6 +38,8 @@ class ScriptRunner {
   uint64_t first_ticket_ = 0, last_ticket_ = 0;
   const Line* current_ = nullptr;
   int frames_ = 0;        // frames to draw before the next line
+  std::function<bool(std::string&)> until_;  // background work of the current line (compare/prepost.h):
+                                            // true when done; a message set means it failed
   int failures_ = 0;
   bool expect_error_armed_ = false;
   bool last_failed_ = false;

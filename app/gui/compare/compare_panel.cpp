@@ -1,0 +1,595 @@
+// compare_panel.cpp — "Compare pre-LN / post-LN": two runs side by side on one input, stepped in
+// lockstep (core/compare.h). For the chosen layer/head: both attention maps and their difference;
+// per layer: residual-stream norm, LayerNorm mean/variance, attention entropy per head; the
+// next-token distributions and the decoded sequences.
+//
+// [SECTION] sources (shipped pair, files, the explorer's model switched)
+// [SECTION] lockstep stepper
+// [SECTION] the two runs
+// [SECTION] attention: A, B, A − B
+// [SECTION] next-token distributions
+// [SECTION] per-layer statistics
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <GLFW/glfw3.h>
+
+#include "app.h"
+#include "compare/panels.h"
+#include "gfx/imgui_math.h"
+#include "widgets.h"
+
+namespace sf::gui {
+
+namespace {
+
+int g_focus_frame = -10;  // the last frame the compare view had the keyboard focus
+
+const char* kind_label(AttnKind k) {
+  switch (k) {
+    case AttnKind::EncoderSelf: return "encoder self-attention";
+    case AttnKind::DecoderSelf: return "decoder self-attention";
+    case AttnKind::Cross: return "cross-attention";
+  }
+  return "?";
+}
+
+// The step whose next-token distribution a run shows: the current one once its Logits stage is
+// reached, else the previous one (−1: none yet).
+int shown_step(const Session& s) {
+  const int t = s.current_step();
+  if (t < 0) return -1;
+  const StageKind k = s.current().kind;
+  return (k == StageKind::Logits || k == StageKind::Choose) ? t : t - 1;
+}
+
+class ComparePanel : public Panel {
+ public:
+  explicit ComparePanel(std::shared_ptr<PrePostHub> hub) : hub_(std::move(hub)) {}
+  const char* title() const override { return "Compare pre-LN / post-LN"; }
+  const char* key() const override { return "compare"; }
+  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 1.0f, 1.0f); }
+
+  bool export_heatmap(const std::string& path, std::string& error) override {
+    if (heat_[2].empty()) return error = "the difference map is empty (open a pair and step into an attention layer)", false;
+    return heat_[2].write_png(path, error);
+  }
+
+  void Draw(Ctx& c) override {
+    hub_->poll();
+    set_compare_focus(ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows));
+    const auto snap = hub_->compare.snapshot();
+    const CompareSnap& s = *snap;
+    if (!opened_) {
+      opened_ = true;
+      if (!s.ok() && hub_->compare.idle()) open_default(c);
+    }
+    keyboard(c);
+    draw_sources(c, s);
+    if (!s.ok()) {
+      ImGui::Separator();
+      if (!hub_->compare.idle()) ImGui::TextDisabled("loading…");
+      else
+        ImGui::TextWrapped(
+            "Choose two models above: a shipped pre-LN/post-LN pair, two files, or the explorer's model with its "
+            "LayerNorm placement switched. Both runs then read the same input and step together.");
+      draw_log(s);
+      return;
+    }
+    draw_stepper(c, s);
+    ImGui::Separator();
+    const float fs = ImGui::GetFontSize();
+    if (ImGui::BeginTable("cmp", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
+      ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+      ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.4f);
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::BeginChild("left", ImVec2(0, 0), false);
+      draw_runs(c, s);
+      ImGui::Separator();
+      draw_attention(c, s);
+      ImGui::Separator();
+      draw_distributions(c, s);
+      ImGui::EndChild();
+      ImGui::TableSetColumnIndex(1);
+      ImGui::BeginChild("right", ImVec2(0, 0), false);
+      draw_layer_stats(c, s);
+      ImGui::EndChild();
+      ImGui::EndTable();
+    }
+    (void)fs;
+  }
+
+ private:
+  // The shipped pair of the first task, else the explorer's model switched.
+  void open_default(Ctx& c) {
+    if (!hub_->pairs.empty()) hub_->open_pair(hub_->pairs.front());
+    else if (c.snap.model) hub_->open_switched(c.snap.model, c.snap.model_name);
+  }
+
+  // With the focus here the explorer's keyboard handler stands aside (prepost_owns_keyboard), so
+  // this one also takes over its global keys: Space plays, F11 and Ctrl ± 0 change the display.
+  void keyboard(Ctx& c) {
+    if (playing_) {
+      const double now = ImGui::GetTime();
+      const auto snap = hub_->compare.snapshot();
+      if (!snap->ok() || snap->cmp->at_end()) playing_ = false;
+      else if (now - last_play_ >= 1.0 / c.ui.speed && hub_->compare.idle()) {
+        last_play_ = now;
+        hub_->move("forward");
+      }
+    }
+    if (!prepost_owns_keyboard() || ImGui::GetIO().WantTextInput) return;
+    const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
+    const bool ctrl = ImGui::GetIO().KeyCtrl;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) playing_ = !playing_, last_play_ = 0;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) c.app.set_presentation(!c.ui.presentation);
+    if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, false)))
+      c.app.set_scale(c.ui.scale + 0.25f);
+    if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false)))
+      c.app.set_scale(c.ui.scale - 0.25f);
+    if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_0, false)) c.app.set_scale(1.0f);
+    if (pressed(ImGuiKey_RightArrow)) hub_->move(ctrl ? "next-token" : "forward");
+    if (pressed(ImGuiKey_LeftArrow)) hub_->move(ctrl ? "prev-token" : "back");
+    if (pressed(ImGuiKey_DownArrow) || pressed(ImGuiKey_PageDown)) hub_->move("next-token");
+    if (pressed(ImGuiKey_UpArrow) || pressed(ImGuiKey_PageUp)) hub_->move("prev-token");
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) hub_->move("home");
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) hub_->move("end");
+  }
+
+  // [SECTION] sources (shipped pair, files, the explorer's model switched)
+  void draw_sources(Ctx& c, const CompareSnap& s) {
+    const float fs = ImGui::GetFontSize();
+    const Palette& pal = palette();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Models:");
+    ImGui::SameLine();
+    if (hub_->pairs.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, pal.warn);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted("no shipped pre/post pair in assets/models yet");
+      ImGui::PopStyleColor();
+    } else {
+      ImGui::SetNextItemWidth(fs * 13);
+      if (ImGui::BeginCombo("##pair", "shipped pair…")) {
+        for (const ShippedPair& p : hub_->pairs)
+          if (ImGui::Selectable((p.task + ": pre-LN vs post-LN").c_str())) hub_->open_pair(p);
+        ImGui::EndCombo();
+      }
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Explorer's model, placement switched")) hub_->open_switched(c.snap.model, c.snap.model_name);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A = the model open in the explorer; B = the same weights with the LayerNorm placement\n"
+                        "switched (pre ↔ post). An experiment, not an equivalent model.");
+    ImGui::SameLine();
+    if (ImGui::Button("Two files…")) ImGui::OpenPopup("files");
+    if (ImGui::BeginPopup("files")) {
+      ImGui::TextUnformatted("Any two models (.safetensors) on the same input:");
+      ImGui::SetNextItemWidth(fs * 30);
+      ImGui::InputText("A", path_a_, sizeof path_a_);
+      ImGui::SetNextItemWidth(fs * 30);
+      ImGui::InputText("B", path_b_, sizeof path_b_);
+      if (ImGui::Button("Open")) {
+        hub_->open_files(path_a_, path_b_);
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::EndPopup();
+    }
+    // Input.
+    if (s.generation != seen_gen_) {
+      seen_gen_ = s.generation;
+      if (!ImGui::IsAnyItemActive()) {
+        std::snprintf(src_, sizeof src_, "%s", s.src.c_str());
+        std::snprintf(tgt_, sizeof tgt_, "%s", s.tgt.c_str());
+      }
+    }
+    if (s.ok()) {
+      ImGui::SameLine(0, fs * 1.5f);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted("input");
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(fs * 16);
+      const bool enter = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
+      ImGui::SameLine();
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted("target");
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(fs * 10);
+      const bool enter2 = ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("optional: with a target both runs are teacher-forced on it (forced decoding)");
+      ImGui::SameLine();
+      if (ImGui::Button("Run") || enter || enter2) {
+        const std::string a = src_, b = tgt_;
+        hub_->compare.post([a, b](CompareEngine& e) { e.set_input(a, b); });
+      }
+    }
+  }
+
+  void draw_log(const CompareSnap& s) {
+    for (auto it = s.log.rbegin(); it != s.log.rend() && it - s.log.rbegin() < 3; ++it)
+      text_coloured_wrapped(it->rfind("error:", 0) == 0 ? palette().error : palette().text_dim, it->c_str());
+  }
+
+  // [SECTION] lockstep stepper
+  void draw_stepper(Ctx& c, const CompareSnap& s) {
+    (void)c;
+    const Comparison& cmp = *s.cmp;
+    const float fs = ImGui::GetFontSize();
+    const auto button = [&](const char* label, const char* op, const char* tip) {
+      if (ImGui::Button(label)) hub_->move(op);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+      ImGui::SameLine();
+    };
+    button("|◀", "home", "first stage (Home)");
+    button("◀◀", "prev-token", "previous token, both runs (↑)");
+    button("◀", "back", "one stage back (←)");
+    button("▶", "forward", "one stage forward, both runs in lockstep (→)");
+    button("▶▶", "next-token", "next token, both runs (↓)");
+    button("▶|", "end", "decode both to the end (End)");
+    if (ImGui::Button(playing_ ? "pause" : "play")) playing_ = !playing_, last_play_ = 0;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("advance both runs stage by stage (Space), at the explorer's play speed");
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("point %d / %d%s", s.position + 1, s.known, cmp.finished() ? "" : "+");
+    ImGui::SameLine(0, fs);
+    ImGui::PushStyleColor(ImGuiCol_Text, palette().accent);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(s.point.c_str());
+    ImGui::PopStyleColor();
+    ImGui::SameLine(0, fs);
+    const bool aligned = cmp.run(0).current_step() == cmp.run(1).current_step() || cmp.run(0).at_end() || cmp.run(1).at_end();
+    ImGui::AlignTextToFramePadding();
+    if (aligned) ImGui::TextDisabled("in lockstep: same token, aligned stages (focus this window: ← → ↑ ↓)");
+    else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "runs out of step");
+    if (!s.log.empty() && s.log.back().rfind("error:", 0) == 0) text_coloured_wrapped(palette().error, s.log.back().c_str());
+  }
+
+  // [SECTION] the two runs
+  void draw_runs(Ctx& c, const CompareSnap& s) {
+    const float fs = ImGui::GetFontSize();
+    const Comparison& cmp = *s.cmp;
+    if (!ImGui::BeginTable("runs", 2, ImGuiTableFlags_BordersInnerV)) return;
+    const std::vector<int> ta = cmp.run(0).tokens(), tb = cmp.run(1).tokens();
+    for (int i = 0; i < 2; ++i) {
+      ImGui::TableNextColumn();
+      const Session& se = cmp.run(i);
+      const Stage st = se.current();
+      ImGui::PushFont(c.fonts.bold);
+      ImGui::Text("%s", i == 0 ? "A" : "B");
+      ImGui::PopFont();
+      ImGui::SameLine();
+      placement_badge(se.model().config.norm);
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", s.run[i].name.c_str());
+      ImGui::PushFont(c.fonts.bold);
+      ImGui::TextWrapped("%s", st.title.c_str());
+      ImGui::PopFont();
+      ImGui::PushFont(c.fonts.mono);
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled("%s", st.formula.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopFont();
+      // Decoded so far; tokens where the two runs differ are outlined.
+      const std::vector<int>& mine = i == 0 ? ta : tb;
+      const std::vector<int>& other = i == 0 ? tb : ta;
+      const Vocab& v = se.model().config.tgt_vocab;
+      const Vocab& ov = cmp.run(1 - i).model().config.tgt_vocab;
+      ImGui::TextDisabled("decoded:");
+      ImGui::SameLine();
+      if (mine.empty()) ImGui::TextDisabled("(nothing yet)");
+      for (size_t k = 0; k < mine.size(); ++k) {
+        const std::string tok = v.token(mine[k]);
+        const bool differs = k >= other.size() || ov.token(other[k]) != tok;
+        token_chip(c.fonts, tok, mine[k], tok.size() && tok[0] == '<' ? ChipKind::Special : ChipKind::Normal, differs);
+      }
+      ImGui::NewLine();
+      if (se.at_end() && !cmp.run(1 - i).at_end())
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "finished decoding: stays on its last stage");
+    }
+    ImGui::EndTable();
+    (void)fs;
+  }
+
+  // [SECTION] attention: A, B, A − B
+  void follow_stage(const CompareSnap& s) {
+    if (!hub_->sel.follow || s.generation == followed_) return;
+    followed_ = s.generation;
+    const Stage st = s.cmp->run(0).current();
+    if (st.layer < 0 || st.block == Block::FeedForward || st.block == Block::None) return;
+    hub_->sel.kind = st.side == Side::Encoder ? AttnKind::EncoderSelf
+                     : st.block == Block::CrossAttention ? AttnKind::Cross
+                                                         : AttnKind::DecoderSelf;
+    hub_->sel.layer = st.layer;
+  }
+
+  void draw_attention(Ctx& c, const CompareSnap& s) {
+    CompareSelection& sel = hub_->sel;
+    follow_stage(s);
+    const Config& ca = s.cmp->run(0).model().config;
+    const Config& cb = s.cmp->run(1).model().config;
+    const bool enc = ca.has_encoder() && cb.has_encoder();
+    if (!enc && sel.kind != AttnKind::DecoderSelf) sel.kind = AttnKind::DecoderSelf;
+    const float fs = ImGui::GetFontSize();
+    heading(c.fonts, "Attention");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fs * 12);
+    if (ImGui::BeginCombo("##kind", kind_label(sel.kind))) {
+      for (AttnKind k : {AttnKind::EncoderSelf, AttnKind::DecoderSelf, AttnKind::Cross}) {
+        if (k != AttnKind::DecoderSelf && !enc) continue;
+        if (ImGui::Selectable(kind_label(k), k == sel.kind)) sel.kind = k, sel.follow = false;
+      }
+      ImGui::EndCombo();
+    }
+    const int layers = std::min(sel.kind == AttnKind::EncoderSelf ? ca.n_encoder_layers : ca.n_decoder_layers,
+                                sel.kind == AttnKind::EncoderSelf ? cb.n_encoder_layers : cb.n_decoder_layers);
+    const int heads = std::min(ca.n_heads, cb.n_heads);
+    sel.layer = std::clamp(sel.layer, 0, std::max(0, layers - 1));
+    sel.head = std::clamp(sel.head, 0, std::max(0, heads - 1));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fs * 6);
+    if (ImGui::SliderInt("layer", &sel.layer, 0, std::max(0, layers - 1))) sel.follow = false;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fs * 6);
+    ImGui::SliderInt("head", &sel.head, 0, std::max(0, heads - 1));
+    ImGui::SameLine();
+    ImGui::Checkbox("follow", &sel.follow);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the runs are on");
+
+    const AttnView* v[2] = {s.run[0].view->attn_view(sel.kind, sel.layer), s.run[1].view->attn_view(sel.kind, sel.layer)};
+    const uint64_t key = mix_key(mix_key(mix_key(s.generation, static_cast<uint64_t>(sel.kind)), static_cast<uint64_t>(sel.layer)),
+                                 static_cast<uint64_t>(sel.head));
+    const float w = (ImGui::GetContentRegionAvail().x - fs) / 3.0f;
+    const float h = std::min(w, fs * 17);
+    const Mat* m[2] = {nullptr, nullptr};
+    for (int i = 0; i < 2; ++i)
+      if (v[i] && sel.head < v[i]->trace.n_heads) m[i] = &v[i]->trace.weights[static_cast<size_t>(sel.head)];
+    // The difference over the rows and keys both runs have.
+    Mat diff;
+    int dr = 0, dc = 0;
+    if (m[0] && m[1]) {
+      dr = static_cast<int>(std::min(m[0]->rows(), m[1]->rows()));
+      dc = static_cast<int>(std::min(m[0]->cols(), m[1]->cols()));
+      diff = m[0]->topLeftCorner(dr, dc) - m[1]->topLeftCorner(dr, dc);
+    }
+    const char* titles[3] = {"A", "B", "A − B"};
+    for (int i = 0; i < 3; ++i) {
+      if (i) ImGui::SameLine();
+      ImGui::BeginGroup();
+      ImGui::PushID(i);
+      if (i < 2) {
+        placement_badge(s.cmp->run(i).model().config.norm);
+        ImGui::SameLine();
+      }
+      ImGui::TextUnformatted(titles[i]);
+      const Mat* mm = i < 2 ? m[i] : (dr > 0 ? &diff : nullptr);
+      if (!mm) {
+        ImGui::Dummy(ImVec2(w, h * 0.3f));
+        ImGui::TextDisabled(i < 2 ? "not computed yet at this stage" : "needs both maps");
+        ImGui::Dummy(ImVec2(w, h * 0.5f));
+      } else {
+        const AttnView* av = i < 2 ? v[i] : v[0];
+        float lo = 0, hi = 1;
+        Colormap map = Colormap::Viridis;
+        if (i == 2) {
+          symmetric_range(mm->data(), static_cast<size_t>(mm->size()), lo, hi);
+          map = Colormap::Diverging;
+        }
+        heat_[i].update(mm->data(), static_cast<int>(mm->rows()), static_cast<int>(mm->cols()), key, map, lo, hi);
+        HeatmapOpts o;
+        std::vector<std::string> ql(av->q_labels.begin(), av->q_labels.begin() + std::min<size_t>(av->q_labels.size(), static_cast<size_t>(mm->rows())));
+        std::vector<std::string> kl(av->k_labels.begin(), av->k_labels.begin() + std::min<size_t>(av->k_labels.size(), static_cast<size_t>(mm->cols())));
+        o.row_labels = &ql;
+        o.col_labels = &kl;
+        o.max_size = ImVec2(w, h);
+        o.show_values = c.ui.show_values;
+        o.fonts = &c.fonts;
+        const HeatmapHit hit = heatmap_widget("map", heat_[i], o);
+        if (hit.hovered) {
+          ImGui::BeginTooltip();
+          const size_t r = static_cast<size_t>(hit.row), k = static_cast<size_t>(hit.col);
+          ImGui::Text("query %zu '%s' → key %zu '%s'", r, r < ql.size() ? ql[r].c_str() : "?", k, k < kl.size() ? kl[k].c_str() : "?");
+          for (int j = 0; j < 2; ++j)
+            if (m[j] && hit.row < m[j]->rows() && hit.col < m[j]->cols())
+              ImGui::Text("%s weight %s", j == 0 ? "A" : "B", fmt_value((*m[j])(hit.row, hit.col), 4).c_str());
+          if (dr > hit.row && dc > hit.col) ImGui::Text("A − B = %s", fmt_value(diff(hit.row, hit.col), 4).c_str());
+          ImGui::EndTooltip();
+        }
+        if (i < 2) {
+          // Mean entropy of this head over its query rows (masked keys excluded).
+          double e = 0;
+          for (Eigen::Index r = 0; r < mm->rows(); ++r) e += row_entropy(*mm, r);
+          ImGui::TextDisabled("entropy %.3f nats (mean over %d queries)", mm->rows() ? e / static_cast<double>(mm->rows()) : 0.0,
+                              static_cast<int>(mm->rows()));
+        } else {
+          ImGui::TextDisabled("max |A − B| = %s%s", fmt_value(std::max(-lo, hi), 4).c_str(),
+                              (m[0]->rows() != m[1]->rows() || m[0]->cols() != m[1]->cols()) ? " (common rows/keys only)" : "");
+        }
+      }
+      ImGui::PopID();
+      ImGui::EndGroup();
+    }
+  }
+
+  // [SECTION] next-token distributions
+  void draw_distributions(Ctx& c, const CompareSnap& s) {
+    const Comparison& cmp = *s.cmp;
+    const float fs = ImGui::GetFontSize();
+    int steps[2];
+    const Mat* probs[2] = {nullptr, nullptr};
+    for (int i = 0; i < 2; ++i) {
+      steps[i] = shown_step(cmp.run(i));
+      if (steps[i] >= 0 && steps[i] < static_cast<int>(cmp.run(i).steps().size())) {
+        const auto& rec = cmp.run(i).steps()[static_cast<size_t>(steps[i])];
+        if (rec->trace) probs[i] = &rec->trace->probs;
+      }
+    }
+    heading(c.fonts, "Next-token distribution");
+    ImGui::SameLine();
+    if (!probs[0] && !probs[1]) {
+      ImGui::TextDisabled("(after the first Logits stage)");
+      return;
+    }
+    ImGui::TextDisabled("A at step %d, B at step %d", steps[0], steps[1]);
+    // Union of both runs' 6 most likely tokens, by token text (the vocabularies may differ).
+    struct Row {
+      std::string tok;
+      float p[2] = {0, 0};
+    };
+    std::vector<Row> rows;
+    const auto find = [&](const std::string& t) -> Row& {
+      for (Row& r : rows)
+        if (r.tok == t) return r;
+      rows.push_back({t});
+      return rows.back();
+    };
+    for (int i = 0; i < 2; ++i) {
+      if (!probs[i]) continue;
+      const RowVec p = probs[i]->bottomRows(1);
+      std::vector<int> idx(static_cast<size_t>(p.size()));
+      for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int>(k);
+      std::partial_sort(idx.begin(), idx.begin() + std::min<size_t>(6, idx.size()), idx.end(),
+                        [&](int x, int y) { return p(x) > p(y); });
+      for (size_t k = 0; k < 6 && k < idx.size(); ++k) find(cmp.run(i).model().config.tgt_vocab.token(idx[k]));
+    }
+    for (Row& r : rows)
+      for (int i = 0; i < 2; ++i) {
+        if (!probs[i]) continue;
+        const int id = cmp.run(i).model().config.tgt_vocab.id(r.tok);
+        if (id >= 0 && id < probs[i]->cols()) r.p[i] = (*probs[i])(probs[i]->rows() - 1, id);
+      }
+    std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.p[0] + x.p[1] > y.p[0] + y.p[1]; });
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float label_w = fs * 5, bar_w = std::max(fs * 6, (ImGui::GetContentRegionAvail().x - label_w - fs * 8) * 0.5f);
+    for (const Row& r : rows) {
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      dl->AddText(c.fonts.mono, fs, p, palette().text, r.tok.c_str());
+      for (int i = 0; i < 2; ++i) {
+        const float x0 = p.x + label_w + i * (bar_w + fs * 4);
+        const ImU32 col = placement_colour(cmp.run(i).model().config.norm == NormPlacement::Pre);
+        dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_w, p.y + fs - 1), IM_COL32(128, 128, 128, 30));
+        dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_w * r.p[i], p.y + fs - 1), col);
+        char b[32];
+        std::snprintf(b, sizeof b, "%s %.3f", i == 0 ? "A" : "B", r.p[i]);
+        dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_w + 4, p.y + 1), palette().text_dim, b);
+      }
+      ImGui::Dummy(ImVec2(label_w + 2 * bar_w + fs * 8, fs + 2));
+    }
+  }
+
+  // [SECTION] per-layer statistics
+  void draw_layer_stats(Ctx& c, const CompareSnap& s) {
+    const ModelStats& a = s.run[0].stats;
+    const ModelStats& b = s.run[1].stats;
+    const std::string na = std::string(to_string(s.cmp->run(0).model().config.norm)) + "-LN";
+    const std::string nb = std::string(to_string(s.cmp->run(1).model().config.norm)) + "-LN";
+    const float fs = ImGui::GetFontSize();
+    heading(c.fonts, "Per layer, as of the current stage");
+    help_marker(
+        "Pre-LN (x = x + F(LN(x))) never normalises the residual stream itself: its norm grows layer by layer. "
+        "Post-LN (x = LN(x + F(x))) renormalises after every block, so the stream leaves each layer with norm ≈ √d. "
+        "The LayerNorm statistics are those of the norm's input: the stream itself for pre-LN, x + F(x) for post-LN.");
+    const float avail_h = ImGui::GetContentRegionAvail().y;
+    const float ph = std::max(fs * 9, (avail_h - fs * 14) / 3.0f);
+    for (int k = 0; k < 3; ++k) {
+      const LayerMeasure m = k == 0 ? LayerMeasure::ResidualNorm : k == 1 ? LayerMeasure::LnVar : LayerMeasure::LnMean;
+      PlotData d = layer_plot(a, b, na + " (" + s.run[0].name + ")", nb + " (" + s.run[1].name + ")", m);
+      for (int i = 0; i < 2; ++i)
+        d.series[static_cast<size_t>(i)].colour = placement_colour(s.cmp->run(i).model().config.norm == NormPlacement::Pre, i == 1 && s.cmp->run(0).model().config.norm == s.cmp->run(1).model().config.norm);
+      if (m == LayerMeasure::ResidualNorm) d.log_y = false;
+      static const char* ids[] = {"compare.resid", "compare.lnvar", "compare.lnmean"};
+      plot_widget(ids[k], d, views_[k], ImVec2(-1, ph), c.fonts, c.app);
+    }
+    // Entropy per head: layers × heads for each run, one colour scale.
+    heading(c.fonts, (std::string("Attention entropy per head (nats): ") + kind_label(hub_->sel.kind)).c_str());
+    const auto grid = [&](const ModelStats& st, std::vector<float>& out, std::vector<std::string>& rows, int heads) {
+      out.clear();
+      rows.clear();
+      const bool enc = hub_->sel.kind == AttnKind::EncoderSelf;
+      const Block blk = hub_->sel.kind == AttnKind::Cross ? Block::CrossAttention : Block::SelfAttention;
+      for (const LayerStat& l : enc ? st.encoder : st.decoder) {
+        const BlockStat* bs = l.find(blk);
+        if (!bs || bs->entropy.empty()) continue;
+        rows.push_back(std::string(enc ? "enc " : "dec ") + std::to_string(l.layer));
+        for (int h = 0; h < heads; ++h)
+          out.push_back(h < static_cast<int>(bs->entropy.size()) ? static_cast<float>(bs->entropy[static_cast<size_t>(h)]) : NAN);
+      }
+    };
+    const int heads = std::min(s.cmp->run(0).model().config.n_heads, s.cmp->run(1).model().config.n_heads);
+    grid(a, ent_[0], ent_rows_[0], heads);
+    grid(b, ent_[1], ent_rows_[1], heads);
+    float hi = 0.01f;
+    for (auto& e : ent_)
+      for (float v : e)
+        if (std::isfinite(v)) hi = std::max(hi, v);
+    const float w = (ImGui::GetContentRegionAvail().x - fs) * 0.5f;
+    for (int i = 0; i < 2; ++i) {
+      if (i) ImGui::SameLine();
+      ImGui::BeginGroup();
+      ImGui::PushID(100 + i);
+      placement_badge(s.cmp->run(i).model().config.norm);
+      ImGui::SameLine();
+      ImGui::TextUnformatted(i == 0 ? "A" : "B");
+      const int R = static_cast<int>(ent_rows_[i].size());
+      if (R == 0) {
+        ImGui::TextDisabled("no attention run yet");
+      } else {
+        ent_heat_[i].update(ent_[static_cast<size_t>(i)].data(), R, heads, mix_key(s.generation, static_cast<uint64_t>(hub_->sel.kind) + 10),
+                            Colormap::Viridis, 0, hi);
+        head_labels_.clear();
+        for (int h = 0; h < heads; ++h) head_labels_.push_back("h" + std::to_string(h));
+        HeatmapOpts o;
+        o.row_labels = &ent_rows_[i];
+        o.col_labels = &head_labels_;
+        o.max_size = ImVec2(w, fs * 2.2f * static_cast<float>(R) + fs * 2);
+        o.square = false;
+        o.show_values = true;
+        o.max_cell = 90;
+        o.max_cell_h = fs * 2;
+        o.fonts = &c.fonts;
+        const HeatmapHit hit = heatmap_widget("ent", ent_heat_[i], o);
+        if (hit.hovered) ImGui::SetTooltip("%s head %d: %.4f nats", ent_rows_[i][static_cast<size_t>(hit.row)].c_str(), hit.col,
+                                           ent_heat_[i].at(hit.row, hit.col));
+      }
+      ImGui::PopID();
+      ImGui::EndGroup();
+    }
+    ImGui::TextDisabled("0 = all weight on one key; ln(keys) = uniform. Scale 0 … %.2f.", hi);
+  }
+
+  std::shared_ptr<PrePostHub> hub_;
+  bool opened_ = false;
+  bool playing_ = false;
+  double last_play_ = 0;
+  char path_a_[512] = {0}, path_b_[512] = {0};
+  char src_[512] = {0}, tgt_[256] = {0};
+  uint64_t seen_gen_ = 0, followed_ = 0;
+  Heatmap heat_[3];
+  Heatmap ent_heat_[2];
+  std::vector<float> ent_[2];
+  std::vector<std::string> ent_rows_[2], head_labels_;
+  PlotView views_[3];
+};
+
+}  // namespace
+
+void set_compare_focus(bool focused) {
+  if (focused) g_focus_frame = ImGui::GetFrameCount();
+}
+bool prepost_owns_keyboard() { return g_focus_frame >= ImGui::GetFrameCount() - 1; }
+
+void placement_badge(NormPlacement n) {
+  const bool pre = n == NormPlacement::Pre;
+  const ImU32 col = placement_colour(pre);
+  const char* text = pre ? " pre-LN " : " post-LN ";
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  ImGui::GetWindowDrawList()->AddRectFilled(p, p + ts + ImVec2(0, 2), col, 3);
+  ImGui::GetWindowDrawList()->AddText(p + ImVec2(0, 1), IM_COL32(0, 0, 0, 255), text);
+  ImGui::Dummy(ts + ImVec2(0, 2));
+}
+
+std::unique_ptr<Panel> make_compare_panel(std::shared_ptr<PrePostHub> hub) { return std::make_unique<ComparePanel>(std::move(hub)); }
+
+}  // namespace sf::gui

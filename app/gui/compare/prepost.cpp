@@ -1,0 +1,335 @@
+// prepost.cpp — the three panels' factory and their script commands (docs/compare.md).
+#include "compare/prepost.h"
+
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+#include "app.h"
+#include "compare/panels.h"
+#include "paths.h"
+
+namespace sf::gui {
+
+std::vector<std::unique_ptr<Panel>> make_prepost_panels() {
+  auto hub = std::make_shared<PrePostHub>([] { glfwPostEmptyEvent(); });
+  std::vector<std::unique_ptr<Panel>> out;
+  out.push_back(make_compare_panel(hub));
+  out.push_back(make_training_panel(hub));
+  out.push_back(make_gradnorms_panel(hub));
+  return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool parse_int(const std::string& s, int& v) {
+  try {
+    size_t n;
+    v = std::stoi(s, &n);
+    return n == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+bool parse_double(const std::string& s, double& v) {
+  try {
+    size_t n;
+    v = std::stod(s, &n);
+    return n == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+bool parse_onoff(const std::string& s, bool& v) {
+  if (s == "on" || s == "true" || s == "1" || s == "yes") return v = true, true;
+  if (s == "off" || s == "false" || s == "0" || s == "no") return v = false, true;
+  return false;
+}
+
+std::string rest_after(const std::string& line, const std::string& word) {
+  size_t p = line.find(word);
+  p = p == std::string::npos ? line.size() : p + word.size();
+  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+  std::string r = line.substr(p);
+  while (!r.empty() && (r.back() == ' ' || r.back() == '\t' || r.back() == '\r')) r.pop_back();
+  if (r.size() >= 2 && r.front() == '"' && r.back() == '"') r = r.substr(1, r.size() - 2);
+  return r;
+}
+
+// Waits for a compare-worker operation; fails with its error if it refused.
+std::function<bool(std::string&)> compare_done(PrePostHub* hub, uint64_t ticket) {
+  return [hub, ticket](std::string& error) {
+    const auto s = hub->compare.snapshot();
+    if (!hub->compare.idle() || s->ticket < ticket) return false;
+    if (s->last_error_ticket == ticket && !s->log.empty()) error = s->log.back();
+    return true;
+  };
+}
+
+// Applies key=value options; false with `error` on an unknown key or a bad value.
+bool train_options(const std::vector<std::string>& a, PairOptions& o, std::string& error) {
+  for (size_t i = 1; i < a.size(); ++i) {
+    const size_t eq = a[i].find('=');
+    if (eq == std::string::npos) return error = "train-both: expected key=value, found '" + a[i] + "'", false;
+    const std::string k = a[i].substr(0, eq), v = a[i].substr(eq + 1);
+    int n = 0;
+    double x = 0;
+    bool b = false;
+    if (k == "task") o.task = v;
+    else if (k == "layers" && parse_int(v, n) && n >= 1 && n <= 12) o.depth = n;
+    else if (k == "d_model" && parse_int(v, n) && n >= 2) o.d_model = n;
+    else if (k == "heads" && parse_int(v, n) && n >= 1) o.n_heads = n;
+    else if (k == "lr" && parse_double(v, x) && x > 0) o.lr = x;
+    else if (k == "warmup" && parse_onoff(v, b)) o.warmup = b;
+    else if (k == "warmup_steps" && parse_int(v, n) && n >= 1) o.warmup_steps = n;
+    else if (k == "steps" && parse_int(v, n) && n >= 1) o.steps = n;
+    else if (k == "batch" && parse_int(v, n) && n >= 1) o.batch = n;
+    else if (k == "seed" && parse_int(v, n) && n >= 0) o.seed = static_cast<uint64_t>(n);
+    else if (k == "eval_examples" && parse_int(v, n) && n >= 1) o.eval_examples = n;
+    else
+      return error = "train-both: bad '" + a[i] +
+                     "' (task=T layers=N d_model=D heads=H lr=X warmup=on|off warmup_steps=N steps=N batch=N seed=N)",
+             false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_prepost_command(App& app, const std::vector<std::string>& a, const std::string& line, std::string& error,
+                        std::function<bool(std::string&)>& until) {
+  const std::string& cmd = a[0];
+  const bool ours = cmd == "compare" || cmd.rfind("compare-", 0) == 0 || cmd == "expect-compare" ||
+                    cmd.rfind("train-", 0) == 0 || cmd == "wait-training" || cmd == "expect-training" ||
+                    cmd == "gradnorms" || cmd == "export-plot";
+  if (!ours) return -1;
+  PrePostHub* hub = prepost_hub();
+  if (!hub) return error = cmd + ": the pre-LN/post-LN views are not available", 0;
+  const auto show = [&](const char* key) {
+    if (Panel* p = app.find_panel(key)) app.show_panel(p);
+  };
+  const auto count = [&](int def) {
+    int n = def;
+    if (a.size() > 1 && (!parse_int(a[1], n) || n < 0)) {
+      error = cmd + ": expected a count, found '" + a[1] + "'";
+      return -1;
+    }
+    return n;
+  };
+
+  // ---- compare
+  if (cmd == "compare") {
+    show("compare");
+    uint64_t t = 0;
+    const std::string how = a.size() > 1 ? a[1] : "default";
+    if (how == "default" || how == "pair") {
+      const std::string task = a.size() > 2 ? a[2] : "";
+      for (const ShippedPair& p : hub->pairs)
+        if (task.empty() || p.task == task) {
+          t = hub->open_pair(p);
+          break;
+        }
+      if (!t) {
+        if (how == "pair") return error = "compare pair: no shipped pair '" + task + "' in assets/models", 0;
+        // No shipped pair yet: the explorer's model against itself with the placement switched.
+        const auto snap = app.snapshot();
+        if (!snap->model) return error = "compare: no shipped pair and no model in the explorer", 0;
+        app.notify(Message::Warning, "compare: no shipped pre/post pair yet — using the explorer's model, placement switched");
+        t = hub->open_switched(snap->model, snap->model_name);
+      }
+    } else if (how == "switch") {
+      const auto snap = app.snapshot();
+      t = hub->open_switched(snap->model, snap->model_name);
+    } else if (how == "files") {
+      if (a.size() < 4) return error = "compare files: expected two model files", 0;
+      t = hub->open_files(a[2], a[3]);
+    } else if (how == "trained") {
+      if (!hub->job || hub->job->progress()->models.size() < 2) return error = "compare trained: no trained pair (pause or finish a training first)", 0;
+      const auto p = hub->job->progress();
+      t = hub->open_models(p->models[0], p->runs[0].label + " (trained)", p->models[1], p->runs[1].label + " (trained)");
+    } else {
+      return error = "compare: expected default | pair TASK | switch | files A B | trained, found '" + how + "'", 0;
+    }
+    until = compare_done(hub, t);
+    return 1;
+  }
+  if (cmd == "compare-input" || cmd == "compare-target") {
+    const auto s = hub->compare.snapshot();
+    const std::string text = rest_after(line, cmd);
+    const std::string src = cmd == "compare-input" ? text : s->src, tgt = cmd == "compare-input" ? s->tgt : text;
+    until = compare_done(hub, hub->compare.post([src, tgt](CompareEngine& e) { e.set_input(src, tgt); }));
+    return 1;
+  }
+  if (cmd == "compare-step" || cmd == "compare-back" || cmd == "compare-token" || cmd == "compare-prev-token" ||
+      cmd == "compare-end" || cmd == "compare-home") {
+    const int n = count(1);
+    if (n < 0) return 0;
+    const std::string op = cmd == "compare-step" ? "forward" : cmd == "compare-back" ? "back" : cmd == "compare-token" ? "next-token"
+                           : cmd == "compare-prev-token" ? "prev-token" : cmd == "compare-end" ? "end" : "home";
+    until = compare_done(hub, hub->move(op, n));
+    return 1;
+  }
+  if (cmd == "compare-select") {
+    for (size_t i = 1; i < a.size(); ++i) {
+      const size_t eq = a[i].find('=');
+      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq), v = eq == std::string::npos ? "" : a[i].substr(eq + 1);
+      int n;
+      bool b;
+      if (k == "layer" && parse_int(v, n) && n >= 0) hub->sel.layer = n, hub->sel.follow = false;
+      else if (k == "head" && parse_int(v, n) && n >= 0) hub->sel.head = n;
+      else if (k == "kind" && (v == "enc-self" || v == "dec-self" || v == "cross"))
+        hub->sel.kind = v == "enc-self" ? AttnKind::EncoderSelf : v == "dec-self" ? AttnKind::DecoderSelf : AttnKind::Cross,
+        hub->sel.follow = false;
+      else if (k == "follow" && parse_onoff(v, b)) hub->sel.follow = b;
+      else return error = "compare-select: bad '" + a[i] + "' (kind=enc-self|dec-self|cross layer=N head=N follow=on|off)", 0;
+    }
+    return 1;
+  }
+  if (cmd == "expect-compare") {
+    const auto s = hub->compare.snapshot();
+    if (!s->ok()) return error = "expect-compare: no comparison is open", 0;
+    const Comparison& c = *s->cmp;
+    const std::string what = a.size() > 1 ? a[1] : "aligned";
+    if (what == "aligned") {
+      const Session &x = c.run(0), &y = c.run(1);
+      const bool ok = x.current_step() == y.current_step() || x.at_end() || y.at_end();
+      const AlignKey kx = align_key(x, x.cursor()), ky = align_key(y, y.cursor());
+      if (!ok || !(kx <= c.key()) || !(ky <= c.key()) || !(kx == c.key() || ky == c.key()))
+        return error = "expect-compare aligned: A is on '" + x.current().title + "', B on '" + y.current().title + "'", 0;
+      return 1;
+    }
+    if (what == "finished") return c.at_end() ? 1 : (error = "expect-compare finished: not at the end", 0);
+    if (what == "stage-a" || what == "stage-b") {
+      const std::string want = rest_after(line, what);
+      const std::string have = c.run(what == "stage-a" ? 0 : 1).current().title;
+      if (have.find(want) == std::string::npos) return error = "expect-compare " + what + ": '" + have + "' lacks '" + want + "'", 0;
+      return 1;
+    }
+    return error = "expect-compare: expected aligned | finished | stage-a TEXT | stage-b TEXT", 0;
+  }
+
+  // ---- training
+  if (cmd == "train-both") {
+    PairOptions o = hub->train_opt;
+    if (!train_options(a, o, error)) return 0;
+    hub->train_opt = o;
+    show("training");
+    if (!hub->start_training()) return error = "train-both: " + hub->job_error, 0;
+    return 1;
+  }
+  if (cmd == "wait-training") {
+    int seconds = 600;
+    if (a.size() > 1 && !parse_int(a[1], seconds)) return error = "wait-training: expected seconds", 0;
+    if (!hub->job) return error = "wait-training: no training is running", 0;
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    until = [hub, deadline](std::string& e) {
+      if (!hub->job) return true;
+      const auto p = hub->job->progress();
+      if (!p->active()) {
+        if (p->state == TrainProgress::Failed) e = "training failed";
+        return true;
+      }
+      if (Clock::now() > deadline) {
+        e = "wait-training: still " + std::string(to_string(p->state)) + " after the timeout";
+        return true;
+      }
+      return false;
+    };
+    return 1;
+  }
+  if (cmd == "train-pause" || cmd == "train-resume" || cmd == "train-cancel") {
+    if (!hub->job) return error = cmd + ": no training job", 0;
+    const TrainProgress::State want = cmd == "train-pause" ? TrainProgress::Paused
+                                      : cmd == "train-resume" ? TrainProgress::Running : TrainProgress::Cancelled;
+    if (cmd == "train-pause") hub->job->pause();
+    else if (cmd == "train-resume") hub->job->resume();
+    else hub->job->cancel();
+    until = [hub, want](std::string&) {
+      const auto p = hub->job->progress();
+      return p->state == want || !p->active();
+    };
+    return 1;
+  }
+  if (cmd == "train-save") {
+    if (a.size() < 2) return error = "train-save: expected a file stem", 0;
+    if (!hub->job) return error = "train-save: no training job", 0;
+    const size_t before = hub->job->progress()->messages.size();
+    hub->job->save(a[1]);
+    until = [hub, before](std::string& e) {
+      const auto p = hub->job->progress();
+      if (p->messages.size() <= before) return false;
+      if (p->messages.back().rfind("saved", 0) != 0) e = p->messages.back();
+      return true;
+    };
+    return 1;
+  }
+  if (cmd == "train-recorded") {
+    if (a.size() < 2) return error = "train-recorded: expected a task", 0;
+    show("training");
+    for (const ShippedPair& p : hub->pairs)
+      if (p.task == a[1]) return hub->load_recorded(p, error) ? 1 : 0;
+    return error = "train-recorded: no shipped pair '" + a[1] + "'", 0;
+  }
+  if (cmd == "expect-training") {
+    if (!hub->job) return error = "expect-training: no training job", 0;
+    const auto p = hub->job->progress();
+    const std::string want = a.size() > 1 ? a[1] : "finished";
+    if (want != to_string(p->state)) return error = "expect-training: the job is " + std::string(to_string(p->state)) + ", expected " + want, 0;
+    return 1;
+  }
+
+  // ---- gradient norms at initialisation
+  if (cmd == "gradnorms") {
+    GradNormOptions& o = hub->gn_opt;
+    for (size_t i = 1; i < a.size(); ++i) {
+      const size_t eq = a[i].find('=');
+      int n = 0;
+      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq), v = eq == std::string::npos ? "" : a[i].substr(eq + 1);
+      if (!parse_int(v, n) || n < 1) return error = "gradnorms: bad '" + a[i] + "' (layers=N seeds=N d_model=D heads=H d_ff=F batch=B)", 0;
+      if (k == "layers") o.layers = n;
+      else if (k == "seeds") o.seeds = n;
+      else if (k == "d_model") o.d_model = n, o.d_ff = 4 * n;
+      else if (k == "heads") o.n_heads = n;
+      else if (k == "d_ff") o.d_ff = n;
+      else if (k == "batch") o.batch = n;
+      else return error = "gradnorms: unknown option '" + k + "'", 0;
+    }
+    show("gradnorms");
+    if (hub->gn_running()) hub->gn_future.wait(), hub->poll();
+    hub->gn_result.reset();
+    hub->start_gradnorms();
+    until = [hub](std::string&) {
+      hub->poll();
+      return !hub->gn_running() && hub->gn_result != nullptr;
+    };
+    return 1;
+  }
+
+  // ---- export
+  if (cmd == "export-plot") {
+    if (a.size() < 3) return error = "export-plot: expected PLOT FILE (.png or .csv)", 0;
+    const std::vector<std::string> ids = drawn_plot_ids();
+    if (std::find(ids.begin(), ids.end(), a[1]) == ids.end()) {
+      std::string names;
+      for (const std::string& i : ids) names += (names.empty() ? "" : ", ") + i;
+      return error = "export-plot: no plot '" + a[1] + "' on screen (on screen: " + (names.empty() ? "none" : names) + ")", 0;
+    }
+    if (!request_plot_export(a[1], a[2], error)) return 0;
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    until = [deadline](std::string& e) {
+      if (pending_plot_exports() == 0) return true;
+      if (Clock::now() > deadline) return e = "export-plot: the plot was not drawn again", true;
+      return false;
+    };
+    return 1;
+  }
+  return -1;
+}
+
+}  // namespace sf::gui

@@ -1,0 +1,260 @@
+// training_panel.cpp — "Train pre-LN vs post-LN": trains a pre-LN and a post-LN model of the same
+// configuration on a task, on the TrainJob's thread (core/train_job.h), with progress bars,
+// pause/resume/cancel, and live plots: the loss curves overlaid, the learning-rate schedule, the
+// gradient norm, held-out exact match, and the gradient norm of every layer over time (a layer ×
+// step heatmap per run). Earlier runs stay on the plots (dashed when they had no warm-up), so
+// "with and without warm-up" is two clicks. Shipped models' recorded metrics plot without training.
+//
+// [SECTION] controls
+// [SECTION] progress, save, open in compare
+// [SECTION] plots
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "app.h"
+#include "compare/panels.h"
+#include "widgets.h"
+
+namespace sf::gui {
+
+namespace {
+
+class TrainingPanel : public Panel {
+ public:
+  explicit TrainingPanel(std::shared_ptr<PrePostHub> hub) : hub_(std::move(hub)) {}
+  const char* title() const override { return "Train pre-LN vs post-LN"; }
+  const char* key() const override { return "training"; }
+  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 1.0f, 1.0f); }
+
+  void Draw(Ctx& c) override {
+    hub_->poll();
+    if (ImGui::BeginTable("train", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
+      const float fs = ImGui::GetFontSize();
+      ImGui::TableSetupColumn("controls", ImGuiTableColumnFlags_WidthFixed, fs * 23);
+      ImGui::TableSetupColumn("plots", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::BeginChild("controls");
+      draw_controls(c);
+      draw_progress(c);
+      ImGui::EndChild();
+      ImGui::TableSetColumnIndex(1);
+      ImGui::BeginChild("plots");
+      draw_plots(c);
+      ImGui::EndChild();
+      ImGui::EndTable();
+    }
+  }
+
+ private:
+  // [SECTION] controls
+  void draw_controls(Ctx& c) {
+    PairOptions& o = hub_->train_opt;
+    const float fs = ImGui::GetFontSize();
+    const Palette& pal = palette();
+    heading(c.fonts, "Train a pre-LN and a post-LN model");
+    ImGui::TextWrapped("Same configuration, seed and batches; only the LayerNorm placement differs.");
+    ImGui::PushItemWidth(fs * 11);
+    if (ImGui::BeginCombo("task", o.task.c_str())) {
+      for (const std::string& t : task_names())
+        if (ImGui::Selectable(t.c_str(), t == o.task)) o.task = t;
+      ImGui::EndCombo();
+    }
+    ImGui::SliderInt("layers", &o.depth, 1, 8);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("encoder layers and decoder layers (each)");
+    static const int dims[] = {16, 32, 64, 128};
+    if (ImGui::BeginCombo("d_model", std::to_string(o.d_model).c_str())) {
+      for (int d : dims)
+        if (ImGui::Selectable(std::to_string(d).c_str(), d == o.d_model)) o.d_model = d;
+      ImGui::EndCombo();
+    }
+    if (o.d_model % o.n_heads != 0) o.n_heads = 2;
+    static const int head_counts[] = {1, 2, 4, 8};
+    if (ImGui::BeginCombo("heads", std::to_string(o.n_heads).c_str())) {
+      for (int h : head_counts)
+        if (o.d_model % h == 0 && ImGui::Selectable(std::to_string(h).c_str(), h == o.n_heads)) o.n_heads = h;
+      ImGui::EndCombo();
+    }
+    float lr = static_cast<float>(o.lr);
+    if (ImGui::SliderFloat("learning rate", &lr, 1e-4f, 1e-2f, "%.1e", ImGuiSliderFlags_Logarithmic)) o.lr = lr;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Adam's rate: the peak of the warm-up schedule, or the constant rate without warm-up");
+    ImGui::Checkbox("warm-up", &o.warmup);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("on: linear rise to the learning rate over the warm-up steps, then 1/√step decay (Vaswani §5.3)\n"
+                        "off: the learning rate from the first step");
+    if (o.warmup) {
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(fs * 6);
+      ImGui::SliderInt("steps##w", &o.warmup_steps, 5, 2000, "%d", ImGuiSliderFlags_Logarithmic);
+    }
+    int steps = static_cast<int>(o.steps);
+    if (ImGui::SliderInt("steps", &steps, 10, 5000, "%d", ImGuiSliderFlags_Logarithmic)) o.steps = steps;
+    ImGui::SliderInt("batch", &o.batch, 4, 128, "%d", ImGuiSliderFlags_Logarithmic);
+    int seed = static_cast<int>(o.seed);
+    if (ImGui::InputInt("seed", &seed)) o.seed = static_cast<uint64_t>(std::max(0, seed));
+    ImGui::PopItemWidth();
+    if (ImGui::SmallButton("preset: deep, lr 1e-3, no warm-up")) {
+      o.depth = 6, o.d_model = 64, o.n_heads = 4, o.lr = 1e-3, o.warmup = false, o.steps = 300, o.batch = 32;
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Xiong et al. 2020: at this rate post-LN without warm-up trains badly while pre-LN trains.\n"
+                        "Run it, then switch warm-up on and run again: both runs stay on the plots.");
+
+    const TrainJob* job = hub_->job.get();
+    const auto prog = job ? job->progress() : nullptr;
+    const bool active = prog && prog->active();
+    ImGui::Spacing();
+    if (ImGui::Button(active ? "Restart both" : "Train both", ImVec2(fs * 8, 0))) hub_->start_training();
+    if (active) {
+      ImGui::SameLine();
+      if (job->paused() ? ImGui::Button("Resume") : ImGui::Button("Pause"))
+        job->paused() ? hub_->job->resume() : hub_->job->pause();
+      ImGui::SameLine();
+      if (ImGui::Button("Cancel")) hub_->job->cancel();
+    }
+    if (!hub_->job_error.empty()) text_coloured_wrapped(pal.error, hub_->job_error.c_str());
+    ImGui::Checkbox("keep earlier runs on the plots", &hub_->keep_history);
+    if (!hub_->history.empty()) {
+      ImGui::SameLine();
+      if (ImGui::SmallButton("clear")) hub_->history.clear();
+    }
+  }
+
+  // [SECTION] progress, save, open in compare
+  void draw_progress(Ctx& c) {
+    const float fs = ImGui::GetFontSize();
+    const Palette& pal = palette();
+    ImGui::Separator();
+    TrainJob* job = hub_->job.get();
+    if (job) {
+      const auto p = job->progress();
+      ImGui::Text("%s", to_string(p->state));
+      ImGui::SameLine();
+      ImGui::TextDisabled("%.1f s, %.1f steps/s", p->seconds, p->seconds > 0 ? static_cast<double>(p->steps_done) / p->seconds : 0.0);
+      for (const RunCurves& r : p->runs) {
+        const double done = r.step.empty() ? 0 : r.step.back();
+        const float frac = r.steps_planned ? static_cast<float>(done / static_cast<double>(r.steps_planned)) : 0.0f;
+        char overlay[160];
+        std::snprintf(overlay, sizeof overlay, "%s  %.0f/%lld  loss %.3f%s", r.norm == NormPlacement::Pre ? "pre" : "post", done,
+                      static_cast<long long>(r.steps_planned), r.loss.empty() ? 0.0 : r.loss.back(),
+                      r.diverged() ? "  DIVERGED" : "");
+        ImGui::PushStyleColor(ImGuiCol_PlotHistogram, placement_colour(r.norm == NormPlacement::Pre));
+        ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
+        ImGui::PopStyleColor();
+        if (!r.exact_match.empty() || r.final_exact_match >= 0)
+          ImGui::TextDisabled("  exact match %.0f%% at step %.0f", 100 * (r.final_exact_match >= 0 ? r.final_exact_match : r.exact_match.back()),
+                              r.final_exact_match >= 0 ? done : r.eval_step.back());
+      }
+      // Save and open.
+      if (!p->models.empty()) {
+        ImGui::Spacing();
+        ImGui::SetNextItemWidth(-fs * 6);
+        ImGui::InputText("##stem", hub_->save_stem, sizeof hub_->save_stem);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("file stem: writes <stem>-preln.safetensors, <stem>-postln… and .metrics.json");
+        ImGui::SameLine();
+        if (ImGui::Button("Save both")) job->save(hub_->save_stem);
+        if (ImGui::Button("Open both in Compare", ImVec2(-1, 0))) open_in_compare(c, *p);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("the trained models as they are now, side by side in the compare view");
+      } else if (p->active()) {
+        ImGui::TextDisabled("pause, cancel or let it finish to save or compare the models");
+      }
+      for (auto it = p->messages.rbegin(); it != p->messages.rend() && it - p->messages.rbegin() < 2; ++it)
+        text_coloured_wrapped(it->rfind("saved", 0) == 0 ? pal.ok : pal.error, it->c_str());
+    } else {
+      ImGui::TextDisabled("no training yet");
+    }
+    // Recorded metrics of the shipped models.
+    ImGui::Separator();
+    heading(c.fonts, "Recorded metrics");
+    bool any = false;
+    for (const ShippedPair& sp : hub_->pairs) {
+      if (sp.pre_metrics.empty() || sp.post_metrics.empty()) continue;
+      any = true;
+      ImGui::PushID(sp.task.c_str());
+      if (ImGui::SmallButton(sp.task.c_str())) {
+        std::string e;
+        if (!hub_->load_recorded(sp, e)) c.app.notify(Message::Error, e);
+      }
+      ImGui::PopID();
+      ImGui::SameLine();
+    }
+    if (!any) ImGui::TextDisabled("no shipped pair with .metrics.json yet");
+    else ImGui::NewLine();
+    if (!hub_->recorded.empty()) {
+      ImGui::Checkbox(("show recorded " + hub_->recorded_name).c_str(), &hub_->show_recorded);
+      ImGui::SameLine();
+      if (ImGui::SmallButton("remove")) hub_->recorded.clear();
+    }
+    ImGui::Separator();
+    ImGui::TextWrapped(
+        "What to look for (Xiong et al. 2020): at initialisation post-LN's gradient norm grows toward the output "
+        "layers (the heatmaps' first columns, and the per-layer plot); at a high learning rate without warm-up "
+        "post-LN's loss stalls or diverges while pre-LN trains; with warm-up both train.");
+  }
+
+  void open_in_compare(Ctx& c, const TrainProgress& p) {
+    if (p.models.size() < 2) return;
+    hub_->open_models(p.models[0], p.runs[0].label + " (trained)", p.models[1], p.runs[1].label + " (trained)");
+    if (Panel* cp = c.app.find_panel("compare")) c.app.show_panel(cp);
+  }
+
+  // [SECTION] plots
+  void draw_plots(Ctx& c) {
+    const float fs = ImGui::GetFontSize();
+    const std::vector<RunCurves> runs = hub_->plotted_runs();
+    if (runs.empty()) {
+      ImGui::Dummy(ImVec2(0, fs * 2));
+      ImGui::PushFont(c.fonts.big);
+      ImGui::TextUnformatted("Press \"Train both\" to start, or plot a shipped pair's recorded metrics.");
+      ImGui::PopFont();
+      ImGui::TextWrapped("Both models train on a worker thread; the plots fill in live.");
+      return;
+    }
+    const float W = ImGui::GetContentRegionAvail().x;
+    const float H = std::max(fs * 40, ImGui::GetContentRegionAvail().y);
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    const float row_h = H * 0.29f;
+    plot_widget("training.loss", curve_plot(runs, Curve::Loss), views_[0], ImVec2(W * 0.5f - gap, row_h), c.fonts, c.app);
+    ImGui::SameLine();
+    plot_widget("training.lr", curve_plot(runs, Curve::LearningRate), views_[1], ImVec2(W * 0.25f - gap, row_h), c.fonts, c.app);
+    ImGui::SameLine();
+    plot_widget("training.exact", curve_plot(runs, Curve::ExactMatch), views_[2], ImVec2(W * 0.25f, row_h), c.fonts, c.app);
+    plot_widget("training.gradnorm", curve_plot(runs, Curve::GradNorm), views_[3], ImVec2(W * 0.5f - gap, row_h), c.fonts, c.app);
+    ImGui::SameLine();
+    plot_widget("training.layers-at-init", layer_grad_profile(runs, 1), views_[4], ImVec2(W * 0.5f, row_h), c.fonts, c.app);
+    // Layer × step heatmaps of the current job's runs (else the recorded ones), one colour scale.
+    std::vector<const RunCurves*> grids;
+    const size_t first = runs.size() >= 2 ? runs.size() - 2 : 0;
+    for (size_t i = first; i < runs.size(); ++i) grids.push_back(&runs[i]);
+    std::vector<GridData> g;
+    float lo = INFINITY, hi = -INFINITY;
+    for (const RunCurves* r : grids) {
+      g.push_back(layer_grad_grid(*r, 160));
+      float a, b;
+      grid_range(g.back(), true, a, b);
+      lo = std::min(lo, a), hi = std::max(hi, b);
+    }
+    const uint64_t gen = hub_->job ? hub_->job->progress()->generation : 0;
+    for (size_t i = 0; i < g.size() && i < 2; ++i) {
+      if (i) ImGui::SameLine();
+      ImGui::BeginGroup();
+      const char* id = i == 0 ? "training.grid-a" : "training.grid-b";
+      grid_widget(id, g[i], heat_[i], mix_key(mix_key(mix_key(gen, i), g[i].cols.size() + 1000 * runs.size()), std::hash<std::string>{}(g[i].title)), true,
+                  ImVec2(W * 0.5f - gap, H - 2 * row_h - fs * 2), c.fonts, c.app, lo, hi);
+      ImGui::EndGroup();
+    }
+  }
+
+  std::shared_ptr<PrePostHub> hub_;
+  PlotView views_[5];
+  Heatmap heat_[2];
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_training_panel(std::shared_ptr<PrePostHub> hub) {
+  return std::make_unique<TrainingPanel>(std::move(hub));
+}
+
+}  // namespace sf::gui
