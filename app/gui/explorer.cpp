@@ -170,12 +170,17 @@ int run_explorer(int argc, char** argv) {
         }
         if (bench_started >= 0 && app.frame_index() > bench_started) {
           glFinish();
-          frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+          if (static_cast<int>(frame_ms.size()) < bench || cpu_ms == 0)
+            frame_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+          else
+            frame_ms.push_back(-1);  // frames after the measurement (the screenshot) are not counted
         }
-        if (static_cast<int>(frame_ms.size()) >= bench) {
+        if (static_cast<int>(frame_ms.size()) == bench) {
           cpu_ms = (cpu_seconds() - cpu_start) * 1000.0 / static_cast<double>(frame_ms.size());
-          break;
+          if (opt.screenshot.empty()) break;
+          app.request_screenshot(opt.screenshot);  // what was measured, for the docs
         }
+        if (static_cast<int>(frame_ms.size()) > bench && !app.screenshot_pending()) break;
       } else if (!opt.screenshot.empty()) {
         ScriptRunner* s = nullptr;
         (void)s;
@@ -202,7 +207,7 @@ int run_explorer(int argc, char** argv) {
         std::fprintf(stderr, "stepformer: the benchmark did not start (model not ready)\n");
         code = 1;
       } else {
-        std::vector<double> s = frame_ms;
+        std::vector<double> s(frame_ms.begin(), frame_ms.begin() + std::min<size_t>(frame_ms.size(), static_cast<size_t>(bench)));
         std::sort(s.begin(), s.end());
         double mean = 0;
         for (double v : s) mean += v;

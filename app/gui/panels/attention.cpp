@@ -276,9 +276,11 @@ class AttentionPanel : public Panel {
         }
         const Mat& w = v->trace.head_weights(0, h);
         Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
+        // Each thumbnail is scaled to its own maximum (as BertViz's model view): with many tokens
+        // the weights are small and a fixed 0..1 scale would show every map nearly black.
         hm.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()),
-                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), Colormap::Viridis, 0.0f, 1.0f,
-                  std::max(64, static_cast<int>(cell)));
+                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), Colormap::Viridis, 0.0f,
+                  std::max(1e-6f, w.maxCoeff()), std::max(64, static_cast<int>(cell)));
         // Keep the map's aspect ratio inside the square.
         const float rw = static_cast<float>(w.cols()), rh = static_cast<float>(w.rows());
         const float k = cell / std::max(rw, rh);
@@ -305,7 +307,7 @@ class AttentionPanel : public Panel {
     }
     heat_rect = ImVec4(p.x + label_w, y0, p.x + label_w + H * (cell + gap), y0 + layers * (cell + gap));
     ImGui::Dummy(ImVec2(label_w + H * (cell + gap), sfs + 4 + layers * (cell + gap)));
-    ImGui::TextDisabled("rows: layers, columns: heads · %s · colour 0 → 1 (viridis) · click a map to open it",
+    ImGui::TextDisabled("rows: layers, columns: heads · %s · each map coloured 0 → its maximum · click to open",
                         to_string(ui.kind));
   }
 

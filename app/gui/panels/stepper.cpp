@@ -29,6 +29,7 @@ struct Box {
   float units = 1.0f;   // width in boxes
   bool norm = false;    // a LayerNorm strip (Norm / AddNorm of `block`)
   float x0 = 0, x1 = 0;  // laid out
+  std::string short_label, tiny_label;  // for narrow boxes
 };
 
 class StepperPanel : public Panel {
@@ -174,6 +175,19 @@ class StepperPanel : public Panel {
     if (!pre) b.push_back({"LN", side, StageKind::AddNorm, block, layer, 0.5f, true});
   }
 
+  static void shorten(std::vector<Box>& boxes) {
+    for (Box& b : boxes) {
+      if (b.norm) continue;
+      static const std::pair<const char*, std::pair<const char*, const char*>> names[] = {
+          {"Embed", {"Emb", "E"}},      {"+ PE", {"PE", "P"}},         {"Self-attn", {"Attn", "A"}},
+          {"FFN", {"FF", "F"}},         {"Memory", {"Mem", "M"}},      {"Embed+PE", {"Emb", "E"}},
+          {"Masked self", {"Self", "S"}}, {"Cross", {"X", "X"}},       {"Logits", {"Logit", "L"}},
+          {"Choose", {"Pick", "C"}}};
+      for (auto& [full, s] : names)
+        if (b.label == full) b.short_label = s.first, b.tiny_label = s.second;
+    }
+  }
+
   // Index of the stage a box stands for in the current pass (-1 if not known).
   static int stage_of(const Snapshot& s, const Box& b, int step) {
     for (const Stage& st : s.stages) {
@@ -227,17 +241,26 @@ class StepperPanel : public Panel {
       dl->AddRectFilled(a, z, fill, 4);
       if (now) mark_rect = ImVec4(a.x, a.y, z.x, z.y);
       dl->AddRect(a, z, now ? IM_COL32(255, 255, 255, 255) : pal.box_border, 4, 0, now ? 3.0f : 1.0f);
+      // The longest label that fits: full, short, then one letter (narrow boxes of deep models).
       ImFont* f = b.norm ? small : c.fonts.ui;
-      float tsz = f->FontSize;
-      ImVec2 ts = f->CalcTextSizeA(tsz, FLT_MAX, 0, b.label.c_str());
-      if (ts.x > b.x1 - b.x0 - 4) {  // shrink to fit
-        f = small;
-        tsz = small->FontSize;
-        ts = f->CalcTextSizeA(tsz, FLT_MAX, 0, b.label.c_str());
+      const float room = b.x1 - b.x0 - 4;
+      const std::string* text = nullptr;
+      for (const std::string* cand : {&b.label, &b.short_label, &b.tiny_label}) {
+        if (cand->empty()) continue;
+        for (ImFont* ff : {f, small}) {
+          if (ff->CalcTextSizeA(ff->FontSize, FLT_MAX, 0, cand->c_str()).x <= room) {
+            text = cand;
+            f = ff;
+            break;
+          }
+        }
+        if (text) break;
       }
       const ImU32 tc = now ? IM_COL32(0, 0, 0, 255) : pal.text;
-      if (ts.x <= b.x1 - b.x0 + 2)
-        dl->AddText(f, tsz, ImVec2((a.x + z.x - ts.x) * 0.5f, (a.y + z.y - ts.y) * 0.5f), tc, b.label.c_str());
+      if (text) {
+        const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, text->c_str());
+        dl->AddText(f, f->FontSize, ImVec2((a.x + z.x - ts.x) * 0.5f, (a.y + z.y - ts.y) * 0.5f), tc, text->c_str());
+      }
       ImGui::SetCursorScreenPos(a);
       ImGui::PushID(&b);
       if (ImGui::InvisibleButton("box", ImVec2(std::max(1.0f, z.x - a.x), std::max(1.0f, z.y - a.y))) && idx >= 0)
@@ -263,6 +286,8 @@ class StepperPanel : public Panel {
     const Palette& pal = palette();
     std::vector<Box> enc = m.has_encoder() ? encoder_boxes(m) : std::vector<Box>{};
     std::vector<Box> dec = decoder_boxes(m);
+    shorten(enc);
+    shorten(dec);
     const auto units = [](const std::vector<Box>& b) {
       float u = 0;
       int layers = 0, last = -1;
@@ -302,8 +327,12 @@ class StepperPanel : public Panel {
         dl->AddLine(ImVec2(t.x, bus_y), ImVec2(t.x, t.y - 3), col, 2);
         dl->AddTriangleFilled(ImVec2(t.x - 4, t.y - 8), ImVec2(t.x + 4, t.y - 8), ImVec2(t.x, t.y - 2), col);
       }
-      dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(xmax + 6, bus_y - c.fonts.small->FontSize * 0.5f), pal.text_dim,
-                  "memory → K, V of cross-attention");
+      const char* note = "memory → K, V of cross-attention";
+      ImFont* sm = c.fonts.small;
+      const float tw = sm->CalcTextSizeA(sm->FontSize, FLT_MAX, 0, note).x;
+      const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+      const float tx = xmax + 6 + tw <= right ? xmax + 6 : std::max(p.x, xmin - 6 - tw);
+      dl->AddText(sm, sm->FontSize, ImVec2(tx, bus_y - sm->FontSize - 1), pal.text_dim, note);
     }
     ImGui::SetCursorScreenPos(ImVec2(p.x, y + h + 4));
     ImGui::Dummy(ImVec2(1, 1));
