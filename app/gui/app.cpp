@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "actions.h"
+#include "compare/prepost.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "checkpoint.h"
 #include "export.h"
@@ -94,6 +95,7 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
   panels_.push_back(make_masks_panel());
   panels_.push_back(make_kv_cache_panel());
   panels_.push_back(make_residual_panel());
+  for (auto& p : make_prepost_panels()) panels_.push_back(std::move(p));  // compare, training, gradnorms
   for (auto& p : panels_) p->open = p->default_open();
 
   // Settings (scale, presentation, open panels) live in imgui.ini next to the window layout.
@@ -281,7 +283,7 @@ void App::follow_stage() {
 
 void App::keyboard() {
   ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;
+  if (io.WantTextInput || prepost_owns_keyboard()) return;  // the compare view steps its own runs
   const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
     ui_.playing = !ui_.playing;

@@ -386,6 +386,7 @@ class ComparePanel : public Panel {
         o.show_values = c.ui.show_values;
         o.fonts = &c.fonts;
         const HeatmapHit hit = heatmap_widget("map", heat_[i], o);
+        if (i == 2) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);  // the layout JSON (GUI tests)
         if (hit.hovered) {
           ImGui::BeginTooltip();
           const size_t r = static_cast<size_t>(hit.row), k = static_cast<size_t>(hit.col);

@@ -62,7 +62,9 @@ class GradNormsPanel : public Panel {
                         g.d_model, g.n_heads, g.d_ff, g.batch);
     const float W = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
     const float H = std::max(fs * 16, ImGui::GetContentRegionAvail().y - fs * 12);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
     plot_widget("gradnorms.grad", gradnorm_plot(*r), views_[0], ImVec2(W * 0.5f - gap, H), c.fonts, c.app);
+    heat_rect = ImVec4(at.x, at.y, at.x + W * 0.5f - gap, at.y + H);  // the layout JSON (GUI tests)
     ImGui::SameLine();
     plot_widget("gradnorms.stream", stream_norm_plot(*r), views_[1], ImVec2(W * 0.5f, H), c.fonts, c.app);
     // The numbers, as the command prints them.

@@ -240,8 +240,10 @@ class TrainingPanel : public Panel {
       if (i) ImGui::SameLine();
       ImGui::BeginGroup();
       const char* id = i == 0 ? "training.grid-a" : "training.grid-b";
+      const ImVec2 at = ImGui::GetCursorScreenPos();
       grid_widget(id, g[i], heat_[i], mix_key(mix_key(mix_key(gen, i), g[i].cols.size() + 1000 * runs.size()), std::hash<std::string>{}(g[i].title)), true,
                   ImVec2(W * 0.5f - gap, H - 2 * row_h - fs * 2), c.fonts, c.app, lo, hi);
+      if (i == 0) heat_rect = ImVec4(at.x, at.y, at.x + W * 0.5f - gap, ImGui::GetItemRectMax().y);  // GUI tests
       ImGui::EndGroup();
     }
   }
