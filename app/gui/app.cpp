@@ -459,8 +459,6 @@ void App::draw_panels() {
   const ImVec2 wp = vp->WorkPos, ws(vp->WorkSize.x, vp->WorkSize.y - status_h);
   const Palette& pal = palette();
   Ctx ctx{*snap_, ui_, *worker_, fonts_, *this};
-  for (auto& p : panels_) {
-    if (!p->open) continue;
   // A panel that overlaps no other window leaves its background to glClear (same colour): under
   // a software rasteriser (Mesa llvmpipe) blending every window's full background costs ~40% of
   // the frame. Overlapping panels (decided from the last frame) keep an opaque background.
@@ -482,13 +480,15 @@ void App::draw_panels() {
     }
     return seen;  // a panel that just appeared draws its background until it has been laid out
   };
+  for (auto& p : panels_) {
+    if (!p->open) continue;
     const ImVec4 r = p->default_rect();
     const ImGuiCond cond = layout_reset_ > 0 ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     ImGui::SetNextWindowPos(ImVec2(wp.x + r.x * ws.x, wp.y + r.y * ws.y), cond);
     ImGui::SetNextWindowSize(ImVec2(r.z * ws.x, r.w * ws.y), cond);
+    if (alone(*p)) ImGui::SetNextWindowBgAlpha(0.0f);
     if (!ImGui::Begin(p->title(), &p->open)) {
       ImGui::End();
-    if (alone(*p)) ImGui::SetNextWindowBgAlpha(0.0f);
       continue;
     }
     // Right-click on the title bar: export this panel.
@@ -504,9 +504,9 @@ void App::draw_panels() {
     }
     p->pos = ImGui::GetWindowPos();
     p->size = ImGui::GetWindowSize();
+    p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
     p->Draw(ctx);
     ImGui::End();
-    p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
   }
   (void)pal;
 }
@@ -600,8 +600,6 @@ bool App::export_recording(const std::string& path, std::string& error) {
   return export_session(*snap_->session, path, error);
 }
 
-void App::after_render() {
-  int fw = 0, fh = 0;
 // A description of what the screenshot shows, for the GUI tests: the stage, and where each panel,
 // its main heatmap and its marked element are (pixels, top-left origin).
 void App::write_layout_json(const std::string& path, int fw, int fh) {
@@ -642,6 +640,8 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
   }
 }
 
+void App::after_render() {
+  int fw = 0, fh = 0;
   glfwGetFramebufferSize(window_, &fw, &fh);
   if (panel_shot_) {
     std::string e;
