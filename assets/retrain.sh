@@ -16,23 +16,24 @@ JOBS=${JOBS:-2}
 [ -x "$BIN" ] || { echo "retrain.sh: $BIN not found; build first (cmake --build build)" >&2; exit 1; }
 mkdir -p "$OUT"
 
-# task  steps  (every model: d_model 64, 4 heads, d_ff 256, 2+2 layers, batch 64, seed 1,
-#               warm-up schedule, factor 0.5 over 400 steps, label smoothing 0.1, no dropout)
+# task  steps  cool-down  (every model: d_model 64, 4 heads, d_ff 256, 2+2 layers, batch 64,
+#   seed 1, warm-up schedule with factor 1 over 400 steps, then a linear cool-down to 0 over the
+#   last third of the steps, label smoothing 0.1, no dropout)
 # copy and reverse first: the main job and the tests use them.
-JOBLIST="copy 2000
-reverse 2000
-sort 5000
-add 3000
-copy-lm 3000
-dates 2000"
+JOBLIST="copy 2000 700
+reverse 2000 700
+sort 4000 1400
+add 3000 1000
+copy-lm 3000 1000
+dates 2000 700"
 
 start=$(date +%s)
-echo "$JOBLIST" | while read -r task steps; do
-  for norm in pre post; do echo "$task $norm $steps"; done
+echo "$JOBLIST" | while read -r task steps cooldown; do
+  for norm in pre post; do echo "$task $norm $steps $cooldown"; done
 done | xargs -P "$JOBS" -L 1 sh -c '
-  task=$0 norm=$1 steps=$2
+  task=$0 norm=$1 steps=$2 cooldown=$3
   "'"$BIN"'" train --task "$task" --norm "$norm" --layers 2 --d-model 64 --heads 4 --d-ff 256 \
-    --batch 64 --warmup 400 --factor 0.5 --steps "$steps" --seed 1 --eval-every 250 --quiet \
+    --batch 64 --warmup 400 --factor 1 --cooldown "$cooldown" --steps "$steps" --seed 1 --eval-every 250 --quiet \
     --out "'"$OUT"'/$task-${norm}ln.safetensors" > "'"$OUT"'/$task-${norm}ln.log" 2>&1 \
   && tail -n 1 "'"$OUT"'/$task-${norm}ln.log" \
   || { echo "FAILED: $task $norm (see '"$OUT"'/$task-${norm}ln.log)"; exit 255; }'

@@ -209,6 +209,13 @@ TEST(Optimiser, Schedules) {
   s.rate = 1e-3;
   EXPECT_EQ(s.at(1), 1e-3);
   EXPECT_EQ(s.at(100000), 1e-3);
+  // Cool-down: linear to 0 over the last 100 of 1,000 steps.
+  s.total = 1000;
+  s.cooldown = 100;
+  EXPECT_EQ(s.at(900), 1e-3);
+  EXPECT_NEAR(s.at(901), 1e-3 * 100 / 101, 1e-12);
+  EXPECT_NEAR(s.at(1000), 1e-3 / 101, 1e-12);
+  EXPECT_LT(s.at(950), s.at(940));
 }
 
 TEST(Optimiser, GradientClippingCapsTheNorm) {

@@ -42,7 +42,8 @@ const char* kUsage =
     "usage: stepformer train --task T --norm pre|post [--arch encoder-decoder|decoder-only]\n"
     "         [--layers N | --encoder-layers N --decoder-layers N] [--d-model D] [--heads H] [--d-ff F]\n"
     "         [--activation relu|gelu] [--positional sinusoidal|learned]\n"
-    "         [--warmup N [--factor F] | --constant-lr X] [--clip C] [--label-smoothing E] [--dropout P]\n"
+    "         [--warmup N [--factor F] | --constant-lr X] [--cooldown N] [--clip C] [--label-smoothing E]\n"
+    "         [--dropout P]\n"
     "         [--batch B] --steps N --seed S [--threads T] [--min-len A --max-len B --symbols K]\n"
     "         [--eval-every N] [--eval-examples N] [--final-eval-examples N] [--probe-every N]\n"
     "         [--checkpoint-every N] [--keep-checkpoint] [--quiet] --out M.safetensors\n"
@@ -54,7 +55,7 @@ static int cmd_train(int argc, char** argv) {
   Args a(argc, argv, 2, {"--keep-checkpoint", "--quiet"},
          {"--task", "--norm", "--arch", "--layers", "--encoder-layers", "--decoder-layers", "--d-model", "--heads",
           "--d-ff", "--activation", "--positional", "--warmup", "--factor", "--constant-lr", "--clip",
-          "--label-smoothing", "--dropout", "--batch", "--steps", "--seed", "--threads", "--min-len", "--max-len",
+          "--label-smoothing", "--dropout", "--cooldown", "--batch", "--steps", "--seed", "--threads", "--min-len", "--max-len",
           "--symbols", "--eval-every", "--eval-examples", "--final-eval-examples", "--probe-every",
           "--checkpoint-every", "--out", "--resume"});
   std::string command = "stepformer train";
@@ -84,7 +85,10 @@ static int cmd_train(int argc, char** argv) {
       std::cerr << "stepformer train: " << trainer.error() << "\n";
       return 1;
     }
-    if (steps >= 0) trainer->options().steps = steps;
+    if (steps >= 0) {
+      trainer->options().steps = steps;
+      trainer->options().schedule.total = steps;
+    }
     if (threads > 0) trainer->options().threads = static_cast<int>(threads);
     out = a.str("--out");
     if (out.empty()) {
@@ -139,6 +143,7 @@ static int cmd_train(int argc, char** argv) {
       o.schedule.warmup = static_cast<int>(a.integer("--warmup", 400, 1, 1 << 30));
       o.schedule.factor = a.real("--factor", 1.0);
     }
+    o.schedule.cooldown = static_cast<int>(a.integer("--cooldown", 0, 0, 1 << 30));
     o.clip = static_cast<float>(a.real("--clip", 0.0));
     o.label_smoothing = static_cast<float>(a.real("--label-smoothing", 0.1));
     o.dropout = static_cast<float>(a.real("--dropout", 0.0));

@@ -2,7 +2,8 @@
 //
 //   warm-up (Vaswani §5.3):  lr = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)
 //   constant:                lr = rate from the first step (no warm-up: shows why post-LN needs one)
-// Steps count from 1.
+// Optional cool-down (not in the seeds): over the last `cooldown` of `total` steps the rate falls
+// linearly to 0, so that a short run ends on small, quiet updates. Steps count from 1.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,8 @@ struct Schedule {
   int warmup = 400;
   int d_model = 64;
   double rate = 1e-3;   // constant schedule
+  int64_t total = 0;    // planned steps (for the cool-down)
+  int cooldown = 0;     // 0 = none
 
   double at(int64_t step) const;
 };

@@ -82,6 +82,7 @@ json to_json(const TrainOptions& o) {
   j["factor"] = o.schedule.factor;
   j["warmup"] = o.schedule.warmup;
   j["constant_lr"] = o.schedule.rate;
+  j["cooldown"] = o.schedule.cooldown;
   j["clip"] = o.clip;
   j["label_smoothing"] = o.label_smoothing;
   j["dropout"] = o.dropout;
@@ -118,6 +119,7 @@ Result<TrainOptions> train_options_from_json(const json& j) {
     o.schedule.factor = j.at("factor").get<double>();
     o.schedule.warmup = j.at("warmup").get<int>();
     o.schedule.rate = j.at("constant_lr").get<double>();
+    o.schedule.cooldown = j.value("cooldown", 0);
     o.clip = j.at("clip").get<float>();
     o.label_smoothing = j.at("label_smoothing").get<float>();
     o.dropout = j.at("dropout").get<float>();
@@ -304,6 +306,7 @@ Result<Trainer> Trainer::create(TrainOptions o) {
   if (!task) return Error{task.error()};
   o.arch = task->arch;
   o.schedule.d_model = o.d_model;
+  o.schedule.total = o.steps;
   Trainer t;
   t.opt_ = o;
   t.task_ = std::move(*task);
