@@ -1,7 +1,9 @@
 #version 330 core
 // heatmap.frag — colours a matrix of floats (an R32F texture, one texel per cell) into the
 // heatmap's RGBA texture. Values are mapped linearly from [u_lo, u_hi] onto the colour map.
-// −inf (a masked score) is drawn hatched grey, NaN magenta, so neither can pass for a number.
+// −inf (a masked score) is drawn hatched grey; NaN, which the explorer uses for "never computed"
+// (a key that did not exist yet at that decoding step), flat dark grey. Neither can pass for a
+// colour of the map.
 #include "colormaps.glsl"
 
 uniform sampler2D u_values;  // (rows, cols) as a cols × rows R32F texture
@@ -19,7 +21,7 @@ void main() {
   float v = texelFetch(u_values, cell, 0).r;
   vec3 col;
   if (isnan(v)) {
-    col = vec3(1.0, 0.0, 1.0);
+    col = vec3(0.22);
   } else if (isinf(v) && v < 0.0) {
     float stripe = mod(gl_FragCoord.x + gl_FragCoord.y, 6.0);
     col = stripe < 2.0 ? vec3(0.62) : vec3(0.30);

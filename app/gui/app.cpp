@@ -111,7 +111,7 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
     if (file_exists(ini)) ImGui::LoadIniSettingsFromDisk(ini.c_str());
   }
   if (opt_.scale > 0) ui_.scale = opt_.scale;
-  if (opt_.presentation) ui_.presentation = true;
+  if (opt_.presentation && !ui_.presentation) set_presentation(true);
 
   // Heatmap shaders.
   const std::string shaders = find_resource_dir("shaders");
@@ -155,6 +155,10 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
 }
 
 App::~App() {
+  // Save while the settings handler can still reach the app (ImGui's own save at DestroyContext
+  // comes after this destructor).
+  if (ImGui::GetIO().IniFilename) ImGui::SaveIniSettingsToDisk(ImGui::GetIO().IniFilename);
+  ImGui::GetIO().IniFilename = nullptr;  // saved: DestroyContext must not overwrite it without our section
   worker_.reset();  // joins the thread
   g_app = nullptr;
 }
@@ -182,13 +186,40 @@ void App::show_panel(Panel* p, bool focus) {
 
 void App::set_scale(float s) {
   s = std::clamp(s, 0.5f, 4.0f);
-  if (s != ui_.scale) fonts_dirty_ = true;
+  if (s != ui_.scale) fonts_dirty_ = true, ImGui::MarkIniSettingsDirty();
   ui_.scale = s;
 }
 
+// Presentation mode also switches to the lecture layout: the stepper across the top, attention
+// and the output large below it; the other panels stay a View-menu click away. Leaving it
+// restores the panels that were open before.
 void App::set_presentation(bool on) {
-  if (on != ui_.presentation) fonts_dirty_ = true;
+  if (on == ui_.presentation) return;
+  fonts_dirty_ = true;
+  ImGui::MarkIniSettingsDirty();
   ui_.presentation = on;
+  if (on) {
+    open_before_presentation_.clear();
+    for (auto& p : panels_) {
+      open_before_presentation_ += p->open ? '1' : '0';
+      const std::string k = p->key();
+      p->open = k == "stepper" || k == "attention" || k == "output";
+    }
+  } else if (open_before_presentation_.size() == panels_.size()) {
+    for (size_t i = 0; i < panels_.size(); ++i) panels_[i]->open = open_before_presentation_[i] == '1';
+  }
+  reset_layout();
+}
+
+ImVec4 App::panel_rect(const Panel& p) const {
+  if (ui_.presentation) {
+    const std::string k = p.key();
+    if (k == "stepper") return ImVec4(0.0f, 0.0f, 1.0f, 0.53f);
+    if (k == "attention") return ImVec4(0.0f, 0.53f, 0.60f, 0.47f);
+    if (k == "output") return ImVec4(0.60f, 0.53f, 0.40f, 0.47f);
+    return ImVec4(0.12f, 0.10f, 0.76f, 0.80f);  // any other panel opened during the lecture
+  }
+  return p.default_rect();
 }
 
 bool App::script_done() const { return !script_ || script_->done(); }
@@ -196,7 +227,7 @@ int App::script_failures() const { return script_ ? script_->failures() : 0; }
 
 bool App::busy() const {
   return ui_.playing || !worker_->idle() || (script_ && !script_->done()) || !shot_path_.empty() || panel_shot_ ||
-         fonts_dirty_ || frame_ < 5 || status_time_ > 0;
+         fonts_dirty_ || frame_ < 5;
 }
 
 // [SECTION] per frame
@@ -205,7 +236,7 @@ void App::before_frame() {
   static float built_scale = -1;
   static bool built_presentation = false;
   if (!fonts_dirty_ && built_scale == ui_.scale && built_presentation == ui_.presentation) return;
-  const float scale = ui_.scale * (ui_.presentation ? 1.6f : 1.0f);
+  const float scale = ui_.scale * (ui_.presentation ? 1.45f : 1.0f);
   build_fonts(fonts_, std::round(16.0f * scale));
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -454,9 +485,11 @@ void App::draw_no_model() {
 }
 
 void App::draw_panels() {
+  // The work area between the menu bar and the status bar (computed here: ImGui updates the
+  // viewport's work area only a frame after the menu bar first appears).
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float status_h = ImGui::GetFrameHeight() + 4;
-  const ImVec2 wp = vp->WorkPos, ws(vp->WorkSize.x, vp->WorkSize.y - status_h);
+  const float status_h = ImGui::GetFrameHeight() + 4, menu_h = ImGui::GetFrameHeight();
+  const ImVec2 wp(vp->Pos.x, vp->Pos.y + menu_h), ws(vp->Size.x, vp->Size.y - menu_h - status_h);
   const Palette& pal = palette();
   Ctx ctx{*snap_, ui_, *worker_, fonts_, *this};
   // A panel that overlaps no other window leaves its background to glClear (same colour): under
@@ -480,9 +513,16 @@ void App::draw_panels() {
     }
     return seen;  // a panel that just appeared draws its background until it has been laid out
   };
+  // Which panels are open is remembered with the layout.
+  std::string open_now;
+  for (auto& p : panels_) open_now += p->open ? '1' : '0';
+  if (open_now != open_before_) {
+    if (!open_before_.empty()) ImGui::MarkIniSettingsDirty();
+    open_before_ = open_now;
+  }
   for (auto& p : panels_) {
     if (!p->open) continue;
-    const ImVec4 r = p->default_rect();
+    const ImVec4 r = panel_rect(*p);
     const ImGuiCond cond = layout_reset_ > 0 ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     ImGui::SetNextWindowPos(ImVec2(wp.x + r.x * ws.x, wp.y + r.y * ws.y), cond);
     ImGui::SetNextWindowSize(ImVec2(r.z * ws.x, r.w * ws.y), cond);

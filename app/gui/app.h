@@ -81,6 +81,7 @@ class App {
   void register_settings();
   void play_tick();
   void write_layout_json(const std::string& path, int fw, int fh);
+  ImVec4 panel_rect(const Panel& p) const;  // default placement (fractions of the work area)
 
   GLFWwindow* window_;
   AppOptions opt_;
@@ -114,6 +115,8 @@ class App {
   uint64_t followed_gen_ = 0;
   int followed_cursor_ = -1;
   bool want_order_ = false, want_leak_ = false;
+  std::string open_before_;
+  std::string open_before_presentation_;
 };
 
 }  // namespace sf::gui

@@ -6,6 +6,8 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <chrono>
 #include <sys/resource.h>
 #include <cstdio>
@@ -23,6 +25,10 @@
 namespace sf::gui {
 
 namespace {
+
+// Ctrl+C / SIGTERM end the loop normally, so the layout (imgui.ini) is saved on the way out.
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
 
 void glfw_error(int code, const char* what) { std::fprintf(stderr, "stepformer: GLFW error %d: %s\n", code, what); }
 
@@ -139,7 +145,9 @@ int run_explorer(int argc, char** argv) {
     double cpu_start = 0, cpu_ms = 0;
 
     // ---- loop
-    while (!glfwWindowShouldClose(window) && !app.should_quit()) {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    while (!glfwWindowShouldClose(window) && !app.should_quit() && !g_stop) {
       if (headless || app.busy()) glfwPollEvents();
       else glfwWaitEventsTimeout(0.25);  // idle: sleep until input or the worker wakes us
 

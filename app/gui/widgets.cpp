@@ -142,18 +142,25 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   const float title_h = (o.col_title || o.row_title) ? fs + 4 : 0;
   const float left = (o.row_labels ? row_w + 6 : 0) + (o.row_title ? fs + 4 : 0);
 
-  // Cell size: fit the region, square cells if asked, bounded.
-  float top_guess = o.col_labels ? std::min(col_w, fs * 1.2f) + 6 : 0;
-  float cw = (avail.x - left - 2) / static_cast<float>(C);
-  float ch = (avail.y - top_guess - title_h - 2) / static_cast<float>(R);
-  if (o.square) cw = ch = std::min(cw, ch);
-  cw = std::clamp(cw, o.min_cell, o.max_cell * scale);
-  ch = std::clamp(ch, o.min_cell, (o.max_cell_h > 0 ? o.max_cell_h : o.max_cell * scale));
+  // Cell size: fit the region, bounded. Column labels are written horizontally when the cells can
+  // be made as wide as the widest label (cells may then be wider than tall, even when `square`
+  // is asked); otherwise they are rotated, which costs a taller gutter.
+  const float cw_max = (avail.x - left - 2) / static_cast<float>(C);
+  const float cell_cap = o.max_cell * scale;
+  const float h_cap = o.max_cell_h > 0 ? o.max_cell_h : cell_cap;
+  float top = o.col_labels ? fs + 6 : 0;
+  float ch = std::clamp((avail.y - top - title_h - 2) / static_cast<float>(R), o.min_cell, h_cap);
+  float cw = std::clamp(cw_max, o.min_cell, cell_cap);
+  if (o.square) {
+    const float sq = std::min(cw, ch);
+    cw = o.col_labels ? std::min(cw, std::max(sq, col_w + 6)) : sq;
+    ch = sq;
+  }
   const bool rotate = o.col_labels && cw < col_w + 4;
-  const float top = o.col_labels ? (rotate ? col_w + 6 : fs + 6) : 0;
-  if (rotate && o.square) {  // the taller gutter may need smaller cells
-    const float ch2 = (avail.y - top - title_h - 2) / static_cast<float>(R);
-    if (ch2 < ch) cw = ch = std::max(o.min_cell, ch2);
+  if (rotate) {
+    top = col_w + 6;
+    ch = std::clamp((avail.y - top - title_h - 2) / static_cast<float>(R), o.min_cell, h_cap);
+    if (o.square) cw = ch = std::min(std::clamp(cw_max, o.min_cell, cell_cap), ch);
   }
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -206,7 +213,7 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) {
           const float v = hm.at(r, c);
-          const std::string s = fmt_value(v, o.decimals);
+          const std::string s = (o.inf_text && std::isinf(v)) ? std::string(o.inf_text) : fmt_value(v, o.decimals);
           const ImVec2 ts = mono->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
           const ImU32 tc = light_cell(hm, v) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
           dl->AddText(mono, fs, ImVec2(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f),

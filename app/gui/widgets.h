@@ -40,6 +40,7 @@ struct HeatmapOpts {
   bool square = true;
   bool show_values = false;         // numbers in cells when they fit
   int decimals = 2;
+  const char* inf_text = nullptr;  // text for −inf cells (default "−∞"; weight maps say "0")
   int new_row0 = -1, new_rows = 0;  // rows outlined as "new at this step"
   int new_col0 = -1, new_cols = 0;
   int sel_row = -1, sel_col = -1;   // the explained cell (outlined)

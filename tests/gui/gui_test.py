@@ -234,7 +234,9 @@ def case_decoder_only(t):
     s = f"""model {t.deconly}
 input a b c
 next-token 2
-panels on
+panel output
+panel residual
+panel attention
 screenshot {t.path('all.png')}
 end
 expect finished

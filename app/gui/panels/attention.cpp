@@ -139,7 +139,12 @@ class AttentionPanel : public Panel {
     float hi = 1.0f;
     if (stretch_) hi = std::max(1e-6f, w.maxCoeff());
     const uint64_t key = mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), static_cast<uint64_t>(ui.head));
-    heat_.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()), key, Colormap::Viridis, 0.0f, hi);
+    // Masked cells (weight exactly 0) are drawn hatched, so the mask's shape shows in the map.
+    Mat shown = w;
+    for (Eigen::Index i = 0; i < shown.rows(); ++i)
+      for (Eigen::Index j = 0; j < shown.cols(); ++j)
+        if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
+    heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis, 0.0f, hi);
 
     // Caption: what this is, with its shape.
     ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
@@ -160,10 +165,11 @@ class AttentionPanel : public Panel {
     o.row_title = "query ↓";
     o.col_title = "key →";
     o.show_values = ui.show_values;
+    o.inf_text = "0";
     o.new_row0 = v->new_row0;
     o.new_rows = v->new_rows;
     o.fonts = &c.fonts;
-    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - bar_w, ImGui::GetContentRegionAvail().y - fs * 2.2f);
+    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - bar_w, ImGui::GetContentRegionAvail().y - fs * 1.8f);
     if (ui.cell_pinned) o.sel_row = ui.cell_row, o.sel_col = ui.cell_col;
     const ImVec2 start = ImGui::GetCursorScreenPos();
     const HeatmapHit hit = heatmap_widget("attn", heat_, o);

@@ -115,7 +115,7 @@ class MasksPanel : public Panel {
     ImGui::SameLine();
     table(c, 4, "masked S + M", masked, Colormap::Diverging, slo, shi, v, key, W, H);
     ImGui::SameLine();
-    table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H);
+    table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H);  // masked weights are exactly 0
     ImGui::TextDisabled("hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
                         "computed (the key did not exist yet at that decoding step).");
     if (v.kind != AttnKind::DecoderSelf && cfg.has_encoder()) {

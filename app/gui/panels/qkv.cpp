@@ -148,9 +148,12 @@ class QkvPanel : public Panel {
       // Nothing hovered: explain the newest row's strongest key.
       i = v.new_rows > 0 ? v.new_row0 + v.new_rows - 1 : nq - 1;
       a.weights[static_cast<size_t>(h)].row(i).maxCoeff(&j);
-      ImGui::TextDisabled("hover or click a cell of the Attention heatmap; showing row %d's strongest key", i);
+      char b[160];
+      std::snprintf(b, sizeof b, "hover or click a cell of the Attention heatmap; showing row %d's strongest key", i);
+      text_coloured_wrapped(palette().text_dim, b);
     } else {
-      ImGui::TextDisabled(c.ui.cell_pinned ? "pinned cell (click it again in Attention to unpin)" : "hovered cell");
+      text_coloured_wrapped(palette().text_dim,
+                            c.ui.cell_pinned ? "pinned cell (click it again in Attention to unpin)" : "hovered cell");
     }
     const Palette& pal = palette();
     ImGui::PushFont(c.fonts.bold);
@@ -183,10 +186,11 @@ class QkvPanel : public Panel {
     ImGui::PushFont(c.fonts.mono);
     // 1. the dot product, term by term (first terms, then the total)
     std::string terms;
-    for (int t = 0; t < std::min(dk, 3); ++t)
+    for (int t = 0; t < std::min(dk, 2); ++t)
       terms += (t ? " + " : "") + std::string("(") + fmt_value(q(t), 2) + ")(" + fmt_value(k(t), 2) + ")";
-    if (dk > 3) terms += " + …";
-    ImGui::TextWrapped("1. q·k = Σ_c q[c]·k[c] = %s = %s", terms.c_str(), fmt_value(prod.sum(), 4).c_str());
+    if (dk > 2) terms += " + …";
+    ImGui::Text("1. q·k = Σ_c q[c]·k[c]   (c = 0 … %d)", dk - 1);
+    ImGui::Text("       = %s = %s", terms.c_str(), fmt_value(prod.sum(), 4).c_str());
     if (std::isnan(raw)) {
       ImGui::PopFont();
       text_coloured_wrapped(pal.warn,
@@ -216,9 +220,10 @@ class QkvPanel : public Panel {
     for (int t = 0; t < nk; ++t)
       if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) z += std::exp(srow(i, t) - mx), ++visible;
     const float num = std::exp(sc - mx);
-    ImGui::Text("4. softmax over the %d visible keys of row %d (m = max = %s):", visible, i, fmt_value(mx, 3).c_str());
-    ImGui::Text("   exp(%s − %s) / Σ_j exp(s_j − m) = %s / %s = %s", fmt_value(sc, 3).c_str(), fmt_value(mx, 3).c_str(),
-                fmt_value(num, 4).c_str(), fmt_value(z, 4).c_str(), fmt_value(num / z, 4).c_str());
+    ImGui::Text("4. softmax over the %d visible keys of row %d,", visible, i);
+    ImGui::Text("   m = max_j s_j = %s:", fmt_value(mx, 4).c_str());
+    ImGui::Text("   exp(%s − %s) / Σ_j exp(s_j − m)", fmt_value(sc, 3).c_str(), fmt_value(mx, 3).c_str());
+    ImGui::Text("   = %s / %s = %s", fmt_value(num, 4).c_str(), fmt_value(z, 4).c_str(), fmt_value(num / z, 4).c_str());
     ImGui::TextDisabled("   recorded weight: %s", fmt_value(w, 4).c_str());
     ImGui::PopFont();
 

@@ -301,8 +301,8 @@ class StepperPanel : public Panel {
     const float label_w = c.fonts.bold->CalcTextSizeA(c.fonts.bold->FontSize, FLT_MAX, 0, "Decoder t=00").x + fs * 0.5f;
     const float avail = ImGui::GetContentRegionAvail().x - label_w - 4;
     const float unit = std::min(fs * 6.0f, avail / std::max(units(enc), units(dec)));
-    const float h = fs * 2.0f;
-    const float row_gap = fs * 2.6f;
+    const float h = fs * 1.8f;
+    const float row_gap = fs * 2.4f;
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const int step = s.session->current_step() >= 0 ? s.session->current_step() : 0;
     std::vector<ImVec2> cross_tops;
