@@ -35,6 +35,14 @@ const char* kind_label(AttnKind k) {
   return "?";
 }
 
+// "pre-LN · copy-pre" for a file, the run's own name when it already says its placement.
+std::string legend_name(const std::string& placement, std::string name) {
+  const std::string ext = ".safetensors";
+  if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) name.resize(name.size() - ext.size());
+  if (name.find("pre-LN") != std::string::npos || name.find("post-LN") != std::string::npos) return name;
+  return placement + " · " + name;
+}
+
 // The step whose next-token distribution a run shows: the current one once its Logits stage is
 // reached, else the previous one (−1: none yet).
 int shown_step(const Session& s) {
@@ -495,7 +503,7 @@ class ComparePanel : public Panel {
     const float ph = std::max(fs * 9, (avail_h - fs * 14) / 3.0f);
     for (int k = 0; k < 3; ++k) {
       const LayerMeasure m = k == 0 ? LayerMeasure::ResidualNorm : k == 1 ? LayerMeasure::LnVar : LayerMeasure::LnMean;
-      PlotData d = layer_plot(a, b, na + " (" + s.run[0].name + ")", nb + " (" + s.run[1].name + ")", m);
+      PlotData d = layer_plot(a, b, legend_name(na, s.run[0].name), legend_name(nb, s.run[1].name), m);
       for (int i = 0; i < 2; ++i)
         d.series[static_cast<size_t>(i)].colour = placement_colour(s.cmp->run(i).model().config.norm == NormPlacement::Pre, i == 1 && s.cmp->run(0).model().config.norm == s.cmp->run(1).model().config.norm);
       if (m == LayerMeasure::ResidualNorm) d.log_y = false;

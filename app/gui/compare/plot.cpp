@@ -246,7 +246,30 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
   dl->AddText(ImGui::GetFont(), tfs, p0, pal.text, d.title.c_str());
   ImGui::PopFont();
   const float left = small->CalcTextSizeA(fs, FLT_MAX, 0, "−0.000").x + 8;
-  const ImVec2 a(p0.x + left, p0.y + tfs + 6), b(p1.x - 6, p1.y - fs * 2.2f);
+  // Legend outside the axes when it fits: on the title's line, else on a line of its own; only
+  // a legend too wide for either goes inside, in the corner that hides the fewest points.
+  const float th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
+  const float sample = fs * 1.6f;
+  float legend_w = 0;
+  for (const PlotSeries& s : d.series) legend_w += sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs;
+  const float title_w = (f.bold ? f.bold : ImGui::GetFont())->CalcTextSizeA(tfs, FLT_MAX, 0, d.title.c_str()).x;
+  const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : legend_w <= size.x - left ? 2 : 0;
+  const auto legend_row = [&](ImVec2 at) {
+    for (size_t k = 0; k < d.series.size(); ++k) {
+      const PlotSeries& s = d.series[k];
+      const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
+      const float y = at.y + fs * 0.55f;
+      float phase = 0;
+      if (s.dashed) dashed_line(dl, ImVec2(at.x, y), ImVec2(at.x + sample, y), col, th, phase, th * 3);
+      else dl->AddLine(ImVec2(at.x, y), ImVec2(at.x + sample, y), col, th);
+      dl->AddText(small, fs, ImVec2(at.x + sample + 4, at.y), pal.text, s.name.c_str());
+      at.x += sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs;
+    }
+  };
+  if (legend_mode == 1) legend_row(ImVec2(p1.x - 6 - legend_w + fs, p0.y + (tfs - fs) * 0.5f));
+  if (legend_mode == 2) legend_row(ImVec2(p0.x + left, p0.y + tfs + 3));
+  const float top = p0.y + tfs + 6 + (legend_mode == 2 ? fs + 4 : 0);
+  const ImVec2 a(p0.x + left, top), b(p1.x - 6, p1.y - fs * 2.2f);
   dl->AddRectFilled(a, b, IM_COL32(128, 128, 128, 18));
   dl->AddRect(a, b, pal.grid);
   if (!(xlo <= xhi) || !(ylo <= yhi)) {
@@ -342,7 +365,6 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
 
   // Series.
   dl->PushClipRect(a, b, true);
-  const float th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
   for (size_t k = 0; k < d.series.size(); ++k) {
     const PlotSeries& s = d.series[k];
     const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
@@ -366,15 +388,15 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
       }
       pts.emplace_back(X(s.x[i]), Y(y));
     }
-    if (n <= 40)
+    if (n <= 24)
       for (size_t i = 0; i < n; ++i)
         if (std::isfinite(s.y[i]) && !(log_y && s.y[i] <= 0)) dl->AddCircleFilled(ImVec2(X(s.x[i]), Y(s.y[i])), th * 1.8f, col);
     flush();
   }
   dl->PopClipRect();
 
-  // Legend, top right inside the box.
-  {
+  // Legend inside the box (when it fits nowhere else).
+  if (legend_mode == 0) {
     float w = 0;
     for (const PlotSeries& s : d.series) w = std::max(w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x);
     const float line = fs * 1.8f;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "app.h"
 #include "compare/panels.h"
@@ -239,6 +240,9 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
         e = "wait-training: still " + std::string(to_string(p->state)) + " after the timeout";
         return true;
       }
+      // A scripted run draws as fast as it can; while it only waits, ~50 frames a second are
+      // plenty (and a headless run stays far from the explorer's frame limit).
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
       return false;
     };
     return 1;
