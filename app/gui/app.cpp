@@ -139,8 +139,11 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
       if (!shipped.empty()) path = shipped.front();
     }
     if (!path.empty()) {
+      // Open on the whole decode with the last decoder layer's cross-attention (the alignment the
+      // task learned): every panel has something to show, and Home starts the walk-through.
       act::load_model(*worker_, path);
-      act::next_token(*worker_);  // open on a complete first step: every panel has something to show
+      act::run_to_end(*worker_);
+      initial_view_ = true;
     }
   }
   if (!opt_.script.empty()) {
@@ -266,6 +269,12 @@ void App::frame() {
         }
   }
 
+  if (initial_view_ && snap_->ok() && worker_->idle()) {
+    const Config& c = snap_->model->config;
+    ui_.kind = c.has_encoder() ? AttnKind::Cross : AttnKind::DecoderSelf;
+    ui_.layer = c.n_decoder_layers - 1;
+    initial_view_ = false;
+  }
   follow_stage();
   // The demos run the model: ask the worker for them only while a panel shows them.
   {
@@ -316,29 +325,32 @@ void App::keyboard() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput || prepost_owns_keyboard()) return;  // the compare view steps its own runs
   const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
+  const bool ctrl = io.KeyCtrl;
+  // Window-level keys work with or without a model.
+  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) set_presentation(!ui_.presentation);
+  if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) quit(0);
+  if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, false)))
+    set_scale(ui_.scale + 0.25f);
+  if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false)))
+    set_scale(ui_.scale - 0.25f);
+  if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_0, false)) set_scale(1.0f);
+  if (!snap_->ok()) return;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
     ui_.playing = !ui_.playing;
     ui_.last_play = ImGui::GetTime();
+    if (ui_.playing && snap_->session->at_end()) act::home(*worker_);  // play again from the start
   }
-  if (!snap_->ok()) return;
-  const bool ctrl = io.KeyCtrl;
   if (pressed(ImGuiKey_RightArrow)) ctrl ? act::next_token(*worker_) : act::forward(*worker_);
   if (pressed(ImGuiKey_LeftArrow)) ctrl ? act::prev_token(*worker_) : act::back(*worker_);
   if (pressed(ImGuiKey_DownArrow) || pressed(ImGuiKey_PageDown)) act::next_token(*worker_);
   if (pressed(ImGuiKey_UpArrow) || pressed(ImGuiKey_PageUp)) act::prev_token(*worker_);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) act::home(*worker_);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) act::run_to_end(*worker_);
-  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) set_presentation(!ui_.presentation);
-  if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, false)))
-    set_scale(ui_.scale + 0.25f);
-  if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false)))
-    set_scale(ui_.scale - 0.25f);
-  if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_0, false)) set_scale(1.0f);
 }
 
 void App::play_tick() {
   if (!ui_.playing) return;
-  if (!snap_->ok() || (snap_->session->at_end())) {
+  if (!snap_->ok() || (snap_->session->at_end() && worker_->idle() && ImGui::GetTime() - ui_.last_play > 0.5)) {
     ui_.playing = false;
     return;
   }

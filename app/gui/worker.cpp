@@ -23,11 +23,21 @@ std::string example_input(const Model& m, const std::string& path) {
   }
   const Config& c = m.config;
   const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
+  const int room = std::max(1, std::min(8, c.max_len - 2));  // leave room for <s> and </s>
+  const bool chars = v.tokenizer() == Tokenizer::Character;
+  // Digit tasks (copy, reverse, sort, add): the digits of π read well and repeat a token.
+  const std::string pi = "31415926";
+  bool digits = true;
+  for (char d : pi) digits &= v.id(std::string(1, d)) >= 0;
+  if (digits) {
+    std::string out;
+    for (int i = 0; i < room; ++i) out += (i && !chars ? " " : "") + std::string(1, pi[static_cast<size_t>(i)]);
+    return out;
+  }
   std::vector<std::string> words;
   for (const std::string& t : v.tokens())
-    if (t.size() && t[0] != '<' && words.size() < 6) words.push_back(t);
+    if (t.size() && t[0] != '<' && static_cast<int>(words.size()) < room) words.push_back(t);
   std::string out;
-  const bool chars = v.tokenizer() == Tokenizer::Character;
   for (size_t i = 0; i < words.size(); ++i) out += (i && !chars ? " " : "") + words[i];
   return out;
 }

@@ -70,9 +70,10 @@ class StepperPanel : public Panel {
     if (button("|◀", "first stage (Home)", !at_start)) act::home(c.worker);
     if (button("◀◀", "previous token (↑, Ctrl+←)", !at_start)) act::prev_token(c.worker);
     if (button("◀", "one stage back (←)", !at_start)) act::back(c.worker);
-    if (button(c.ui.playing ? "▮▮ pause" : "▶ play", c.ui.playing ? "pause (Space)" : "play (Space)", !at_end || c.ui.playing)) {
+    if (button(c.ui.playing ? "▮▮ pause" : "▶ play", c.ui.playing ? "pause (Space)" : "play (Space; from the start when at the end)", true)) {
       c.ui.playing = !c.ui.playing;
       c.ui.last_play = ImGui::GetTime();
+      if (c.ui.playing && at_end) act::home(c.worker);
     }
     if (button("▶", "one stage forward (→)", !at_end)) act::forward(c.worker);
     if (button("▶▶", "next token (↓, Ctrl+→)", !at_end)) act::next_token(c.worker);
