@@ -217,9 +217,9 @@ void App::set_presentation(bool on) {
 ImVec4 App::panel_rect(const Panel& p) const {
   if (ui_.presentation) {
     const std::string k = p.key();
-    if (k == "stepper") return ImVec4(0.0f, 0.0f, 1.0f, 0.53f);
-    if (k == "attention") return ImVec4(0.0f, 0.53f, 0.60f, 0.47f);
-    if (k == "output") return ImVec4(0.60f, 0.53f, 0.40f, 0.47f);
+    if (k == "stepper") return ImVec4(0.0f, 0.0f, 1.0f, 0.47f);
+    if (k == "attention") return ImVec4(0.0f, 0.47f, 0.63f, 0.53f);
+    if (k == "output") return ImVec4(0.63f, 0.47f, 0.37f, 0.53f);
     return ImVec4(0.12f, 0.10f, 0.76f, 0.80f);  // any other panel opened during the lecture
   }
   return p.default_rect();

@@ -412,6 +412,44 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     }
     return error = "expect: unknown condition '" + a[1] + "'", false;
   }
+  if (cmd == "leak") {
+    bool on;
+    if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = "leak: expected on or off", false;
+    ui.leak_demo = on;
+    if (on) app.show_panel(app.find_panel("masks"));
+    return true;
+  }
+  if (cmd == "pe-view") {
+    static const char* tabs[] = {"curves", "similarity", "rotation", "order"};
+    if (!need(2, "curves | similarity | rotation | order")) return false;
+    int t = -1;
+    for (int i = 0; i < 4; ++i)
+      if (a[1] == tabs[i]) t = i;
+    if (t < 0) return error = "pe-view: expected curves, similarity, rotation or order, found '" + a[1] + "'", false;
+    ui.pe_tab_request = t;
+    for (size_t i = 2; i < a.size(); ++i) {
+      int n;
+      const size_t eq = a[i].find('=');
+      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq);
+      if (eq == std::string::npos || !parse_int(a[i].substr(eq + 1), n) || n < 0)
+        return error = "pe-view: expected k=N phi=N t=N dims=A,B, found '" + a[i] + "'", false;
+      if (k == "k") ui.pe_k = n;
+      else if (k == "phi") ui.pe_phi = n;
+      else if (k == "t") ui.pe_t = n;
+      else if (k == "dim") ui.pe_dims[0] = n;
+      else if (k == "dim2") ui.pe_dims[1] = n;
+      else return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2)", false;
+    }
+    app.show_panel(app.find_panel("pe"));
+    return true;
+  }
+  if (cmd == "kv-layer") {
+    int n;
+    if (!need(2, "a layer index") || !parse_int(a[1], n) || n < 0) return error = "kv-layer: expected a layer index", false;
+    ui.kv_layer = n;
+    app.show_panel(app.find_panel("kv"));
+    return true;
+  }
   if (cmd == "play") {
     bool on = true;
     if (a.size() > 1 && !parse_onoff(a[1], on)) return error = "play: expected on or off", false;

@@ -39,6 +39,7 @@ struct UiState {
   int pe_dims[2] = {0, 1};    // PE panel: dimensions whose curves are drawn
   int pe_k = 0, pe_phi = 1;   // rotation demo M(k, φ)
   int pe_t = 1;
+  int pe_tab_request = -1;    // scripts: select a PE tab (0 curves, 1 similarity, 2 rotation, 3 order)
   int kv_layer = 0;           // KV cache panel
   int resid_layer = -1;       // residual panel: -1 = all layers
 };

@@ -215,9 +215,14 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
           const float v = hm.at(r, c);
           const std::string s = (o.inf_text && std::isinf(v)) ? std::string(o.inf_text) : fmt_value(v, o.decimals);
           const ImVec2 ts = mono->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
+          const ImVec2 tp(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f);
+          if (std::isinf(v)) {  // on the hatching: white text on a dark plate
+            dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + ts.x + 3, tp.y + ts.y), IM_COL32(30, 30, 34, 235), 3);
+            dl->AddText(mono, fs, tp, IM_COL32(255, 255, 255, 255), s.c_str());
+            continue;
+          }
           const ImU32 tc = light_cell(hm, v) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-          dl->AddText(mono, fs, ImVec2(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f),
-                      tc, s.c_str());
+          dl->AddText(mono, fs, tp, tc, s.c_str());
         }
     }
   }

@@ -146,14 +146,16 @@ class AttentionPanel : public Panel {
         if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
     heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis, 0.0f, hi);
 
-    // Caption: what this is, with its shape.
-    ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
-    ImGui::SameLine();
-    ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_h K_hᵀ / √%d + mask)", static_cast<long>(w.rows()),
-                        static_cast<long>(w.cols()), m.d_k());
-    if (v->new_rows > 0) {
+    // Caption: what this is, with its shape (left out on a projector, where height is scarce).
+    if (!ui.presentation) {
+      ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
       ImGui::SameLine();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().highlight), v->live ? "● computed now" : "● new row");
+      ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_h K_hᵀ / √%d + mask)", static_cast<long>(w.rows()),
+                          static_cast<long>(w.cols()), m.d_k());
+      if (v->new_rows > 0) {
+        ImGui::SameLine();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().highlight), v->live ? "● computed now" : "● new row");
+      }
     }
 
     // Heatmap on the left, entropy bars on the right.
@@ -379,7 +381,7 @@ class AttentionPanel : public Panel {
       const float y = p.y + tfs + row_h * (j + 0.5f);
       dl->AddText(f, tfs, ImVec2(xr + fs * 0.3f, y - tfs * 0.5f), pal.text, v->k_labels[static_cast<size_t>(j)].c_str());
     }
-    const float max_th = std::max(2.0f, row_h * 0.6f);
+    const float max_th = std::clamp(row_h * 0.3f, 2.0f, 7.0f);
     for (int h = 0; h < H; ++h) {
       const bool on = ui.head_view_all ? head_on_[static_cast<size_t>(h)] : h == ui.head;
       if (!on) continue;
@@ -391,8 +393,8 @@ class AttentionPanel : public Panel {
           const float wt = w(i, j);
           if (wt < 0.02f) continue;
           const float y1 = p.y + tfs + row_h * (j + 0.5f);
-          const float alpha = std::clamp(0.15f + 0.85f * wt, 0.0f, 1.0f) * (ui.head_view_all ? 0.8f : 1.0f);
-          dl->AddLine(ImVec2(xl, y0), ImVec2(xr, y1), head_colour(h, alpha), std::max(0.8f, wt * max_th));
+          const float alpha = std::clamp(0.1f + 0.9f * wt, 0.0f, 1.0f) * (ui.head_view_all ? 0.55f : 0.9f);
+          dl->AddLine(ImVec2(xl, y0), ImVec2(xr, y1), head_colour(h, alpha), std::max(1.0f, wt * max_th));
         }
       }
     }

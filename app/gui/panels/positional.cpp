@@ -56,25 +56,30 @@ class PositionalPanel : public Panel {
     ImGui::SameLine();
     ImGui::BeginChild("pe-right", ImVec2(0, 0));
     if (ImGui::BeginTabBar("petabs")) {
-      if (ImGui::BeginTabItem("sin / cos curves")) {
+      if (ImGui::BeginTabItem("sin / cos curves", nullptr, tab_flags(c, 0))) {
         draw_curves(c);
         ImGui::EndTabItem();
       }
-      if (ImGui::BeginTabItem("similarity p_t·p_s")) {
+      if (ImGui::BeginTabItem("similarity p_t·p_s", nullptr, tab_flags(c, 1))) {
         draw_similarity(c);
         ImGui::EndTabItem();
       }
-      if (ImGui::BeginTabItem("rotation M(k, φ)")) {
+      if (ImGui::BeginTabItem("rotation M(k, φ)", nullptr, tab_flags(c, 2))) {
         draw_rotation(c);
         ImGui::EndTabItem();
       }
-      if (ImGui::BeginTabItem("word order test")) {
+      if (ImGui::BeginTabItem("word order test", nullptr, tab_flags(c, 3))) {
         draw_order(c);
         ImGui::EndTabItem();
       }
       ImGui::EndTabBar();
     }
+    c.ui.pe_tab_request = -1;
     ImGui::EndChild();
+  }
+
+  static ImGuiTabItemFlags tab_flags(Ctx& c, int tab) {
+    return c.ui.pe_tab_request == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
   }
 
  private:
