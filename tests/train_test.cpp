@@ -269,5 +269,35 @@ TEST(ShippedModels, CopyModelsReproduceHeldOutInputs) {
   }
 }
 
+// Every shipped model: exact match on 300 held-out examples (the bar: 99 %, add and dates
+// 97 %; measured on 1,000 in assets/models/README.md), and the README's example input.
+TEST(ShippedModels, EveryModelSolvesItsTask) {
+  struct Case {
+    const char* task;
+    const char* input;
+    const char* output;
+    double bar;
+  };
+  const Case cases[] = {{"copy", "3 1 4 1 5 9 2 6", "3 1 4 1 5 9 2 6", 0.99},
+                        {"reverse", "3 1 4 1 5 9 2 6", "6 2 9 5 1 4 1 3", 0.99},
+                        {"sort", "3 1 4 1 5 9 2 6", "1 1 2 3 4 5 6 9", 0.99},
+                        {"add", "3 4 7 + 5 8", "4 0 5", 0.97},
+                        {"dates", "Saturday 21 Nov 2026", "2026-11-21", 0.97},
+                        {"copy-lm", "3 1 4 1 5 =", "3 1 4 1 5", 0.99}};
+  for (const Case& c : cases) {
+    for (const char* norm : {"pre", "post"}) {
+      const std::string name = std::string(c.task) + "-" + norm + "ln";
+      auto m = load_model(test::source_path("assets/models/" + name + ".safetensors"));
+      ASSERT_TRUE(m.ok()) << m.error();
+      auto task = make_task(c.task);
+      const EvalResult r = evaluate(*m, task->sample_many(kValidationSeed, 300, Split::Validation));
+      EXPECT_GE(r.exact_match(), c.bar - 0.01) << name;  // 300 examples: allow one more point of noise
+      const Vocab& in_vocab = m->config.has_encoder() ? m->config.src_vocab : m->config.tgt_vocab;
+      const auto out = greedy_decode_batch(*m, {in_vocab.tokenize(c.input).ids}, 16);
+      EXPECT_EQ(m->config.tgt_vocab.detokenize(out[0]), c.output) << name << " on '" << c.input << "'";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sf
