@@ -256,11 +256,18 @@ void App::frame() {
   snap_ = worker_->snapshot();
   // New worker messages go to the status bar (the newest one shows).
   if (!snap_->log.empty() && snap_->log.back().seq > seen_log_) {
-    const Message& m = snap_->log.back();
-    seen_log_ = m.seq;
-    status_text_ = m.text;
-    status_level_ = m.level;
-    status_time_ = ImGui::GetTime();
+    // The most severe new message wins; an error stays up for a while even if news follows.
+    const Message* m = &snap_->log.back();
+    for (const Message& x : snap_->log)
+      if (x.seq > seen_log_ && x.level > m->level) m = &x;
+    const bool keep_error = status_level_ == Message::Error && m->level != Message::Error &&
+                            ImGui::GetTime() - status_time_ < 8.0 && !status_text_.empty();
+    seen_log_ = snap_->log.back().seq;
+    if (!keep_error) {
+      status_text_ = m->text;
+      status_level_ = m->level;
+      status_time_ = ImGui::GetTime();
+    }
     if (opt_.headless() || script_)
       for (const Message& x : snap_->log)
         if (x.seq > printed_log_) {
