@@ -250,25 +250,40 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
   // a legend too wide for either goes inside, in the corner that hides the fewest points.
   const float th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
   const float sample = fs * 1.6f;
-  float legend_w = 0;
-  for (const PlotSeries& s : d.series) legend_w += sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs;
+  // Entries laid out in rows of at most the plot's width.
+  const float row_max = size.x - left;
+  std::vector<float> entry_w;
+  for (const PlotSeries& s : d.series) entry_w.push_back(sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs);
+  std::vector<int> entry_row(entry_w.size(), 0);
+  float legend_w = 0, row_w = 0;
+  int rows = d.series.empty() ? 0 : 1;
+  for (size_t k = 0; k < entry_w.size(); ++k) {
+    legend_w += entry_w[k];
+    if (row_w > 0 && row_w + entry_w[k] > row_max) ++rows, row_w = 0;
+    entry_row[k] = rows - 1;
+    row_w += entry_w[k];
+  }
   const float title_w = (f.bold ? f.bold : ImGui::GetFont())->CalcTextSizeA(tfs, FLT_MAX, 0, d.title.c_str()).x;
-  const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : legend_w <= size.x - left ? 2 : 0;
-  const auto legend_row = [&](ImVec2 at) {
+  // 1: on the title's line; 2: rows of their own under the title; 0: inside the axes.
+  const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : rows <= 2 ? 2 : 0;
+  const auto legend_rows = [&](ImVec2 at) {
+    float x = at.x;
     for (size_t k = 0; k < d.series.size(); ++k) {
       const PlotSeries& s = d.series[k];
+      if (k > 0 && entry_row[k] != entry_row[k - 1]) x = at.x;
       const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
-      const float y = at.y + fs * 0.55f;
+      const float y0 = at.y + (legend_mode == 2 ? static_cast<float>(entry_row[k]) * (fs + 2) : 0);
+      const float y = y0 + fs * 0.55f;
       float phase = 0;
-      if (s.dashed) dashed_line(dl, ImVec2(at.x, y), ImVec2(at.x + sample, y), col, th, phase, th * 3);
-      else dl->AddLine(ImVec2(at.x, y), ImVec2(at.x + sample, y), col, th);
-      dl->AddText(small, fs, ImVec2(at.x + sample + 4, at.y), pal.text, s.name.c_str());
-      at.x += sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs;
+      if (s.dashed) dashed_line(dl, ImVec2(x, y), ImVec2(x + sample, y), col, th, phase, th * 3);
+      else dl->AddLine(ImVec2(x, y), ImVec2(x + sample, y), col, th);
+      dl->AddText(small, fs, ImVec2(x + sample + 4, y0), pal.text, s.name.c_str());
+      x += entry_w[k];
     }
   };
-  if (legend_mode == 1) legend_row(ImVec2(p1.x - 6 - legend_w + fs, p0.y + (tfs - fs) * 0.5f));
-  if (legend_mode == 2) legend_row(ImVec2(p0.x + left, p0.y + tfs + 3));
-  const float top = p0.y + tfs + 6 + (legend_mode == 2 ? fs + 4 : 0);
+  if (legend_mode == 1) legend_rows(ImVec2(p1.x - 6 - legend_w + fs, p0.y + (tfs - fs) * 0.5f));
+  if (legend_mode == 2) legend_rows(ImVec2(p0.x + left, p0.y + tfs + 3));
+  const float top = p0.y + tfs + 6 + (legend_mode == 2 ? static_cast<float>(rows) * (fs + 2) + 2 : 0);
   const ImVec2 a(p0.x + left, top), b(p1.x - 6, p1.y - fs * 2.2f);
   dl->AddRectFilled(a, b, IM_COL32(128, 128, 128, 18));
   dl->AddRect(a, b, pal.grid);

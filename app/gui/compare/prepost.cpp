@@ -274,8 +274,9 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
     return 1;
   }
   if (cmd == "train-recorded") {
-    if (a.size() < 2) return error = "train-recorded: expected a task", 0;
+    if (a.size() < 2) return error = "train-recorded: expected a task (or 'none')", 0;
     show("training");
+    if (a[1] == "none") return hub->recorded.clear(), 1;
     for (const ShippedPair& p : hub->pairs)
       if (p.task == a[1]) return hub->load_recorded(p, error) ? 1 : 0;
     return error = "train-recorded: no shipped pair '" + a[1] + "'", 0;
