@@ -97,6 +97,8 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
   panels_.push_back(make_residual_panel());
   for (auto& p : make_prepost_panels()) panels_.push_back(std::move(p));  // compare, training, gradnorms
   for (auto& p : panels_) p->open = p->default_open();
+  set_heatmap_export([](const std::string& stem) { return g_app->default_export_path(stem, ".png"); },
+                     [](bool ok, const std::string& text) { g_app->notify(ok ? Message::Info : Message::Error, text); });
 
   // Settings (scale, presentation, open panels) live in imgui.ini next to the window layout.
   // Scripted and headless runs neither read nor write it, so they are reproducible.

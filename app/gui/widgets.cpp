@@ -9,6 +9,7 @@
 #include "widgets.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -116,6 +117,16 @@ bool light_cell(const Heatmap& hm, float v) {
 }
 
 }  // namespace
+
+namespace {
+std::string (*g_export_path)(const std::string&) = nullptr;
+void (*g_export_notify)(bool, const std::string&) = nullptr;
+}  // namespace
+
+void set_heatmap_export(std::string (*path_for)(const std::string&), void (*notify)(bool, const std::string&)) {
+  g_export_path = path_for;
+  g_export_notify = notify;
+}
 
 HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o) {
   HeatmapHit hit;
@@ -239,6 +250,17 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   // Interaction.
   ImGui::SetCursorScreenPos(img0);
   ImGui::InvisibleButton(id, ImVec2(std::max(1.0f, cw * C), std::max(1.0f, ch * R)));
+  if (g_export_path && ImGui::BeginPopupContextItem()) {
+    if (ImGui::MenuItem("Export heatmap as PNG")) {
+      std::string stem;
+      for (const char* c = id; *c; ++c) stem += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '-';
+      const std::string path = g_export_path("heatmap-" + stem);
+      std::string err;
+      const bool ok = hm.write_png(path, err);
+      if (g_export_notify) g_export_notify(ok, ok ? "wrote " + path : err);
+    }
+    ImGui::EndPopup();
+  }
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     hit.col = std::clamp(static_cast<int>((m.x - img0.x) / cw), 0, C - 1);

@@ -54,7 +54,10 @@ struct HeatmapHit {
   ImVec2 min, max;  // image rectangle on screen
 };
 
+// Right-clicking the map offers "Export heatmap as PNG" (to export_path(id)); the result is
+// reported through the notifier the app installs.
 HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o);
+void set_heatmap_export(std::string (*path_for)(const std::string& stem), void (*notify)(bool ok, const std::string& text));
 
 // A horizontal colour bar from lo to hi with its end values written under it.
 void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, const char* label = nullptr);
