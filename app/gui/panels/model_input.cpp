@@ -189,7 +189,7 @@ class ModelPanel : public Panel {
     heading(c.fonts, m.has_encoder() ? "Source" : "Prompt");
     ImGui::SetNextItemWidth(-1);
     bool apply = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
-    ImGui::TextDisabled("Target (teacher forcing, optional)");
+    ImGui::TextDisabled("Target (optional; used by 'forced' decoding)");
     ImGui::SetNextItemWidth(-1);
     apply |= ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::Button("Run (Enter)")) apply = true;
