@@ -157,13 +157,18 @@ class KvCachePanel : public Panel {
     const float W = (ImGui::GetContentRegionAvail().x - fs) / 2.0f;
     const float H = cross ? (ImGui::GetContentRegionAvail().y - fs * 4) * 0.62f : ImGui::GetContentRegionAvail().y - fs * 2;
     char ck[96], cv[96];
-    std::snprintf(ck, sizeof ck, "self K  (%d rows%s)", L.self_rows, L.new_rows ? ", +1 this step" : "");
-    std::snprintf(cv, sizeof cv, "self V  (%d rows)", L.self_rows);
+    if (kv.enabled) {
+      std::snprintf(ck, sizeof ck, "self K  (%d rows%s)", L.self_rows, L.new_rows ? ", +1 this step" : "");
+      std::snprintf(cv, sizeof cv, "self V  (%d rows)", L.self_rows);
+    } else {
+      std::snprintf(ck, sizeof ck, "self K  (all %d rows recomputed)", L.self_rows);
+      std::snprintf(cv, sizeof cv, "self V  (all %d rows recomputed)", L.self_rows);
+    }
     one(c, 0, ck, L.self_k, L.self_rows, L.new_rows, labels, key, W, H, false);
     ImGui::SameLine();
     one(c, 1, cv, L.self_v, L.self_rows, L.new_rows, labels, key, W, H, false);
     if (!s.model->config.has_encoder()) return;
-    const char* when = L.cross_new ? "computed now, once" : "computed once at step 0, reused";
+    const char* when = !kv.enabled ? "recomputed at every step" : L.cross_new ? "computed now, once" : "computed once at step 0, reused";
     char xk[96], xv[96];
     std::snprintf(xk, sizeof xk, "cross K  (%s)", when);
     std::snprintf(xv, sizeof xv, "cross V  (%s)", when);
