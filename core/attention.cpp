@@ -16,7 +16,11 @@ void masked_softmax(Mat& s, const Mat& mask) {
       row.setZero();
       continue;
     }
-    row = (row.array() - mx).exp();  // exp(−inf) == 0 exactly
+    row = (row.array() - mx).exp();
+    // Eigen's vectorised exp clamps its argument near −88 and so returns ~3e−39, not 0, for −inf;
+    // a masked key must get exactly 0 (and the row still sums to 1: those terms are below
+    // float resolution next to the unmasked ones).
+    row = (mask.row(i).array() == kMasked).select(0.0f, row.array());
     row /= row.sum();
   }
 }
