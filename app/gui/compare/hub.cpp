@@ -208,6 +208,7 @@ PrePostHub::PrePostHub(std::function<void()> wake) : compare(std::move(wake)) {
 
 PrePostHub::~PrePostHub() {
   job.reset();  // cancels and joins
+  retiring_.clear();
   if (gn_future.valid()) gn_future.wait();
   if (g_hub == this) g_hub = nullptr;
 }
@@ -267,12 +268,14 @@ uint64_t PrePostHub::move(const std::string& what, int times) {
 
 bool PrePostHub::start_training() {
   if (job) {
-    const auto p = job->progress();
-    if (p->active()) job->cancel();
     if (keep_history)
       for (const RunCurves& r : job->progress()->runs)
         if (!r.step.empty()) history.push_back(r);
     if (history.size() > 8) history.erase(history.begin(), history.begin() + static_cast<long>(history.size() - 8));
+    if (job->progress()->active()) {
+      job->cancel();
+      retiring_.push_back(std::move(job));
+    }
     job.reset();
   }
   auto j = TrainJob::start(pair_specs(train_opt));
@@ -329,6 +332,8 @@ void PrePostHub::start_gradnorms() {
 }
 
 void PrePostHub::poll() {
+  for (auto it = retiring_.begin(); it != retiring_.end();)
+    it = (*it)->progress()->active() ? it + 1 : retiring_.erase(it);
   if (gn_future.valid() && gn_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     gn_result = std::make_shared<const GradNormPair>(gn_future.get());
     gn_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - gn_started_).count();

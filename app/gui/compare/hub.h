@@ -148,6 +148,9 @@ class PrePostHub {
 
  private:
   std::chrono::steady_clock::time_point gn_started_;
+  // Cancelled jobs finishing their current step; destroyed by poll() once stopped, so the UI never
+  // waits for a step.
+  std::vector<std::unique_ptr<TrainJob>> retiring_;
 };
 
 // The hub of the app (created by make_prepost_panels; null before).
