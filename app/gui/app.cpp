@@ -284,6 +284,10 @@ void App::frame() {
     ui_.layer = c.n_decoder_layers - 1;
     initial_view_ = false;
   }
+  if (snap_->model_name != titled_) {  // the window title names the model
+    titled_ = snap_->model_name;
+    glfwSetWindowTitle(window_, ("stepformer — " + (titled_.empty() ? std::string("no model") : titled_)).c_str());
+  }
   follow_stage();
   // The demos run the model: ask the worker for them only while a panel shows them.
   {

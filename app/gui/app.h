@@ -117,6 +117,7 @@ class App {
   bool want_order_ = false, want_leak_ = false;
   std::string open_before_;
   std::string open_before_presentation_;
+  std::string titled_ = "?";
   bool initial_view_ = false;  // select the default attention once the first model is in
 };
 

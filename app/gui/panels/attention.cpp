@@ -382,6 +382,10 @@ class AttentionPanel : public Panel {
       dl->AddText(f, tfs, ImVec2(xr + fs * 0.3f, y - tfs * 0.5f), pal.text, v->k_labels[static_cast<size_t>(j)].c_str());
     }
     const float max_th = std::clamp(row_h * 0.3f, 2.0f, 7.0f);
+    // Long inputs: every line of every head would be tens of thousands of lines; draw the hovered
+    // query only (or the newest row when nothing is hovered).
+    const bool dense = static_cast<long>(nq) * nk * (ui.head_view_all ? H : 1) > 20000;
+    if (dense && focus < 0) focus = v->new_rows > 0 ? v->new_row0 + v->new_rows - 1 : nq - 1;
     for (int h = 0; h < H; ++h) {
       const bool on = ui.head_view_all ? head_on_[static_cast<size_t>(h)] : h == ui.head;
       if (!on) continue;
@@ -399,7 +403,8 @@ class AttentionPanel : public Panel {
       }
     }
     ImGui::Dummy(ImVec2(xr - p.x + lw + fs, tfs + row_h * std::max(nq, nk)));
-    ImGui::TextDisabled("line thickness = weight · hover a query to isolate its lines · click h# to toggle heads");
+    ImGui::TextDisabled(dense ? "line thickness = weight · long input: hover a query to see its lines"
+                              : "line thickness = weight · hover a query to isolate its lines · click h# to toggle heads");
   }
 
   Heatmap heat_, cbar_;
