@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "gfx/imgui_math.h"
+#include "layer_stats.h"
 #include "ui.h"
 #include "widgets.h"
 
@@ -19,20 +20,16 @@ namespace sf::gui {
 
 namespace {
 
-// Entropy of each row of a weight matrix in nats, and the most it could be (ln of the number of
-// visible keys).
+// Entropy of each row of a weight matrix in nats (core/layer_stats.h, the same numbers the compare
+// view shows), and the most it could be (ln of the number of visible keys).
 void row_entropy(const Mat& w, const Mat& mask, std::vector<float>& h, std::vector<float>& hmax) {
   h.assign(static_cast<size_t>(w.rows()), 0);
   hmax.assign(static_cast<size_t>(w.rows()), 0);
   for (Eigen::Index i = 0; i < w.rows(); ++i) {
-    float e = 0;
     int visible = 0;
-    for (Eigen::Index j = 0; j < w.cols(); ++j) {
-      const float p = w(i, j);
-      if (p > 0) e -= p * std::log(p);
+    for (Eigen::Index j = 0; j < w.cols(); ++j)
       if (std::isfinite(mask(i, j))) ++visible;
-    }
-    h[static_cast<size_t>(i)] = e;
+    h[static_cast<size_t>(i)] = static_cast<float>(sf::row_entropy(w, i));
     hmax[static_cast<size_t>(i)] = visible > 1 ? std::log(static_cast<float>(visible)) : 0;
   }
 }
