@@ -1,5 +1,7 @@
 // `stepformer trace` (write every recorded tensor) and `stepformer walk` (the terminal walk-through).
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <cstdio>
 #include <iostream>
 
@@ -7,6 +9,7 @@
 #include "checkpoint.h"
 #include "commands.h"
 #include "run.h"
+#include "session.h"
 
 namespace sf::cli {
 
@@ -40,29 +43,57 @@ std::optional<Loaded> load_and_prepare(Args& a, const char* cmd) {
 }
 
 void print_tokens(const char* label, const Vocab& v, const std::vector<int>& ids) {
-  std::printf("%-8s", label);
+  std::printf("%-9s", label);
   for (size_t i = 0; i < ids.size(); ++i) std::printf(" %s(%d)", v.token(ids[i]).c_str(), ids[i]);
   std::printf("\n");
 }
 
-// One cell of the text heatmap: five shades from blank to full block.
+// One cell of the text heatmap: shade ∝ √weight, so a weight of 0.1 is already visible while the
+// order of weights is kept; 0 prints as a dot.
 const char* shade(float w) {
-  static const char* levels[] = {"  ", "░░", "▒▒", "▓▓", "██"};
-  int i = static_cast<int>(std::floor(w * 5.0f));
-  return levels[std::clamp(i, 0, 4)];
+  static const char* levels[] = {"· ", "░ ", "░░", "▒ ", "▒▒", "▓ ", "▓▓", "█ ", "██"};
+  if (w <= 0.0f) return levels[0];
+  int i = 1 + static_cast<int>(std::sqrt(std::min(w, 1.0f)) * 7.999f);
+  return levels[std::clamp(i, 1, 8)];
 }
 
-void print_heatmap(const Mat& w, const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
-  auto clip = [](const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n) : s; };
-  std::printf("          ");
-  for (auto& c : cols) std::printf("%-2s", clip(c, 2).c_str());
+std::string fit(const std::string& s, size_t n) {
+  // Pads or cuts to n display columns (tokens are ASCII or short UTF-8).
+  std::string out = s.size() > n ? s.substr(0, n) : s;
+  return out + std::string(n - std::min(n, out.size()), ' ');
+}
+
+// Column labels get two characters: special tokens become one letter (<s> S, </s> E, <pad> P,
+// <unk> ?), so a label never runs into the next column.
+std::string short_label(const std::string& t) {
+  if (t == "<s>") return "S";
+  if (t == "</s>") return "E";
+  if (t == "<pad>") return "P";
+  if (t == "<unk>") return "?";
+  return t.size() > 2 ? t.substr(0, 2) : t;
+}
+
+// Every head of one attention, side by side: rows are queries, columns keys.
+void print_heads(const std::string& title, const AttentionTrace& a, const std::vector<std::string>& q,
+                 const std::vector<std::string>& k) {
+  std::printf("  %s — %d heads; rows: queries, columns: keys; shade ∝ √weight, · = 0 (masked)\n", title.c_str(),
+              a.n_heads);
+  std::printf("  %-7s", "");
+  for (int h = 0; h < a.n_heads; ++h) std::printf("%s  ", fit("head " + std::to_string(h), 2 * k.size()).c_str());
+  std::printf("\n  %-7s", "");
+  for (int h = 0; h < a.n_heads; ++h) {
+    for (auto& key : k) std::printf("%s", fit(short_label(key), 2).c_str());
+    std::printf("  ");
+  }
   std::printf("\n");
-  for (Eigen::Index i = 0; i < w.rows(); ++i) {
-    std::printf("  %-8s", clip(rows[static_cast<size_t>(i)], 8).c_str());
-    for (Eigen::Index j = 0; j < w.cols(); ++j) std::printf("%s", shade(w(i, j)));
-    Eigen::Index best;
-    w.row(i).maxCoeff(&best);
-    std::printf("  max %.2f on %s\n", w(i, best), cols[static_cast<size_t>(best)].c_str());
+  for (size_t i = 0; i < q.size(); ++i) {
+    std::printf("  %s", fit(q[i], 7).c_str());
+    for (int h = 0; h < a.n_heads; ++h) {
+      const Mat& w = a.head_weights(0, h);
+      for (size_t j = 0; j < k.size(); ++j) std::printf("%s", shade(w(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j))));
+      std::printf("  ");
+    }
+    std::printf("\n");
   }
 }
 
@@ -70,15 +101,6 @@ std::vector<std::string> names(const Vocab& v, const std::vector<int>& ids) {
   std::vector<std::string> out;
   for (int id : ids) out.push_back(v.token(id));
   return out;
-}
-
-void print_attention(const char* title, const AttentionTrace& a, const std::vector<std::string>& q,
-                     const std::vector<std::string>& k) {
-  for (int h = 0; h < a.n_heads; ++h) {
-    std::printf("  %s, head %d  (weights %ldx%ld, rows sum to 1)\n", title, h, static_cast<long>(a.head_weights(0, h).rows()),
-                static_cast<long>(a.head_weights(0, h).cols()));
-    print_heatmap(a.head_weights(0, h), q, k);
-  }
 }
 
 }  // namespace
@@ -109,52 +131,65 @@ static int cmd_walk(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {"--model", "--src", "--tgt"});
   auto l = load_and_prepare(a, "walk");
   if (!l) return a.ok() ? 1 : 2;
-  const Model& m = l->model;
-  const Config& c = m.config;
-  const PreparedInput& in = l->input;
-  Trace t = run_forward(m, in);
+  auto model = std::make_shared<const Model>(std::move(l->model));
+  const Config& c = model->config;
   const int d = c.d_model;
 
-  std::printf("model: %s, %s-LN, d_model %d, %d heads (d_k %d), d_ff %d, %d+%d layers, %s PE\n\n", to_string(c.arch),
-              to_string(c.norm), d, c.n_heads, c.d_k(), c.d_ff, c.n_encoder_layers, c.n_decoder_layers,
-              to_string(c.positional));
-  std::vector<std::string> src_names, tgt_names = names(c.tgt_vocab, in.tgt_ids);
+  // 1. Decode: greedy, or forced on --tgt, with the KV cache, step by step.
+  DecodeSettings ds;
+  if (a.get("--tgt") && !a.str("--tgt").empty()) ds.strategy = Strategy::Forced;
+  auto session = Session::create(model, a.str("--src"), a.str("--tgt"), ds, /*use_cache=*/true);
+  if (!session) {
+    std::cerr << "stepformer walk: " << session.error() << "\n";
+    return 1;
+  }
+  session->run_to_end();
+  const PreparedInput& in = session->input();
+  std::printf("model: %s, %s-LN, d_model %d, %d heads (d_k %d), d_ff %d, %d+%d layers, %s PE, %lld parameters\n\n",
+              to_string(c.arch), to_string(c.norm), d, c.n_heads, c.d_k(), c.d_ff, c.n_encoder_layers,
+              c.n_decoder_layers, to_string(c.positional), static_cast<long long>(count_params(model->weights, c)));
+  if (c.has_encoder()) print_tokens("source", c.src_vocab, in.src_ids);
+  else print_tokens("prompt", c.tgt_vocab, in.tgt_ids);
+  std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n", to_string(ds.strategy));
+  for (auto& st : session->steps()) {
+    std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(), st->chosen_prob);
+    for (size_t k = 1; k < std::min<size_t>(st->top.size(), 3); ++k)
+      std::printf(" %s %.3f", c.tgt_vocab.token(st->top[k].id).c_str(), st->top[k].prob);
+    std::printf("   cache %lld B\n", static_cast<long long>(st->cache_bytes));
+  }
+  std::printf("  output: %s\n", session->text().c_str());
+
+  // 2. The whole run again, teacher-forced on the output, to draw full attention maps (the same
+  //    numbers as the cached steps, within 1e-5: tests/session_test.cpp checks it).
+  std::vector<int> out_ids = session->tokens();
+  if (!out_ids.empty() && out_ids.back() == c.tgt_vocab.eos()) out_ids.pop_back();
+  PreparedInput full = in;
+  if (c.has_encoder()) full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
+  else full.tgt_ids.insert(full.tgt_ids.end(), out_ids.begin(), out_ids.end());
+  if (!check_ids(*model, full.tgt_ids, false)) full.tgt_ids = in.tgt_ids;
+  Trace t = run_forward(*model, full);
+  const std::vector<std::string> tgt_names = names(c.tgt_vocab, full.tgt_ids);
+  std::vector<std::string> src_names;
   if (c.has_encoder()) {
     src_names = names(c.src_vocab, in.src_ids);
     const int n = static_cast<int>(in.src_ids.size());
-    print_tokens("source", c.src_vocab, in.src_ids);
-    std::printf("\n[encoder] embed: E[id]·√%d → (%d, %d); + positional encoding p_t → X (%d, %d)\n", d, n, d, n, d);
-    for (int l2 = 0; l2 < c.n_encoder_layers; ++l2) {
-      const auto& L = t.encoder.layers[static_cast<size_t>(l2)];
-      std::printf("\n[encoder layer %d] self-attention: Q,K,V (%d, %d) → %d heads of (%d, %d) scores; %s\n", l2, n, d,
-                  c.n_heads, n, n, c.norm == NormPlacement::Post ? "x = LN(x + Attn(x))" : "x = x + Attn(LN(x))");
-      print_attention("encoder self-attention", L.self_attn, src_names, src_names);
-      std::printf("  residual-stream norm after the layer: %.3f (mean over tokens)\n",
-                  L.ffn_block.output.rowwise().norm().mean());
-    }
-    std::printf("\n[memory] encoder output (%d, %d) ready for cross-attention\n", n, d);
-  }
-  const int mlen = static_cast<int>(in.tgt_ids.size());
-  std::printf("\n");
-  print_tokens("decoder", c.tgt_vocab, in.tgt_ids);
-  for (int l2 = 0; l2 < c.n_decoder_layers; ++l2) {
-    const auto& L = t.decoder.layers[static_cast<size_t>(l2)];
-    std::printf("\n[decoder layer %d] masked self-attention (%d, %d): causal mask hides later tokens\n", l2, mlen, mlen);
-    print_attention("decoder self-attention", L.self_attn, tgt_names, tgt_names);
-    if (c.has_encoder()) {
-      std::printf("[decoder layer %d] cross-attention (%d, %zu): queries from the decoder, keys/values from memory\n",
-                  l2, mlen, src_names.size());
-      print_attention("cross-attention", L.cross_attn, tgt_names, src_names);
+    std::printf("\n[encoder] x = E[id]·√%d + p_t → (%d, %d); per layer %s\n", d, n, d,
+                c.norm == NormPlacement::Post ? "x = LN(x + Attn(x)), x = LN(x + FFN(x))"
+                                              : "x = x + Attn(LN(x)), x = x + FFN(LN(x)); final LN");
+    for (int i = 0; i < c.n_encoder_layers; ++i) {
+      const auto& L = t.encoder.layers[static_cast<size_t>(i)];
+      print_heads("encoder layer " + std::to_string(i) + " self-attention", L.self_attn, src_names, src_names);
+      std::printf("  residual stream after layer %d: mean ‖x‖ = %.2f\n\n", i, L.ffn_block.output.rowwise().norm().mean());
     }
   }
-  std::printf("\n[output] logits (%d, %d) → softmax; next-token predictions:\n", mlen, c.tgt_vocab.size());
-  for (int i = 0; i < mlen; ++i) {
-    std::vector<std::pair<float, int>> top;
-    for (int v = 0; v < c.tgt_vocab.size(); ++v) top.push_back({t.decoder.probs(i, v), v});
-    std::partial_sort(top.begin(), top.begin() + std::min(3, c.tgt_vocab.size()), top.end(), std::greater<>());
-    std::printf("  after %-8s →", tgt_names[static_cast<size_t>(i)].c_str());
-    for (int k = 0; k < std::min(3, c.tgt_vocab.size()); ++k)
-      std::printf("  %s %.3f", c.tgt_vocab.token(top[static_cast<size_t>(k)].second).c_str(), top[static_cast<size_t>(k)].first);
+  const int m = static_cast<int>(full.tgt_ids.size());
+  std::printf("[decoder] input <s> + output (%d tokens); masked self-attention sees only earlier tokens\n", m);
+  for (int i = 0; i < c.n_decoder_layers; ++i) {
+    const auto& L = t.decoder.layers[static_cast<size_t>(i)];
+    print_heads("decoder layer " + std::to_string(i) + " masked self-attention", L.self_attn, tgt_names, tgt_names);
+    if (c.has_encoder())
+      print_heads("decoder layer " + std::to_string(i) + " cross-attention (queries: decoder, keys: source)", L.cross_attn,
+                  tgt_names, src_names);
     std::printf("\n");
   }
   return 0;
