@@ -183,7 +183,8 @@ static int cmd_walk(int argc, char** argv) {
     }
   }
   const int m = static_cast<int>(full.tgt_ids.size());
-  std::printf("[decoder] input <s> + output (%d tokens); masked self-attention sees only earlier tokens\n", m);
+  std::printf("[decoder] input <s>%s + output (%d tokens); masked self-attention sees only earlier tokens\n",
+              c.has_encoder() ? "" : " + prompt", m);
   for (int i = 0; i < c.n_decoder_layers; ++i) {
     const auto& L = t.decoder.layers[static_cast<size_t>(i)];
     print_heads("decoder layer " + std::to_string(i) + " masked self-attention", L.self_attn, tgt_names, tgt_names);
