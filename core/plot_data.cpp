@@ -33,9 +33,10 @@ std::string plot_csv(const PlotData& p) {
                     quoted(p.y_label.empty() ? "y" : p.y_label) + "\n";
   for (const PlotSeries& s : p.series)
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      const size_t cat = static_cast<size_t>(s.x[i]);
-      const bool named = !p.x_categories.empty() && s.x[i] >= 0 && cat < p.x_categories.size();
-      out += quoted(s.name) + "," + (named ? quoted(p.x_categories[cat]) : number(s.x[i])) + "," + number(s.y[i]) + "\n";
+      const double x = s.x[i];
+      const bool named = !p.x_categories.empty() && x >= 0 && x < static_cast<double>(p.x_categories.size());
+      out += quoted(s.name) + "," + (named ? quoted(p.x_categories[static_cast<size_t>(x)]) : number(x)) + "," +
+             number(s.y[i]) + "\n";
     }
   return out;
 }

@@ -40,8 +40,9 @@ struct GridData {
 // CSV: a header "row,<col_label>,<value_label>", then one line per cell, row by row.
 std::string grid_csv(const GridData& g);
 
-// CSV text: a header "series,x,y" (quoted names), then one line per point, series after series.
-// Values are written with 9 significant digits (floats round-trip); NaN as "nan".
+// CSV text: a header "series,<x label>,<y label>" (quoted), then one line per point, series after
+// series. Values are written with 9 significant digits (floats round-trip), NaN as "nan"; with
+// x_categories the x column holds the category's name ("enc 0").
 std::string plot_csv(const PlotData& p);
 
 // Writes plot_csv atomically (temporary file + rename).

@@ -528,7 +528,7 @@ void grid_widget(const char* id, const GridData& g, Heatmap& hm, uint64_t key, b
   HeatmapOpts o;
   o.row_labels = &labels;
   o.square = false;
-  o.max_size = ImVec2(size.x, size.y - (ImGui::GetCursorScreenPos().y - p0.y) - fs * 2.6f);
+  o.max_size = ImVec2(size.x, std::max(fs * 4, size.y - (ImGui::GetCursorScreenPos().y - p0.y) - fs * 2.6f));
   o.max_cell = 400;
   o.max_cell_h = std::clamp(o.max_size.y / static_cast<float>(R), fs, fs * 4);
   o.fonts = &f;
