@@ -134,6 +134,9 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
     ui_.attn_mode = AttnMode::Model;
     ui_.follow_stage = false;
     act::next_token(*worker_);
+    // The measured view: the model view over the whole window (a --script can lay out another).
+    for (auto& p : panels_) p->open = std::string(p->key()) == "attention";
+    bench_layout_ = true;
   } else {
     std::string path = opt_.model;
     if (path.empty()) {
@@ -217,6 +220,7 @@ void App::set_presentation(bool on) {
 }
 
 ImVec4 App::panel_rect(const Panel& p) const {
+  if (bench_layout_ && std::string(p.key()) == "attention") return ImVec4(0, 0, 1, 1);
   if (ui_.presentation) {
     const std::string k = p.key();
     if (k == "stepper") return ImVec4(0.0f, 0.0f, 1.0f, 0.47f);
