@@ -134,9 +134,11 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
     ui_.attn_mode = AttnMode::Model;
     ui_.follow_stage = false;
     act::next_token(*worker_);
-    // The measured view: the model view over the whole window (a --script can lay out another).
-    for (auto& p : panels_) p->open = std::string(p->key()) == "attention";
-    bench_layout_ = true;
+    // The measured view: the model view over the whole window (a --script lays out another).
+    if (opt_.script.empty()) {
+      for (auto& p : panels_) p->open = std::string(p->key()) == "attention";
+      bench_layout_ = true;
+    }
   } else {
     std::string path = opt_.model;
     if (path.empty()) {
