@@ -310,8 +310,9 @@ void App::frame() {
   keyboard();
   play_tick();
   menu_bar();
-  if (!snap_->model && worker_->idle()) draw_no_model();
   draw_panels();
+  if (!snap_->model && worker_->idle()) draw_no_model();
+  else no_model_focused_ = false;
   status_bar();
   if (demo_window_) ImGui::ShowDemoWindow(&demo_window_);
   if (layout_reset_ > 0) --layout_reset_;
@@ -497,6 +498,8 @@ void App::draw_no_model() {
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.45f),
                           ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 36, 0));
+  if (!no_model_focused_) ImGui::SetNextWindowFocus();  // in front of the panels when it appears
+  no_model_focused_ = true;
   ImGui::Begin("No model loaded", nullptr,
                ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_AlwaysAutoResize);
   ImGui::PushFont(fonts_.big);

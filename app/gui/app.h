@@ -119,7 +119,8 @@ class App {
   std::string open_before_presentation_;
   std::string titled_ = "?";
   bool initial_view_ = false;
-  bool bench_layout_ = false;  // --bench-frames: the attention model view fills the window  // select the default attention once the first model is in
+  bool bench_layout_ = false;
+  bool no_model_focused_ = false;  // --bench-frames: the attention model view fills the window  // select the default attention once the first model is in
 };
 
 }  // namespace sf::gui

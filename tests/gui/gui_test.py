@@ -95,7 +95,7 @@ class Ctx:
     def path(self, name):
         return os.path.join(self.out, f"{self.case}-{name}")
 
-    def run(self, extra, script=None, timeout=150):
+    def run(self, extra, script=None, timeout=150, env_extra=None):
         cmd = [self.xvfb, "-a", "-s", SCREEN, self.exe]
         if script is not None:
             sp = self.path("script.txt")
@@ -105,7 +105,7 @@ class Ctx:
         cmd += extra
         home = self.path("home")
         os.makedirs(home, exist_ok=True)
-        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home)
+        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home, **(env_extra or {}))
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=self.out)
         print(f"$ {' '.join(cmd)}\n-> exit {p.returncode}\n{p.stdout}{p.stderr}")
         return p
@@ -267,6 +267,14 @@ def case_default_view(t):
             check_heatmap(t, img, lay, "attention", "default")
         else:
             print("note: no shipped model in assets/models/: the default view shows 'No model loaded'")
+    # No shipped model at all: the window says so, and the app still exits cleanly.
+    empty = t.path("empty-home")
+    os.makedirs(os.path.join(empty, "assets", "models"), exist_ok=True)
+    p = t.run(["--screenshot", t.path("nomodel.png")], env_extra={"STEPFORMER_HOME": empty})
+    t.check(p.returncode == 0, "without any model --screenshot still exits 0")
+    img, lay = t.shot("nomodel")
+    if img:
+        t.check(lay.get("model") == "", "no model is loaded")
     p = t.run(["--script", t.path("no-such-script.txt"), "--screenshot", t.path("x.png")])
     t.check(p.returncode != 0, "a missing script file gives a non-zero exit")
     p = t.run(["--bogus-flag"])
