@@ -40,7 +40,7 @@ class ModelPanel : public Panel {
     draw_input(c);
     ImGui::Spacing();
     if (ImGui::CollapsingHeader("Configuration", ImGuiTreeNodeFlags_DefaultOpen)) draw_config(c);
-    if (ImGui::CollapsingHeader("Cost")) draw_cost(c);
+    if (ImGui::CollapsingHeader("Cost", ImGuiTreeNodeFlags_DefaultOpen)) draw_cost(c);
   }
 
  private:
