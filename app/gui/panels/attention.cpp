@@ -258,7 +258,10 @@ class AttentionPanel : public Panel {
     const float label_w = small->CalcTextSizeA(sfs, FLT_MAX, 0, "L00 ").x;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = std::max(3.0f, ImGui::GetFontSize() * 0.25f);
-    const float cell = std::max(8.0f, std::min((avail.x - label_w) / H - gap, (avail.y - sfs * 2.5f) / layers - gap));
+    // Thumbnails up to 6.5 lines of text high: enough to read a pattern (click one for the full
+    // map), and small enough that a big model's grid stays cheap to draw.
+    const float cell = std::clamp(std::min((avail.x - label_w) / H - gap, (avail.y - sfs * 2.5f) / layers - gap), 8.0f,
+                                  ImGui::GetFontSize() * 6.5f);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const Palette& pal = palette();
