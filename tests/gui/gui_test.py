@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """GUI tests for the stepformer explorer (run by CTest, see tests/gui/CMakeLists.txt).
 
-Each case writes an explorer script (docs/explorer.md), runs `stepformer --script` under
-xvfb-run, and checks what it wrote: the exit code, the PNG screenshots (read with zlib, standard
+Each case writes an explorer script (docs/explorer.md), runs `stepformer --script` on a private
+Xvfb server (started here with -displayfd, so parallel runs never pick the same display; xvfb-run
+is the fallback when the Xvfb binary is not on PATH), and checks what it wrote: the exit code, the PNG screenshots (read with zlib, standard
 library only) and the JSON written next to each screenshot (the stage, and where each panel, its
 heatmap and the stepper's current stage box are).
 
@@ -11,6 +12,7 @@ usage: gui_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR
 import argparse
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -95,8 +97,31 @@ class Ctx:
     def path(self, name):
         return os.path.join(self.out, f"{self.case}-{name}")
 
+    def start_display(self):
+        """One Xvfb for the whole case; returns its DISPLAY or None (then xvfb-run is used)."""
+        xvfb = shutil.which("Xvfb")
+        if not xvfb:
+            return None
+        r, w = os.pipe()
+        self.server = subprocess.Popen([xvfb, "-displayfd", str(w), "-nolisten", "tcp"] + SCREEN.split(),
+                                       pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(w)
+        with os.fdopen(r) as f:
+            num = f.readline().strip()
+        if not num:
+            self.server.kill()
+            return None
+        return ":" + num
+
+    def stop_display(self):
+        if getattr(self, "server", None):
+            self.server.terminate()
+            self.server.wait(timeout=30)
+
     def run(self, extra, script=None, timeout=150, env_extra=None):
-        cmd = [self.xvfb, "-a", "-s", SCREEN, self.exe]
+        if not hasattr(self, "display"):
+            self.display = self.start_display()
+        cmd = ([self.exe] if self.display else [self.xvfb, "-a", "-s", SCREEN, self.exe])
         if script is not None:
             sp = self.path("script.txt")
             with open(sp, "w") as f:
@@ -106,6 +131,8 @@ class Ctx:
         home = self.path("home")
         os.makedirs(home, exist_ok=True)
         env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home, **(env_extra or {}))
+        if self.display:
+            env["DISPLAY"] = self.display
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=self.out)
         print(f"$ {' '.join(cmd)}\n-> exit {p.returncode}\n{p.stdout}{p.stderr}")
         return p
@@ -412,7 +439,10 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t = Ctx(args)
-    CASES[args.case](t)
+    try:
+        CASES[args.case](t)
+    finally:
+        t.stop_display()
     if t.failures:
         print(f"\n{len(t.failures)} check(s) failed:\n  " + "\n  ".join(t.failures))
         return 1
