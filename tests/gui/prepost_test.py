@@ -210,7 +210,11 @@ def main():
     args.case = "prepost-" + args.case
     t = Ctx(args)
     t.fixtures, t.models = os.path.abspath(args.fixtures), os.path.abspath(args.models)
-    CASES[args.case[len("prepost-"):]](t)
+    try:
+        CASES[args.case[len("prepost-"):]](t)
+    finally:
+        if hasattr(t, "stop_display"):  # the private Xvfb gui_test.py starts for a case
+            t.stop_display()
     if t.failures:
         print(f"\n{len(t.failures)} check(s) failed:\n  " + "\n  ".join(t.failures))
         return 1
