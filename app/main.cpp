@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string>
 
-#include "allocator.h"
+#include "base/allocator.h"
 #include "cli/commands.h"
 #ifdef STEPFORMER_WITH_GUI
 #include "gui/explorer.h"

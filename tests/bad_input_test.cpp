@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint.h"
-#include "run.h"
+#include "io/checkpoint.h"
+#include "stepper/run.h"
 #include "test_util.h"
 
 namespace sf {

@@ -1,12 +1,12 @@
-// Compare mode (core/compare.h): lockstep alignment of pre-LN and post-LN stage lists, stepping
+// Compare mode (core/analysis/compare.h): lockstep alignment of pre-LN and post-LN stage lists, stepping
 // back and forth, runs of different lengths, determinism, and the placement switch.
 #include <cmath>
 #include <cstring>
 #include <fstream>
 
-#include "checkpoint.h"
-#include "compare.h"
-#include "layer_stats.h"
+#include "io/checkpoint.h"
+#include "analysis/compare.h"
+#include "analysis/layer_stats.h"
 #include "test_util.h"
 
 namespace sf {

@@ -3,12 +3,12 @@
 
 #include <cmath>
 
-#include "attention.h"
-#include "feed_forward.h"
-#include "layer_norm.h"
-#include "mask.h"
-#include "positional_encoding.h"
-#include "residual.h"
+#include "model/attention.h"
+#include "model/feed_forward.h"
+#include "model/layer_norm.h"
+#include "model/mask.h"
+#include "model/positional_encoding.h"
+#include "model/residual.h"
 
 namespace sf {
 namespace {

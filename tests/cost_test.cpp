@@ -2,7 +2,7 @@
 // weights and the real cache.
 #include <gtest/gtest.h>
 
-#include "cost.h"
+#include "stepper/cost.h"
 #include "test_util.h"
 
 namespace sf {

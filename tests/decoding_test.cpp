@@ -7,9 +7,9 @@
 #include <fstream>
 #include <memory>
 
-#include "decoding.h"
-#include "run.h"
-#include "session.h"
+#include "stepper/decoding.h"
+#include "stepper/run.h"
+#include "stepper/session.h"
 #include "test_util.h"
 
 namespace sf {

@@ -2,8 +2,9 @@
 // (tests/reference/make_fixtures.py), on every fixture case.
 #include <gtest/gtest.h>
 
-#include "decoder.h"
-#include "encoder.h"
+#include "model/decoder.h"
+#include "io/trace_export.h"
+#include "model/encoder.h"
 #include "test_util.h"
 
 namespace sf {

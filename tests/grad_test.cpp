@@ -9,10 +9,10 @@
 #include <cmath>
 #include <tuple>
 
-#include "decoder.h"
-#include "encoder.h"
-#include "mask.h"
-#include "rng.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
+#include "model/mask.h"
+#include "base/rng.h"
 #include "test_util.h"
 #include "train/backward.h"
 #include "train/loss.h"

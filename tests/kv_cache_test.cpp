@@ -5,10 +5,10 @@
 
 #include <memory>
 
-#include "cost.h"
-#include "decoding.h"
-#include "encoder.h"
-#include "session.h"
+#include "stepper/cost.h"
+#include "stepper/decoding.h"
+#include "model/encoder.h"
+#include "stepper/session.h"
 #include "test_util.h"
 
 namespace sf {

@@ -1,11 +1,11 @@
-// Per-layer statistics (core/layer_stats.h): entropy and norms against hand-computed values, and
+// Per-layer statistics (core/analysis/layer_stats.h): entropy and norms against hand-computed values, and
 // the Session view against the recorded tensors.
 #include <cmath>
 
-#include "attention.h"
-#include "layer_stats.h"
-#include "mask.h"
-#include "session.h"
+#include "model/attention.h"
+#include "analysis/layer_stats.h"
+#include "model/mask.h"
+#include "stepper/session.h"
 #include "test_util.h"
 
 namespace sf {

@@ -1,11 +1,11 @@
-// The data behind the pre-LN vs post-LN plots (core/prepost_plots.h): the gradient norms at
+// The data behind the pre-LN vs post-LN plots (core/analysis/prepost_plots.h): the gradient norms at
 // initialisation equal what `stepformer gradnorms` prints; curve and grid builders; CSV export.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
-#include "prepost_plots.h"
+#include "analysis/prepost_plots.h"
 #include "test_util.h"
 
 namespace sf {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-#include "session.h"
+#include "stepper/session.h"
 #include "test_util.h"
 
 namespace sf {

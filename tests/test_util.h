@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint.h"
-#include "safetensors.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
 
 namespace sf::test {
 

@@ -1,13 +1,13 @@
-// The explorer's training job (core/train_job.h): pre/post options, the same curves as a Trainer
+// The explorer's training job (core/train/train_job.h): pre/post options, the same curves as a Trainer
 // run alone, pause/resume/cancel, saving, and metrics files read back.
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <thread>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "test_util.h"
-#include "train_job.h"
+#include "train/train_job.h"
 
 namespace sf {
 namespace {

@@ -1,4 +1,4 @@
-// `stepformer compare`: two models on one input, stepped in lockstep (core/compare.h) — the
+// `stepformer compare`: two models on one input, stepped in lockstep (core/analysis/compare.h) — the
 // explorer's compare view in the terminal. Prints the aligned stages, the decoded sequences and the
 // per-layer statistics (residual-stream norm, LayerNorm mean/variance, attention entropy per head).
 #include <cstdio>
@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "args.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "commands.h"
-#include "compare.h"
-#include "layer_stats.h"
+#include "analysis/compare.h"
+#include "analysis/layer_stats.h"
 
 namespace sf::cli {
 

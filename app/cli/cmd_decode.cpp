@@ -6,9 +6,10 @@
 #include <memory>
 
 #include "args.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
+#include "io/trace_export.h"
 #include "commands.h"
-#include "session.h"
+#include "stepper/session.h"
 
 namespace sf::cli {
 

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "args.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "commands.h"
 
 namespace sf::cli {

@@ -6,10 +6,11 @@
 #include <iostream>
 
 #include "args.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
+#include "io/trace_export.h"
 #include "commands.h"
-#include "run.h"
-#include "session.h"
+#include "stepper/run.h"
+#include "stepper/session.h"
 
 namespace sf::cli {
 

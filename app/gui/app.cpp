@@ -18,7 +18,7 @@
 #include "actions.h"
 #include "compare/prepost.h"
 #include "backends/imgui_impl_opengl3.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "export.h"
 #include "gfx/imgui_math.h"
 #include "gfx/screenshot.h"

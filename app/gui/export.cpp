@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include "io/trace_export.h"
+
 namespace sf::gui {
 
 TensorFile session_tensors(const Session& s) {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "session.h"
+#include "stepper/session.h"
 
 namespace sf::gui {
 

@@ -14,9 +14,9 @@
 #include <map>
 #include <tuple>
 
-#include "decoder.h"
-#include "encoder.h"
-#include "mask.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
+#include "model/mask.h"
 
 namespace sf::gui {
 

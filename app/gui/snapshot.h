@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "session.h"
+#include "stepper/session.h"
 
 namespace sf::gui {
 

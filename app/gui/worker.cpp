@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "paths.h"
 
 namespace sf::gui {

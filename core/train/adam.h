@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "weights.h"
+#include "model/weights.h"
 
 namespace sf {
 

@@ -1,6 +1,6 @@
 #include "train/backward.h"
 
-#include "linear.h"
+#include "model/linear.h"
 
 namespace sf {
 

@@ -10,8 +10,8 @@
 // layer_norm.cpp, feed_forward.cpp, embedding.cpp, residual.h, linear.h).
 #pragma once
 
-#include "model.h"
-#include "trace.h"
+#include "model/model.h"
+#include "model/trace.h"
 
 namespace sf {
 

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "config.h"
+#include "model/config.h"
 #include "train/tasks.h"
 
 namespace sf {

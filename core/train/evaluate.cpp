@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "decoder.h"
-#include "encoder.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
 #include "train/batch.h"
 
 namespace sf {

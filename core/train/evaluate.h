@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "model.h"
+#include "model/model.h"
 #include "train/tasks.h"
 
 namespace sf {

@@ -1,7 +1,7 @@
 #include "train/gradnorms.h"
 
-#include "decoder.h"
-#include "encoder.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
 #include "train/backward.h"
 #include "train/batch.h"
 #include "train/loss.h"

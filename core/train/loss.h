@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "tensor.h"
+#include "base/tensor.h"
 
 namespace sf {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "rng.h"
+#include "model/config.h"
+#include "base/rng.h"
 
 namespace sf {
 

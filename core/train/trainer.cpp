@@ -5,9 +5,9 @@
 #include <set>
 #include <thread>
 
-#include "checkpoint.h"
-#include "decoder.h"
-#include "encoder.h"
+#include "io/checkpoint.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
 #include "train/backward.h"
 #include "train/batch.h"
 #include "train/loss.h"

@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model.h"
-#include "rng.h"
-#include "trace.h"
+#include "model/model.h"
+#include "base/rng.h"
+#include "model/trace.h"
 #include "train/adam.h"
 #include "train/evaluate.h"
 #include "train/schedule.h"

@@ -7,9 +7,9 @@
 // and the cross-attention K/V (once per source) are outside the timed region, as in the peer.
 #include <benchmark/benchmark.h>
 
-#include "allocator.h"
-#include "decoding.h"
-#include "encoder.h"
+#include "base/allocator.h"
+#include "stepper/decoding.h"
+#include "model/encoder.h"
 
 namespace sf {
 namespace {

@@ -4,9 +4,9 @@
 // measurement is in tests/bench/peers/RESULTS.md.
 #include <benchmark/benchmark.h>
 
-#include "allocator.h"
-#include "decoder.h"
-#include "encoder.h"
+#include "base/allocator.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
 
 namespace sf {
 namespace {

@@ -1,5 +1,5 @@
 // compare_panel.cpp — "Compare pre-LN / post-LN": two runs side by side on one input, stepped in
-// lockstep (core/compare.h). For the chosen layer/head: both attention maps and their difference;
+// lockstep (core/analysis/compare.h). For the chosen layer/head: both attention maps and their difference;
 // per layer: residual-stream norm, LayerNorm mean/variance, attention entropy per head; the
 // next-token distributions and the decoded sequences.
 //

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "paths.h"
 #include "worker.h"
 

@@ -3,7 +3,7 @@
 // snapshots and posts requests:
 //   CompareWorker  owns the Comparison (two Sessions) and publishes a CompareSnap after each
 //                  operation, with both runs' attention views and layer statistics built;
-//   TrainJob       (core/train_job.h) trains the pre/post pair;
+//   TrainJob       (core/train/train_job.h) trains the pre/post pair;
 //   gradient norms at initialisation run as a std::async task.
 #pragma once
 
@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "compare.h"
+#include "analysis/compare.h"
 #include "compare/plot.h"
-#include "prepost_plots.h"
+#include "analysis/prepost_plots.h"
 #include "snapshot.h"
-#include "train_job.h"
+#include "train/train_job.h"
 
 namespace sf::gui {
 

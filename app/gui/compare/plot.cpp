@@ -18,7 +18,7 @@
 #include "gfx/gl.h"
 #include "gfx/imgui_math.h"
 #include "gfx/screenshot.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
 #include "widgets.h"
 
 namespace sf::gui {

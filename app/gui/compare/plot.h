@@ -5,7 +5,7 @@
 //
 // Export. The PNG is the plot's rectangle of the framebuffer, read after the frame is rendered (an
 // ImDrawList callback on the foreground list runs after every window has been drawn), so it looks
-// exactly like the screen. CSV is the PlotData (core/plot_data.h) written atomically. Scripts reach
+// exactly like the screen. CSV is the PlotData (core/analysis/plot_data.h) written atomically. Scripts reach
 // plots by id through request_plot_export().
 #pragma once
 
@@ -15,7 +15,7 @@
 #include "gfx/heatmap.h"
 #include "gfx/style.h"
 #include "imgui.h"
-#include "plot_data.h"
+#include "analysis/plot_data.h"
 
 namespace sf::gui {
 

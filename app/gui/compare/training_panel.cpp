@@ -1,5 +1,5 @@
 // training_panel.cpp — "Train pre-LN vs post-LN": trains a pre-LN and a post-LN model of the same
-// configuration on a task, on the TrainJob's thread (core/train_job.h), with progress bars,
+// configuration on a task, on the TrainJob's thread (core/train/train_job.h), with progress bars,
 // pause/resume/cancel, and live plots: the loss curves overlaid, the learning-rate schedule, the
 // gradient norm, held-out exact match, and the gradient norm of every layer over time (a layer ×
 // step heatmap per run). Earlier runs stay on the plots (dashed when they had no warm-up), so

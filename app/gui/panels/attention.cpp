@@ -12,7 +12,7 @@
 
 #include "app.h"
 #include "gfx/imgui_math.h"
-#include "layer_stats.h"
+#include "analysis/layer_stats.h"
 #include "ui.h"
 #include "widgets.h"
 
@@ -20,7 +20,7 @@ namespace sf::gui {
 
 namespace {
 
-// Entropy of each row of a weight matrix in nats (core/layer_stats.h, the same numbers the compare
+// Entropy of each row of a weight matrix in nats (core/analysis/layer_stats.h, the same numbers the compare
 // view shows), and the most it could be (ln of the number of visible keys).
 void row_entropy(const Mat& w, const Mat& mask, std::vector<float>& h, std::vector<float>& hmax) {
   h.assign(static_cast<size_t>(w.rows()), 0);

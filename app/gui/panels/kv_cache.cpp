@@ -10,7 +10,7 @@
 
 #include "actions.h"
 #include "app.h"
-#include "cost.h"
+#include "stepper/cost.h"
 #include "ui.h"
 #include "widgets.h"
 

@@ -11,7 +11,7 @@
 
 #include "actions.h"
 #include "app.h"
-#include "mask.h"
+#include "model/mask.h"
 #include "ui.h"
 #include "widgets.h"
 

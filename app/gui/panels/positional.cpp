@@ -13,7 +13,7 @@
 #include "actions.h"
 #include "app.h"
 #include "gfx/imgui_math.h"
-#include "positional_encoding.h"
+#include "model/positional_encoding.h"
 #include "ui.h"
 #include "widgets.h"
 

@@ -1,0 +1,54 @@
+// safetensors.h — the file format of models, traces and fixtures.
+//
+// Layout: 8-byte little-endian header length N, N bytes of JSON header
+// {"name": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}},
+// then the raw little-endian data block that the offsets index.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "base/tensor.h"
+
+namespace sf {
+
+enum class DType { F32, I64 };
+
+struct Tensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<float> f32;    // when dtype == F32
+  std::vector<int64_t> i64;  // when dtype == I64
+
+  int64_t numel() const;
+  static Tensor from_mat(const Mat& m);                                // shape (rows, cols)
+  static Tensor from_mat(const Mat& m, std::vector<int64_t> shape);    // reshaped view of the data
+  static Tensor from_ids(const std::vector<int>& ids);                 // I64, shape (n)
+  static Tensor from_vec(const std::vector<float>& v, std::vector<int64_t> shape);
+};
+
+struct TensorFile {
+  std::map<std::string, std::string> metadata;
+  std::vector<std::pair<std::string, Tensor>> tensors;  // in file order
+
+  const Tensor* find(const std::string& name) const;
+  void add(std::string name, Tensor t) { tensors.emplace_back(std::move(name), std::move(t)); }
+};
+
+// Reads and validates everything: header length within the file, JSON well formed, every entry's
+// dtype known (F32, I64; other safetensors dtypes are rejected by name), offsets inside the data
+// block, non-overlapping, and equal to shape x dtype size.
+Result<TensorFile> read_safetensors(const std::string& path);
+Result<TensorFile> parse_safetensors(const std::string& bytes, const std::string& what);
+
+// Writes to `path.tmp`, then renames over `path`, so a crash never leaves a half-written file.
+Result<bool> write_safetensors(const std::string& path, const TensorFile& file);
+std::string serialize_safetensors(const TensorFile& file);
+
+// Atomic text write (temporary file + rename), for CSV/JSON outputs.
+Result<bool> write_file_atomic(const std::string& path, const std::string& bytes);
+
+}  // namespace sf

@@ -1,0 +1,128 @@
+#include "io/trace_export.h"
+
+#include <initializer_list>
+#include <utility>
+
+#include "model/model.h"
+
+namespace sf {
+
+Tensor stack_heads(const std::vector<Mat>& per_head, int n_heads, int b) {
+  const Mat& first = per_head[static_cast<size_t>(b * n_heads)];
+  Tensor t;
+  t.shape = {n_heads, first.rows(), first.cols()};
+  t.f32.reserve(static_cast<size_t>(t.numel()));
+  for (int h = 0; h < n_heads; ++h) {
+    const Mat& m = per_head[static_cast<size_t>(b * n_heads + h)];
+    t.f32.insert(t.f32.end(), m.data(), m.data() + m.size());
+  }
+  return t;
+}
+
+namespace {
+
+// Rows of batch element 0: a trace of B = 1 is written whole.
+Tensor first_rows(const Mat& m, int batch) {
+  const Eigen::Index r = batch > 0 ? m.rows() / batch : m.rows();
+  return Tensor::from_mat(m.topRows(r));
+}
+
+Tensor col_vec(const ColVec& v, int batch) {
+  const Eigen::Index r = batch > 0 ? v.size() / batch : v.size();
+  return Tensor::from_vec(std::vector<float>(v.data(), v.data() + r), {r});
+}
+
+using Named = std::initializer_list<std::pair<const char*, const Mat*>>;
+
+// Writes p + suffix for each (suffix, matrix): the one shape every activation block is written in.
+void add_rows(TensorFile& f, const std::string& p, Named blocks, int batch) {
+  for (const auto& [suffix, m] : blocks) f.add(p + suffix, first_rows(*m, batch));
+}
+
+void add_norm(TensorFile& f, const std::string& p, const LayerNormTrace& n, int batch) {
+  if (n.mean.size() == 0) return;  // no LayerNorm at this place (the other norm placement)
+  f.add(p + ".mean", col_vec(n.mean, batch));
+  f.add(p + ".var", col_vec(n.var, batch));
+  add_rows(f, p, {{".out", &n.out}}, batch);
+}
+
+// A residual connection and its LayerNorm, e.g. ".self_block" with ".norm1".
+void add_connection(TensorFile& f, const std::string& p, const char* block, const char* norm,
+                    const ResidualTrace& r, int batch) {
+  add_rows(f, p + block,
+           {{".input", &r.input}, {".sublayer_in", &r.sublayer_in}, {".sublayer_out", &r.sublayer_out},
+            {".sum", &r.sum}, {".output", &r.output}},
+           batch);
+  add_norm(f, p + norm, r.norm, batch);
+}
+
+void add_attention(TensorFile& f, const std::string& p, const AttentionTrace& a) {
+  if (a.weights.empty()) return;
+  add_rows(f, p, {{".q", &a.q}, {".k", &a.k}, {".v", &a.v}}, a.batch);
+  f.add(p + ".raw_scores", stack_heads(a.raw_scores, a.n_heads, 0));
+  f.add(p + ".scores", stack_heads(a.scores, a.n_heads, 0));
+  // −inf is stored as is: safetensors keeps IEEE floats, and the mask *is* −inf.
+  f.add(p + ".mask", Tensor::from_mat(a.masks[0]));
+  f.add(p + ".weights", stack_heads(a.weights, a.n_heads, 0));
+  add_rows(f, p, {{".concat", &a.concat}, {".out", &a.out}}, a.batch);
+}
+
+void add_ffn(TensorFile& f, const std::string& p, const FeedForwardTrace& t, int batch) {
+  add_rows(f, p, {{".hidden_pre", &t.hidden_pre}, {".hidden", &t.hidden}, {".out", &t.out}}, batch);
+}
+
+void add_embed(TensorFile& f, const std::string& p, const EmbeddingTrace& e, int batch) {
+  add_rows(f, p, {{".scaled", &e.scaled}, {".pe", &e.pe}, {".sum", &e.sum}}, batch);
+}
+
+std::vector<int> first_ids(const std::vector<int>& ids, int batch) {
+  return std::vector<int>(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(ids.size() / static_cast<size_t>(batch)));
+}
+
+}  // namespace
+
+void append_decoder_tensors(const Model& m, const DecoderTrace& t, TensorFile& f, const std::string& prefix) {
+  const int B = t.batch;
+  const bool enc = m.config.has_encoder();
+  f.add(prefix + "tgt_ids", Tensor::from_ids(first_ids(t.embed.ids, B)));
+  add_embed(f, prefix + "decoder.embed", t.embed, B);
+  for (size_t i = 0; i < t.layers.size(); ++i) {
+    const std::string p = prefix + "decoder.layers." + std::to_string(i);
+    const DecoderLayerTrace& l = t.layers[i];
+    add_connection(f, p, ".self_block", ".norm1", l.self_block, B);
+    add_attention(f, p + ".self_attn", l.self_attn);
+    if (enc) {
+      add_connection(f, p, ".cross_block", ".norm2", l.cross_block, B);
+      add_attention(f, p + ".cross_attn", l.cross_attn);
+    }
+    add_connection(f, p, ".ffn_block", enc ? ".norm3" : ".norm2", l.ffn_block, B);
+    add_ffn(f, p + ".ffn", l.ffn, B);
+  }
+  add_norm(f, prefix + "decoder.norm", t.final_norm, B);
+  add_rows(f, prefix,
+           {{"decoder.output", &t.output}, {"logits", &t.logits}, {"log_probs", &t.log_probs}, {"probs", &t.probs}}, B);
+}
+
+void append_encoder_tensors(const Model& m, const EncoderTrace& e, TensorFile& f, const std::string& prefix) {
+  if (!m.config.has_encoder()) return;
+  const int B = e.batch;
+  f.add(prefix + "src_ids", Tensor::from_ids(first_ids(e.embed.ids, B)));
+  add_embed(f, prefix + "encoder.embed", e.embed, B);
+  for (size_t i = 0; i < e.layers.size(); ++i) {
+    const std::string p = prefix + "encoder.layers." + std::to_string(i);
+    const EncoderLayerTrace& l = e.layers[i];
+    add_connection(f, p, ".self_block", ".norm1", l.self_block, B);
+    add_attention(f, p + ".self_attn", l.self_attn);
+    add_connection(f, p, ".ffn_block", ".norm2", l.ffn_block, B);
+    add_ffn(f, p + ".ffn", l.ffn, B);
+  }
+  add_norm(f, prefix + "encoder.norm", e.final_norm, B);
+  add_rows(f, prefix, {{"encoder.output", &e.output}}, B);
+}
+
+void append_trace_tensors(const Model& m, const Trace& t, TensorFile& f, const std::string& prefix) {
+  append_encoder_tensors(m, t.encoder, f, prefix);
+  append_decoder_tensors(m, t.decoder, f, prefix);
+}
+
+}  // namespace sf

@@ -1,0 +1,123 @@
+#include "model/attention.h"
+
+#include <cmath>
+
+#include "model/linear.h"
+#include "model/mask.h"
+
+namespace sf {
+
+void masked_softmax(Mat& s, const Mat& mask) {
+  s += mask;
+  for (Eigen::Index i = 0; i < s.rows(); ++i) {
+    auto row = s.row(i);
+    const float mx = row.maxCoeff();
+    if (mx == kMasked) {  // every key masked: no distribution to form
+      row.setZero();
+      continue;
+    }
+    row = (row.array() - mx).exp();
+    // Eigen's vectorised exp clamps its argument near −88 and so returns ~3e−39, not 0, for −inf;
+    // a masked key must get exactly 0 (and the row still sums to 1: those terms are below
+    // float resolution next to the unmasked ones).
+    row = (mask.row(i).array() == kMasked).select(0.0f, row.array());
+    row /= row.sum();
+  }
+}
+
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads, const std::vector<Mat>& masks, Mat& concat,
+            AttentionTrace* tr) {
+  const int B = static_cast<int>(masks.size());
+  const int d = static_cast<int>(q.cols());
+  const int dk = d / n_heads;
+  const int nq = static_cast<int>(q.rows()) / B;
+  const int nk = static_cast<int>(k.rows()) / B;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  concat.resize(q.rows(), d);
+  if (tr) {
+    tr->n_heads = n_heads;
+    tr->batch = B;
+    tr->raw_scores.resize(static_cast<size_t>(B * n_heads));
+    tr->scores.resize(static_cast<size_t>(B * n_heads));
+    tr->weights.resize(static_cast<size_t>(B * n_heads));
+    tr->masks = masks;
+  }
+  Mat s(nq, nk);  // (n_q, n_k) scratch, reused for every head
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < n_heads; ++h) {
+      auto qh = q.block(b * nq, h * dk, nq, dk);  // (n_q, dk)
+      auto kh = k.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
+      auto vh = v.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
+      s.noalias() = qh * kh.transpose();
+      const size_t idx = static_cast<size_t>(b * n_heads + h);
+      if (tr) tr->raw_scores[idx] = s;
+      s *= scale;
+      if (tr) tr->scores[idx] = s;
+      masked_softmax(s, masks[static_cast<size_t>(b)]);
+      if (tr) tr->weights[idx] = s;
+      concat.block(b * nq, h * dk, nq, dk).noalias() = s * vh;
+    }
+  }
+}
+
+void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+  Mat q, concat;
+  linear_forward(x_q, w.q_proj, q);
+  attend(q, k, v, n_heads, masks, concat, tr);
+  linear_forward(concat, w.o_proj, out);
+  if (tr) {
+    tr->q = std::move(q);
+    tr->k = k;
+    tr->v = v;
+    tr->concat = std::move(concat);
+    tr->out = out;
+  }
+}
+
+void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+  Mat k, v;
+  linear_forward(x_kv, w.k_proj, k);
+  linear_forward(x_kv, w.v_proj, v);
+  attention_with_kv(w, n_heads, x_q, k, v, masks, out, tr);
+}
+
+void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat& dx_kv) {
+  const int B = tr.batch, n_heads = tr.n_heads;
+  const int d = static_cast<int>(tr.q.cols());
+  const int dk = d / n_heads;
+  const int nq = static_cast<int>(tr.q.rows()) / B;
+  const int nk = static_cast<int>(tr.k.rows()) / B;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+
+  Mat dconcat;  // (B·n_q, d)
+  linear_backward(tr.concat, w.o_proj, dout, g.o_proj, &dconcat);
+
+  Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
+  Mat dp(nq, nk);  // scratch, reused for every head
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < n_heads; ++h) {
+      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];  // (n_q, n_k)
+      auto dhead = dconcat.block(b * nq, h * dk, nq, dk);                 // (n_q, dk)
+      auto qh = tr.q.block(b * nq, h * dk, nq, dk);
+      auto kh = tr.k.block(b * nk, h * dk, nk, dk);
+      auto vh = tr.v.block(b * nk, h * dk, nk, dk);
+      dp.noalias() = dhead * vh.transpose();
+      dv.block(b * nk, h * dk, nk, dk).noalias() = p.transpose() * dhead;
+      // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j).
+      const ColVec row_dot = dp.cwiseProduct(p).rowwise().sum();
+      dp = p.cwiseProduct(dp - row_dot.replicate(1, nk)) * scale;
+      dq.block(b * nq, h * dk, nq, dk).noalias() = dp * kh;
+      dk_.block(b * nk, h * dk, nk, dk).noalias() = dp.transpose() * qh;
+    }
+  }
+  linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q);
+  Mat tmp;
+  linear_backward(x_kv, w.k_proj, dk_, g.k_proj, &dx_kv);
+  linear_backward(x_kv, w.v_proj, dv, g.v_proj, &tmp);
+  dx_kv += tmp;
+}
+
+}  // namespace sf

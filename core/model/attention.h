@@ -1,0 +1,61 @@
+// attention.h — multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2; seed 000).
+//
+//   Q = x_q W_qᵀ + b_q,  K = x_kv W_kᵀ + b_k,  V = x_kv W_vᵀ + b_v        (n, d)
+//   head_h = softmax(Q_h K_hᵀ / √dk + mask) V_h,  Q_h = Q[:, h·dk:(h+1)·dk]   (n_q, dk)
+//   out = concat(head_0 .. head_{h−1}) W_oᵀ + b_o                          (n_q, d)
+//
+// Attention is the only layer that mixes information across positions. Sequences of a batch are
+// stacked as rows (B·n, d); attention runs per sequence b and head.
+#pragma once
+
+#include <vector>
+
+#include "base/tensor.h"
+#include "model/weights.h"
+
+namespace sf {
+
+struct AttentionTrace {
+  int n_heads = 0;
+  int batch = 0;
+  Mat q;                         // (B·n_q, d) projected queries, head h in columns [h·dk, (h+1)·dk)
+  Mat k;                         // (B·n_k, d) keys (for a cached decoder step: every cached row)
+  Mat v;                         // (B·n_k, d) values
+  std::vector<Mat> raw_scores;   // [b·h + head] (n_q, n_k) Q_h K_hᵀ
+  std::vector<Mat> scores;       // [b·h + head] (n_q, n_k) Q_h K_hᵀ / √dk, before the mask
+  std::vector<Mat> masks;        // [b] (n_q, n_k) additive: 0 or −inf
+  std::vector<Mat> weights;      // [b·h + head] (n_q, n_k) softmax(scores + mask); masked = 0
+  Mat concat;                    // (B·n_q, d) heads side by side (input of W_o)
+  Mat out;                       // (B·n_q, d) W_o output
+
+  const Mat& head_weights(int b, int head) const { return weights[static_cast<size_t>(b * n_heads + head)]; }
+};
+
+// Row-wise softmax of scores + mask, in place on `s` (n_q, n_k). Keys whose mask is −inf get
+// exactly 0; a row with every key masked becomes all zeros (never NaN).
+void masked_softmax(Mat& s, const Mat& mask);
+
+// The attention core on projected Q (B·n_q, d), K and V (B·n_k, d); masks[b] (n_q, n_k).
+// Writes concat (B·n_q, d). Records scores/weights into `tr` when given.
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads, const std::vector<Mat>& masks, Mat& concat,
+            AttentionTrace* tr);
+
+// Attention on keys/values already projected (a KV cache, or cross-attention K/V computed once):
+// projects x_q (B·n_q, d), runs the core over k, v (B·n_k, d), applies W_o.
+void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr);
+
+// Full multi-head attention: projections, core, output projection. x_q (B·n_q, d), x_kv (B·n_k, d).
+void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr);
+
+// Backward of attention_forward. x_q (B·n_q, d) and x_kv (B·n_k, d) are the inputs the forward
+// read, tr its recording, dout (B·n_q, d). Per sequence b and head h, with P = weights[b·h + h]:
+//   dP = dhead Vᵀ,  dV = Pᵀ dhead,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),  dQ = dS K/√dk,  dK = dSᵀ Q/√dk.
+// Masked keys have P = 0 and so get exactly zero gradient. Parameter grads accumulate into g (+=);
+// dx_q (B·n_q, d) and dx_kv (B·n_k, d) are written (=). For self-attention x_q == x_kv and the
+// caller adds the two.
+void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat& dx_kv);
+
+}  // namespace sf

@@ -1,0 +1,121 @@
+#include "model/decoder.h"
+
+#include "model/encoder.h"
+#include "model/linear.h"
+#include "model/mask.h"
+
+namespace sf {
+
+namespace {
+
+// Masks for masked self-attention: key j visible to query i iff j <= pos0 + i (causal, unless
+// switched off for the "leak" demonstration) and key j is not <pad>.
+std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int batch, const KvCache* cache,
+                            bool causal) {
+  const size_t mlen = tgt_ids.size() / static_cast<size_t>(batch);
+  std::vector<Mat> masks;
+  for (int b = 0; b < batch; ++b) {
+    std::vector<int> keys = cache ? cache->ids : std::vector<int>{};
+    const int pos0 = static_cast<int>(keys.size());
+    keys.insert(keys.end(), tgt_ids.begin() + static_cast<std::ptrdiff_t>(b * mlen),
+                tgt_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * mlen));
+    masks.push_back(make_mask(static_cast<int>(mlen), keys, m.config.tgt_vocab.pad(), causal, pos0));
+  }
+  return masks;
+}
+
+}  // namespace
+
+Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const EncoderContext& enc, KvCache* cache,
+           DecoderTrace* tr, const RunOptions& opt) {
+  const Config& c = m.config;
+  const int rows = static_cast<int>(tgt_ids.size());
+  const int mlen = rows / batch;
+  const int pos0 = cache ? cache->length : 0;
+  const std::vector<Mat> masks = self_masks(m, tgt_ids, batch, cache, opt.causal_mask);
+  std::vector<Mat> cross_masks;
+  if (c.has_encoder()) cross_masks = source_masks(m, *enc.src_ids, batch, mlen);
+  if (tr) {
+    tr->batch = batch;
+    tr->pos0 = pos0;
+    tr->layers.resize(static_cast<size_t>(c.n_decoder_layers));
+  }
+
+  Mat x;  // (B·m, d) the residual stream
+  embed(m.weights.tgt_embed, m.positions(), tgt_ids, batch, pos0, opt.positional_encoding, x,
+        tr ? &tr->embed : nullptr);
+
+  for (int l = 0; l < c.n_decoder_layers; ++l) {
+    const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];
+    DecoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
+    KvCacheLayer* kv = cache ? &cache->layers[static_cast<size_t>(l)] : nullptr;
+    Mat y;
+
+    residual_block(c.norm, w.norm1, x,
+                   [&](const Mat& in, Mat& out) {
+                     AttentionTrace* at = lt ? &lt->self_attn : nullptr;
+                     if (!kv) {
+                       attention_forward(w.self_attn, c.n_heads, in, in, masks, out, at);
+                       return;
+                     }
+                     // Project only the new rows and append them; attend over every cached row.
+                     Mat k_new, v_new;  // (m, d)
+                     linear_forward(in, w.self_attn.k_proj, k_new);
+                     linear_forward(in, w.self_attn.v_proj, v_new);
+                     kv->self_k.middleRows(pos0, mlen) = k_new;
+                     kv->self_v.middleRows(pos0, mlen) = v_new;
+                     attention_with_kv(w.self_attn, c.n_heads, in, kv->self_k.topRows(pos0 + mlen),
+                                       kv->self_v.topRows(pos0 + mlen), masks, out, at);
+                   },
+                   y, lt ? &lt->self_block : nullptr);
+
+    if (c.has_encoder()) {
+      Mat z;
+      residual_block(c.norm, w.norm2, y,
+                     [&](const Mat& in, Mat& out) {
+                       AttentionTrace* at = lt ? &lt->cross_attn : nullptr;
+                       if (!kv) {
+                         attention_forward(w.cross_attn, c.n_heads, in, *enc.memory, cross_masks, out, at);
+                         return;
+                       }
+                       // Cross-attention K/V depend only on the memory: computed once, reused.
+                       if (!kv->cross_ready) {
+                         linear_forward(*enc.memory, w.cross_attn.k_proj, kv->cross_k);
+                         linear_forward(*enc.memory, w.cross_attn.v_proj, kv->cross_v);
+                         kv->cross_ready = true;
+                       }
+                       attention_with_kv(w.cross_attn, c.n_heads, in, kv->cross_k, kv->cross_v, cross_masks, out, at);
+                     },
+                     z, lt ? &lt->cross_block : nullptr);
+      y = std::move(z);
+    }
+
+    residual_block(c.norm, w.ffn_norm(c.arch), y,
+                   [&](const Mat& in, Mat& out) { feed_forward(w.ffn, c.activation, in, out, lt ? &lt->ffn : nullptr); },
+                   x, lt ? &lt->ffn_block : nullptr);
+  }
+
+  if (c.norm == NormPlacement::Pre) {
+    Mat y;
+    layer_norm_forward(x, m.weights.decoder_norm, y, tr ? &tr->final_norm : nullptr);
+    x = std::move(y);
+  }
+  Mat logits;  // (B·m, V)
+  linear_forward(x, m.weights.generator_weight(c), m.weights.generator.bias, logits);
+
+  if (cache) {
+    cache->ids.insert(cache->ids.end(), tgt_ids.begin(), tgt_ids.end());
+    cache->row_step.insert(cache->row_step.end(), static_cast<size_t>(mlen), cache->step);
+    cache->length += mlen;
+    cache->step += 1;
+  }
+  if (tr) {
+    tr->output = std::move(x);
+    tr->logits = logits;
+    tr->log_probs = log_softmax_rows(logits);
+    tr->probs = tr->log_probs.array().exp().matrix();
+  }
+  return logits;
+}
+
+}  // namespace sf

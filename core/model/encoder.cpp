@@ -1,0 +1,51 @@
+#include "model/encoder.h"
+
+#include "model/mask.h"
+
+namespace sf {
+
+std::vector<Mat> source_masks(const Model& m, const std::vector<int>& src_ids, int batch, int n_q) {
+  const size_t n = src_ids.size() / static_cast<size_t>(batch);
+  std::vector<Mat> masks;
+  for (int b = 0; b < batch; ++b) {
+    std::vector<int> keys(src_ids.begin() + static_cast<std::ptrdiff_t>(b * n),
+                          src_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * n));
+    masks.push_back(make_mask(n_q, keys, m.config.src_vocab.pad(), /*causal=*/false));
+  }
+  return masks;
+}
+
+Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTrace* tr, const RunOptions& opt) {
+  const Config& c = m.config;
+  const int n = static_cast<int>(src_ids.size()) / batch;
+  const std::vector<Mat> masks = source_masks(m, src_ids, batch, n);
+  if (tr) {
+    tr->batch = batch;
+    tr->layers.resize(static_cast<size_t>(c.n_encoder_layers));
+  }
+  Mat x;  // (B·n, d) the residual stream
+  embed(m.weights.src_embedding(c), m.positions(), src_ids, batch, 0, opt.positional_encoding, x,
+        tr ? &tr->embed : nullptr);
+  for (int l = 0; l < c.n_encoder_layers; ++l) {
+    const EncoderLayerWeights& w = m.weights.encoder[static_cast<size_t>(l)];
+    EncoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
+    Mat y;
+    residual_block(c.norm, w.norm1, x,
+                   [&](const Mat& in, Mat& out) {
+                     attention_forward(w.self_attn, c.n_heads, in, in, masks, out, lt ? &lt->self_attn : nullptr);
+                   },
+                   y, lt ? &lt->self_block : nullptr);
+    residual_block(c.norm, w.norm2, y,
+                   [&](const Mat& in, Mat& out) { feed_forward(w.ffn, c.activation, in, out, lt ? &lt->ffn : nullptr); },
+                   x, lt ? &lt->ffn_block : nullptr);
+  }
+  if (c.norm == NormPlacement::Pre) {
+    Mat y;
+    layer_norm_forward(x, m.weights.encoder_norm, y, tr ? &tr->final_norm : nullptr);
+    x = std::move(y);
+  }
+  if (tr) tr->output = x;
+  return x;
+}
+
+}  // namespace sf

@@ -1,0 +1,56 @@
+#include "model/feed_forward.h"
+
+#include <cmath>
+
+#include "model/linear.h"
+
+namespace sf {
+
+void activation_forward(Activation a, Mat& x) {
+  switch (a) {
+    case Activation::Relu:
+      x = x.cwiseMax(0.0f);
+      break;
+    case Activation::Gelu:
+      // std::erf per element: exact to float rounding, like torch's erf-based GELU.
+      x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+      break;
+  }
+}
+
+void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
+  Mat h;
+  linear_forward(x, w.fc1, h);  // (n, dff)
+  if (tr) tr->hidden_pre = h;
+  activation_forward(a, h);
+  linear_forward(h, w.fc2, out);  // (n, d)
+  if (tr) {
+    tr->hidden = std::move(h);
+    tr->out = out;
+  }
+}
+
+void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden) {
+  switch (a) {
+    case Activation::Relu:
+      d_hidden = (hidden_pre.array() > 0.0f).select(d_hidden, 0.0f);
+      break;
+    case Activation::Gelu:
+      d_hidden.array() *= hidden_pre.array().unaryExpr([](float v) {
+        const float cdf = 0.5f * (1.0f + std::erf(v * 0.70710678118654752f));
+        const float pdf = 0.39894228040143268f * std::exp(-0.5f * v * v);
+        return cdf + v * pdf;
+      });
+      break;
+  }
+}
+
+void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat& x, const FeedForwardTrace& tr,
+                           const Mat& dout, FeedForwardWeights& g, Mat& dx) {
+  Mat dh;  // (n, dff)
+  linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh);
+  activation_backward(a, tr.hidden_pre, dh);
+  linear_backward(x, w.fc1, dh, g.fc1, &dx);
+}
+
+}  // namespace sf

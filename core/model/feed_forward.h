@@ -1,0 +1,29 @@
+// feed_forward.h — the position-wise feed-forward network fc2(act(fc1(x))) (Vaswani §3.3).
+#pragma once
+
+#include "model/config.h"
+#include "base/tensor.h"
+#include "model/weights.h"
+
+namespace sf {
+
+struct FeedForwardTrace {
+  Mat hidden_pre;  // (n, dff) fc1(x)
+  Mat hidden;      // (n, dff) act(fc1(x))
+  Mat out;         // (n, d)
+};
+
+// In place: ReLU, or GELU in its exact erf form 0.5·x·(1 + erf(x/√2)) (PyTorch's default).
+void activation_forward(Activation a, Mat& x);
+
+void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr);
+
+// In place: d_hidden (n, dff) ⊙= act'(hidden_pre). ReLU' = [x > 0]; GELU' = Φ(x) + x·φ(x).
+void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden);
+
+// Backward: x (n, d) the input the forward read, tr its recording, dout (n, d). Parameter grads
+// accumulate into g (+=); dx (n, d) is written (=).
+void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat& x, const FeedForwardTrace& tr,
+                           const Mat& dout, FeedForwardWeights& g, Mat& dx);
+
+}  // namespace sf

@@ -1,0 +1,30 @@
+// layer_norm.h — torch.nn.LayerNorm(d, eps=1e-5): y = (x − μ) / √(σ² + ε) · w + b per token,
+// with the biased variance σ² = mean((x − μ)²).
+//
+// Seed 002 writes a variant with the unbiased std and ε added outside the root,
+// (x − μ) / (std + ε); we follow PyTorch's nn.LayerNorm instead, so models exported from PyTorch
+// give the same numbers.
+#pragma once
+
+#include "base/tensor.h"
+#include "model/weights.h"
+
+namespace sf {
+
+constexpr float kLayerNormEps = 1e-5f;
+
+struct LayerNormTrace {
+  ColVec mean;  // (n) per-token mean μ
+  ColVec var;   // (n) per-token biased variance σ²
+  Mat out;      // (n, d)
+};
+
+void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr);
+
+// Backward: x (n, d) the input the forward read, tr its statistics, dy (n, d) the output grad.
+// g.weight += Σ_t dy ⊙ x̂, g.bias += Σ_t dy (+=); dx (n, d) is written (=):
+//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)),  dx̂ = dy ⊙ w,  x̂ = (x − μ) · rstd.
+void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNormTrace& tr, const Mat& dy,
+                         LayerNormWeights& g, Mat& dx);
+
+}  // namespace sf

@@ -1,0 +1,20 @@
+// mask.h — the additive masks added to the scaled scores before softmax.
+//
+// A mask is an (n_q, n_k) matrix of 0 (may attend) and −inf (may not). Adding −inf makes
+// exp() exactly 0, so a masked key's weight is exactly 0, as seed 000's tables show.
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include "base/tensor.h"
+
+namespace sf {
+
+constexpr float kMasked = -std::numeric_limits<float>::infinity();
+
+// key_ids: (n_k) token ids of the keys; keys equal to `pad` are masked for every query.
+// causal: query i (at absolute position q_offset + i) may see key j only if j <= q_offset + i.
+Mat make_mask(int n_q, const std::vector<int>& key_ids, int pad, bool causal, int q_offset = 0);
+
+}  // namespace sf

@@ -1,0 +1,40 @@
+// model.h — a loaded model (configuration + weights) and the switches a run can flip.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "base/result.h"
+#include "base/tensor.h"
+#include "model/weights.h"
+
+namespace sf {
+
+struct Model {
+  Config config;
+  Weights weights;
+  Mat sinusoid;  // (max_len, d) the sinusoidal table, computed once (empty for learned PE)
+
+  // Builds the derived tables; call after the weights are set.
+  static Model make(Config c, Weights w);
+  // (max_len, d): the rows added to the scaled embeddings.
+  const Mat& positions() const {
+    return config.positional == Positional::Learned ? weights.pos_embed : sinusoid;
+  }
+};
+
+// Switches for teaching experiments (the explorer's "remove PE" and "remove causal mask").
+struct RunOptions {
+  bool positional_encoding = true;  // false: add nothing, so word order stops mattering
+  bool causal_mask = true;          // false: decoder self-attention sees future tokens (the leak)
+};
+
+// Checks ids for a side ("source"/"target") before any forward pass: non-empty, within max_len
+// and inside the vocabulary. The message names what was expected and what was found.
+Result<bool> check_ids(const Model& m, const std::vector<int>& ids, bool source);
+
+// Decoder input for a target or prompt: <s> followed by the ids.
+std::vector<int> with_bos(const Vocab& v, const std::vector<int>& ids);
+
+}  // namespace sf

@@ -1,0 +1,33 @@
+#include "model/positional_encoding.h"
+
+#include <cmath>
+
+namespace sf {
+
+float pe_frequency(int k, int d) {
+  // Computed in double, then rounded once, so large t·ω stays accurate before sin/cos.
+  return static_cast<float>(std::pow(10000.0, -2.0 * k / d));
+}
+
+float pe_value(int t, int i, int d) {
+  const double w = std::pow(10000.0, -2.0 * (i / 2) / d);
+  const double a = t * w;
+  return static_cast<float>(i % 2 == 0 ? std::sin(a) : std::cos(a));
+}
+
+Mat sinusoidal_pe(int n, int d) {
+  Mat p(n, d);
+  for (int t = 0; t < n; ++t)
+    for (int i = 0; i < d; ++i) p(t, i) = pe_value(t, i, d);
+  return p;
+}
+
+Eigen::Matrix2f pe_rotation(int k, int phi, int d) {
+  const double a = std::pow(10000.0, -2.0 * k / d) * phi;
+  Eigen::Matrix2f m;
+  m << static_cast<float>(std::cos(a)), static_cast<float>(std::sin(a)),
+       static_cast<float>(-std::sin(a)), static_cast<float>(std::cos(a));
+  return m;
+}
+
+}  // namespace sf

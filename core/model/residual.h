@@ -1,0 +1,102 @@
+// residual.h — the sublayer connection: the ONE place where pre-LN and post-LN differ.
+//
+//   post-LN (Vaswani et al. 2017):  y = LN(x + Sublayer(x))
+//   pre-LN  (Xiong et al. 2020):    y = x + Sublayer(LN(x))
+//
+// The Annotated Transformer's code is pre-LN although the paper is post-LN; here the choice is
+// the config's `norm` and nothing else.
+#pragma once
+
+#include <utility>
+
+#include "model/config.h"
+#include "model/layer_norm.h"
+
+namespace sf {
+
+struct ResidualTrace {
+  Mat input;         // (n, d) residual stream entering the block
+  Mat sublayer_in;   // (n, d) what the sublayer read: LN(input) for pre-LN, input for post-LN
+  Mat sublayer_out;  // (n, d)
+  Mat sum;           // (n, d) input + sublayer_out (post-LN: before its LN; pre-LN: == output)
+  LayerNormTrace norm;  // statistics of the LN of this block (of `input` for pre, of `sum` for post)
+  Mat output;        // (n, d) residual stream leaving the block
+  // Residual dropout (Vaswani §5.4), training only: (n, d) entries 0 or 1/(1−p), drawn by the
+  // trainer into the trace *before* the run; the sublayer output is multiplied by it before the
+  // residual add. Empty (every inference run) = no dropout. The backward reads the same mask.
+  Mat dropout_mask;
+};
+
+// sublayer(const Mat& in, Mat& out) computes the block's function on `in`.
+template <class Sublayer>
+void residual_block(NormPlacement placement, const LayerNormWeights& ln, const Mat& x, Sublayer&& sublayer, Mat& y,
+                    ResidualTrace* tr) {
+  Mat s;  // (n, d) sublayer output
+  if (tr) tr->input = x;
+  const bool drop = tr && tr->dropout_mask.rows() == x.rows() && tr->dropout_mask.cols() == x.cols();
+  switch (placement) {
+    case NormPlacement::Post: {
+      sublayer(x, s);
+      if (drop) s.array() *= tr->dropout_mask.array();
+      Mat sum = x + s;
+      layer_norm_forward(sum, ln, y, tr ? &tr->norm : nullptr);
+      if (tr) {
+        tr->sublayer_in = x;
+        tr->sum = std::move(sum);
+      }
+      break;
+    }
+    case NormPlacement::Pre: {
+      Mat normed;
+      layer_norm_forward(x, ln, normed, tr ? &tr->norm : nullptr);
+      sublayer(normed, s);
+      if (drop) s.array() *= tr->dropout_mask.array();
+      y = x + s;
+      if (tr) {
+        tr->sublayer_in = std::move(normed);
+        tr->sum = y;
+      }
+      break;
+    }
+  }
+  if (tr) {
+    tr->sublayer_out = std::move(s);
+    tr->output = y;
+  }
+}
+
+// Backward of residual_block, reading its recording. dy (n, d) is the grad of the block's output;
+// sublayer_backward(const Mat& d_out, Mat& d_in) runs the sublayer's backward (d_in written).
+// The LN's parameter grads accumulate into g_ln (+=); dx (n, d) is written (=).
+//   post-LN: dsum = LN'(dy);  dx = dsum + Sublayer'(dsum ⊙ mask)
+//   pre-LN:  dx = dy + LN'(Sublayer'(dy ⊙ mask))      — the identity path carries dy untouched
+// (mask = the dropout mask, when the run had one).
+template <class SublayerBackward>
+void residual_backward(NormPlacement placement, const LayerNormWeights& ln, const ResidualTrace& tr, const Mat& dy,
+                       SublayerBackward&& sublayer_backward, LayerNormWeights& g_ln, Mat& dx) {
+  const bool drop = tr.dropout_mask.rows() == dy.rows() && tr.dropout_mask.cols() == dy.cols();
+  switch (placement) {
+    case NormPlacement::Post: {
+      Mat dsum, din;
+      layer_norm_backward(tr.sum, ln, tr.norm, dy, g_ln, dsum);
+      if (drop)
+        sublayer_backward(dsum.cwiseProduct(tr.dropout_mask), din);
+      else
+        sublayer_backward(dsum, din);
+      dx = dsum + din;
+      break;
+    }
+    case NormPlacement::Pre: {
+      Mat dnormed, dln;
+      if (drop)
+        sublayer_backward(dy.cwiseProduct(tr.dropout_mask), dnormed);
+      else
+        sublayer_backward(dy, dnormed);
+      layer_norm_backward(tr.input, ln, tr.norm, dnormed, g_ln, dln);
+      dx = dy + dln;
+      break;
+    }
+  }
+}
+
+}  // namespace sf

@@ -1,0 +1,20 @@
+#include "model/trace.h"
+
+#include <cmath>
+
+
+namespace sf {
+
+Mat log_softmax_rows(const Mat& logits) {
+  Mat out(logits.rows(), logits.cols());
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    const float mx = logits.row(i).maxCoeff();
+    const float lse = mx + std::log((logits.row(i).array() - mx).exp().sum());
+    out.row(i) = logits.row(i).array() - lse;
+  }
+  return out;
+}
+
+Mat softmax_rows(const Mat& logits) { return log_softmax_rows(logits).array().exp().matrix(); }
+
+}  // namespace sf

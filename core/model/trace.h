@@ -1,0 +1,65 @@
+// trace.h — the recording of a run: every intermediate a viewer (or the backward pass) needs.
+//
+// A run fills a Trace only when given one; passing nullptr records nothing and pays nothing.
+// Sequences of a batch are stacked as rows (B·n, d); the explorer always runs B = 1.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/attention.h"
+#include "model/embedding.h"
+#include "model/feed_forward.h"
+#include "model/layer_norm.h"
+#include "model/residual.h"
+
+namespace sf {
+
+struct Model;
+
+struct EncoderLayerTrace {
+  ResidualTrace self_block;  // norm1 around self-attention
+  AttentionTrace self_attn;
+  ResidualTrace ffn_block;   // norm2 around the feed-forward
+  FeedForwardTrace ffn;
+};
+
+struct DecoderLayerTrace {
+  ResidualTrace self_block;   // norm1 around masked self-attention
+  AttentionTrace self_attn;
+  ResidualTrace cross_block;  // norm2 around cross-attention (encoder-decoder only)
+  AttentionTrace cross_attn;
+  ResidualTrace ffn_block;    // norm3 (enc-dec) or norm2 (decoder-only) around the feed-forward
+  FeedForwardTrace ffn;
+};
+
+struct EncoderTrace {
+  int batch = 0;
+  EmbeddingTrace embed;
+  std::vector<EncoderLayerTrace> layers;
+  LayerNormTrace final_norm;  // pre-LN only
+  Mat output;                 // (B·n, d) the memory the decoder attends to
+};
+
+struct DecoderTrace {
+  int batch = 0;
+  int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
+  EmbeddingTrace embed;
+  std::vector<DecoderLayerTrace> layers;
+  LayerNormTrace final_norm;  // pre-LN only
+  Mat output;                 // (B·m, d) generator input
+  Mat logits;                 // (B·m, V)
+  Mat log_probs;              // (B·m, V) log_softmax(logits)
+  Mat probs;                  // (B·m, V) softmax(logits)
+};
+
+struct Trace {
+  EncoderTrace encoder;
+  DecoderTrace decoder;
+};
+
+// Row-wise log-softmax and softmax, computed in a numerically safe way (max subtracted).
+Mat log_softmax_rows(const Mat& logits);
+Mat softmax_rows(const Mat& logits);
+
+}  // namespace sf

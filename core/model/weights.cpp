@@ -1,0 +1,168 @@
+#include "model/weights.h"
+
+#include <cmath>
+
+#include "base/rng.h"
+
+namespace sf {
+
+namespace {
+
+void alloc_linear(Linear& l, int out, int in) {
+  l.weight = Mat::Zero(out, in);
+  l.bias = RowVec::Zero(out);
+}
+void alloc_norm(LayerNormWeights& n, int d) {
+  n.weight = RowVec::Ones(d);
+  n.bias = RowVec::Zero(d);
+}
+void alloc_attention(AttentionWeights& a, int d) {
+  for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) alloc_linear(*l, d, d);
+}
+void alloc_ffn(FeedForwardWeights& f, int d, int dff) {
+  alloc_linear(f.fc1, dff, d);
+  alloc_linear(f.fc2, d, dff);
+}
+
+struct Table {
+  std::vector<ParamRef> refs;
+  void mat(const std::string& name, Mat& m, ParamRef::Kind k = ParamRef::Matrix) {
+    refs.push_back({name, m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()), false, k});
+  }
+  void vec(const std::string& name, RowVec& v, ParamRef::Kind k) {
+    refs.push_back({name, v.data(), 1, static_cast<int>(v.size()), true, k});
+  }
+  void linear(const std::string& p, Linear& l) {
+    mat(p + ".weight", l.weight);
+    vec(p + ".bias", l.bias, ParamRef::Bias);
+  }
+  void norm(const std::string& p, LayerNormWeights& n) {
+    vec(p + ".weight", n.weight, ParamRef::NormGain);
+    vec(p + ".bias", n.bias, ParamRef::NormBias);
+  }
+  void attention(const std::string& p, AttentionWeights& a) {
+    linear(p + ".q_proj", a.q_proj);
+    linear(p + ".k_proj", a.k_proj);
+    linear(p + ".v_proj", a.v_proj);
+    linear(p + ".o_proj", a.o_proj);
+  }
+  void ffn(const std::string& p, FeedForwardWeights& f) {
+    linear(p + ".fc1", f.fc1);
+    linear(p + ".fc2", f.fc2);
+  }
+};
+
+}  // namespace
+
+void allocate(Weights& w, const Config& c) {
+  const int d = c.d_model;
+  w = Weights{};
+  if (c.has_encoder() && !c.share_embeddings) w.src_embed = Mat::Zero(c.src_vocab.size(), d);
+  w.tgt_embed = Mat::Zero(c.tgt_vocab.size(), d);
+  if (c.positional == Positional::Learned) w.pos_embed = Mat::Zero(c.max_len, d);
+  w.encoder.resize(static_cast<size_t>(c.n_encoder_layers));
+  for (auto& l : w.encoder) {
+    alloc_attention(l.self_attn, d);
+    alloc_norm(l.norm1, d);
+    alloc_norm(l.norm2, d);
+    alloc_ffn(l.ffn, d, c.d_ff);
+  }
+  if (c.has_encoder() && c.norm == NormPlacement::Pre) alloc_norm(w.encoder_norm, d);
+  w.decoder.resize(static_cast<size_t>(c.n_decoder_layers));
+  for (auto& l : w.decoder) {
+    alloc_attention(l.self_attn, d);
+    if (c.has_encoder()) alloc_attention(l.cross_attn, d);
+    alloc_norm(l.norm1, d);
+    alloc_norm(l.norm2, d);
+    if (c.has_encoder()) alloc_norm(l.norm3, d);
+    alloc_ffn(l.ffn, d, c.d_ff);
+  }
+  if (c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d);
+  if (!c.share_embeddings) w.generator.weight = Mat::Zero(c.tgt_vocab.size(), d);
+  w.generator.bias = RowVec::Zero(c.tgt_vocab.size());
+}
+
+std::vector<ParamRef> param_table(Weights& w, const Config& c) {
+  Table t;
+  if (c.has_encoder() && !c.share_embeddings) t.mat("src_embed.weight", w.src_embed, ParamRef::Embedding);
+  t.mat("tgt_embed.weight", w.tgt_embed, ParamRef::Embedding);
+  if (c.positional == Positional::Learned) t.mat("pos_embed.weight", w.pos_embed, ParamRef::Embedding);
+  for (size_t i = 0; i < w.encoder.size(); ++i) {
+    const std::string p = "encoder.layers." + std::to_string(i);
+    auto& l = w.encoder[i];
+    t.attention(p + ".self_attn", l.self_attn);
+    t.norm(p + ".norm1", l.norm1);
+    t.norm(p + ".norm2", l.norm2);
+    t.ffn(p + ".ffn", l.ffn);
+  }
+  if (c.has_encoder() && c.norm == NormPlacement::Pre) t.norm("encoder.norm", w.encoder_norm);
+  for (size_t i = 0; i < w.decoder.size(); ++i) {
+    const std::string p = "decoder.layers." + std::to_string(i);
+    auto& l = w.decoder[i];
+    t.attention(p + ".self_attn", l.self_attn);
+    if (c.has_encoder()) t.attention(p + ".cross_attn", l.cross_attn);
+    t.norm(p + ".norm1", l.norm1);
+    t.norm(p + ".norm2", l.norm2);
+    if (c.has_encoder()) t.norm(p + ".norm3", l.norm3);
+    t.ffn(p + ".ffn", l.ffn);
+  }
+  if (c.norm == NormPlacement::Pre) t.norm("decoder.norm", w.decoder_norm);
+  if (!c.share_embeddings) t.mat("generator.weight", w.generator.weight);
+  t.vec("generator.bias", w.generator.bias, ParamRef::Bias);
+  return t.refs;
+}
+
+void init_xavier(Weights& w, const Config& c, uint64_t seed) {
+  allocate(w, c);
+  Rng rng(seed);
+  for (ParamRef& p : param_table(w, c)) {
+    float* x = p.data;
+    switch (p.kind) {
+      case ParamRef::Embedding:
+      case ParamRef::Matrix: {
+        // Glorot & Bengio 2010: U(-a, a), a = sqrt(6 / (fan_in + fan_out)).
+        const float a = std::sqrt(6.0f / static_cast<float>(p.rows + p.cols));
+        for (int64_t i = 0; i < p.numel(); ++i) x[i] = rng.uniform(-a, a);
+        break;
+      }
+      case ParamRef::NormGain:
+        for (int64_t i = 0; i < p.numel(); ++i) x[i] = 1.0f;
+        break;
+      case ParamRef::Bias:
+      case ParamRef::NormBias:
+        for (int64_t i = 0; i < p.numel(); ++i) x[i] = 0.0f;
+        break;
+    }
+  }
+}
+
+std::vector<ParamCount> count_params_by_component(const Weights& w, const Config& c) {
+  std::vector<ParamCount> out;
+  auto add = [&](const std::string& comp, int64_t n) {
+    if (!out.empty() && out.back().component == comp)
+      out.back().count += n;
+    else
+      out.push_back({comp, n});
+  };
+  for (const ParamRef& p : param_table(w, c)) {
+    // Component = name up to the parameter's module: "encoder.layers.0.self_attn", "tgt_embed", ...
+    std::string comp = p.name;
+    for (const char* tail : {".weight", ".bias"})
+      if (comp.size() > std::string(tail).size() && comp.compare(comp.size() - std::string(tail).size(), std::string::npos, tail) == 0)
+        comp.resize(comp.size() - std::string(tail).size());
+    for (const char* sub : {".q_proj", ".k_proj", ".v_proj", ".o_proj", ".fc1", ".fc2"}) {
+      auto pos = comp.rfind(sub);
+      if (pos != std::string::npos && pos + std::string(sub).size() == comp.size()) comp.resize(pos);
+    }
+    add(comp, p.numel());
+  }
+  return out;
+}
+
+int64_t count_params(const Weights& w, const Config& c) {
+  int64_t n = 0;
+  for (const ParamRef& p : param_table(w, c)) n += p.numel();
+  return n;
+}
+
+}  // namespace sf

@@ -1,0 +1,100 @@
+// weights.h — every parameter of a model, and the one name -> tensor table that drives loading,
+// saving, initialisation, gradients and the optimiser.
+//
+// Names follow PyTorch state_dict habits: a Linear's `weight` is (out_features, in_features) and
+// y = x W^T + b. The same struct holds gradients and Adam moments (a Weights of the same shape).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "base/tensor.h"
+
+namespace sf {
+
+struct Linear {
+  Mat weight;   // (out, in)
+  RowVec bias;  // (out)
+};
+
+struct LayerNormWeights {
+  RowVec weight;  // (d) gain, init 1
+  RowVec bias;    // (d) shift, init 0
+};
+
+struct AttentionWeights {
+  Linear q_proj, k_proj, v_proj, o_proj;  // each (d, d) + (d)
+};
+
+struct FeedForwardWeights {
+  Linear fc1;  // (dff, d)
+  Linear fc2;  // (d, dff)
+};
+
+struct EncoderLayerWeights {
+  AttentionWeights self_attn;
+  LayerNormWeights norm1;  // around self-attention
+  LayerNormWeights norm2;  // around feed-forward
+  FeedForwardWeights ffn;
+};
+
+struct DecoderLayerWeights {
+  AttentionWeights self_attn;
+  AttentionWeights cross_attn;  // encoder-decoder only
+  LayerNormWeights norm1;       // self-attention
+  LayerNormWeights norm2;       // cross-attention (enc-dec) | feed-forward (decoder-only)
+  LayerNormWeights norm3;       // feed-forward (enc-dec only)
+  FeedForwardWeights ffn;
+
+  // The norm around the feed-forward block: norm3 with an encoder, norm2 without.
+  LayerNormWeights& ffn_norm(Arch a) { return a == Arch::EncoderDecoder ? norm3 : norm2; }
+  const LayerNormWeights& ffn_norm(Arch a) const { return a == Arch::EncoderDecoder ? norm3 : norm2; }
+};
+
+struct Weights {
+  Mat src_embed;  // (V_src, d); empty when shared (then tgt_embed is used)
+  Mat tgt_embed;  // (V_tgt, d)
+  Mat pos_embed;  // (max_len, d); learned PE only
+  std::vector<EncoderLayerWeights> encoder;
+  LayerNormWeights encoder_norm;  // pre-LN only
+  std::vector<DecoderLayerWeights> decoder;
+  LayerNormWeights decoder_norm;  // pre-LN only
+  Linear generator;               // (V_tgt, d) + (V_tgt); weight empty when shared
+
+  const Mat& src_embedding(const Config& c) const { return c.share_embeddings ? tgt_embed : src_embed; }
+  const Mat& generator_weight(const Config& c) const { return c.share_embeddings ? tgt_embed : generator.weight; }
+};
+
+// One entry of the name table: a view of a parameter's storage with its expected shape.
+struct ParamRef {
+  std::string name;  // e.g. "decoder.layers.1.cross_attn.k_proj.weight"
+  float* data;
+  int rows;          // shape (rows, cols); a 1-D tensor has rows == 1 and `vector` set
+  int cols;
+  bool vector;       // 1-D in the file: shape (cols)
+  enum Kind { Embedding, Matrix, Bias, NormGain, NormBias } kind;
+  int64_t numel() const { return int64_t{rows} * cols; }
+};
+
+// Sizes every tensor of `w` for `c` (zero-filled).
+void allocate(Weights& w, const Config& c);
+// The ordered table of every parameter present in the file for `c`. `w` must be allocated.
+std::vector<ParamRef> param_table(Weights& w, const Config& c);
+inline std::vector<ParamRef> param_table(const Weights& w, const Config& c) {
+  return param_table(const_cast<Weights&>(w), c);
+}
+
+// Xavier-uniform for every matrix (embeddings included, as the Annotated Transformer does), zero
+// biases, unit LayerNorm gains. Deterministic for a seed on every platform (own RNG).
+void init_xavier(Weights& w, const Config& c, uint64_t seed);
+
+// Component-wise parameter counts ("embeddings", "encoder.layers.0.self_attn", ...).
+struct ParamCount {
+  std::string component;
+  int64_t count;
+};
+std::vector<ParamCount> count_params_by_component(const Weights& w, const Config& c);
+int64_t count_params(const Weights& w, const Config& c);
+
+}  // namespace sf

@@ -1,0 +1,151 @@
+#include "stepper/cost.h"
+
+namespace sf {
+
+namespace {
+
+int64_t attention_params(int64_t d) { return 4 * d * d + 4 * d; }  // W_q, W_k, W_v, W_o (d, d) + biases
+int64_t ffn_params(int64_t d, int64_t dff) { return 2 * d * dff + dff + d; }
+int64_t norm_params(int64_t d) { return 2 * d; }  // gain and shift
+
+// One multi-head attention over n_q queries and n_kv keys/values, everything computed (no cache).
+FlopCount attention_flops(int64_t d, int64_t n_q, int64_t n_kv) {
+  FlopCount f;
+  f.projections = 2 * n_q * d * d * 2 + 2 * n_kv * d * d * 2;  // Q, O on the queries; K, V on the keys
+  f.attention = 2 * (2 * n_q * n_kv * d);                        // Q_h K_hᵀ and P_h V_h over all heads
+  return f;
+}
+
+FlopCount& operator+=(FlopCount& a, const FlopCount& b) {
+  a.projections += b.projections;
+  a.attention += b.attention;
+  a.feed_forward += b.feed_forward;
+  a.generator += b.generator;
+  return a;
+}
+
+}  // namespace
+
+std::vector<ParamCount> param_counts(const Config& c) {
+  const int64_t d = c.d_model, dff = c.d_ff, Vs = c.src_vocab.size(), Vt = c.tgt_vocab.size();
+  std::vector<ParamCount> out;
+  if (c.has_encoder() && !c.share_embeddings) out.push_back({"src_embed", Vs * d});
+  out.push_back({"tgt_embed", Vt * d});
+  if (c.positional == Positional::Learned) out.push_back({"pos_embed", int64_t{c.max_len} * d});
+  for (int i = 0; i < c.n_encoder_layers; ++i) {
+    const std::string p = "encoder.layers." + std::to_string(i);
+    out.push_back({p + ".self_attn", attention_params(d)});
+    out.push_back({p + ".norm1", norm_params(d)});
+    out.push_back({p + ".norm2", norm_params(d)});
+    out.push_back({p + ".ffn", ffn_params(d, dff)});
+  }
+  if (c.has_encoder() && c.norm == NormPlacement::Pre) out.push_back({"encoder.norm", norm_params(d)});
+  for (int i = 0; i < c.n_decoder_layers; ++i) {
+    const std::string p = "decoder.layers." + std::to_string(i);
+    out.push_back({p + ".self_attn", attention_params(d)});
+    if (c.has_encoder()) out.push_back({p + ".cross_attn", attention_params(d)});
+    out.push_back({p + ".norm1", norm_params(d)});
+    out.push_back({p + ".norm2", norm_params(d)});
+    if (c.has_encoder()) out.push_back({p + ".norm3", norm_params(d)});
+    out.push_back({p + ".ffn", ffn_params(d, dff)});
+  }
+  if (c.norm == NormPlacement::Pre) out.push_back({"decoder.norm", norm_params(d)});
+  // Shared embeddings: the generator's weight is tgt_embed (counted there); its bias stays.
+  out.push_back({"generator", (c.share_embeddings ? 0 : Vt * d) + Vt});
+  return out;
+}
+
+int64_t param_total(const Config& c) {
+  int64_t n = 0;
+  for (const ParamCount& p : param_counts(c)) n += p.count;
+  return n;
+}
+
+namespace {
+
+FlopCount encoder_flops(const Config& c, int n_src) {
+  const int64_t d = c.d_model, dff = c.d_ff;
+  FlopCount f;
+  for (int l = 0; l < c.n_encoder_layers; ++l) {
+    f += attention_flops(d, n_src, n_src);
+    f.feed_forward += 2 * (2 * int64_t{n_src} * d * dff);
+  }
+  return f;
+}
+
+// The decoder over n_tgt rows with everything computed, generator on every row.
+FlopCount decoder_flops(const Config& c, int n_src, int n_tgt) {
+  const int64_t d = c.d_model, dff = c.d_ff, V = c.tgt_vocab.size();
+  FlopCount f;
+  for (int l = 0; l < c.n_decoder_layers; ++l) {
+    f += attention_flops(d, n_tgt, n_tgt);
+    if (c.has_encoder()) f += attention_flops(d, n_tgt, n_src);
+    f.feed_forward += 2 * (2 * int64_t{n_tgt} * d * dff);
+  }
+  f.generator = 2 * int64_t{n_tgt} * d * V;
+  return f;
+}
+
+}  // namespace
+
+FlopCount forward_flops(const Config& c, int n_src, int n_tgt) {
+  FlopCount f = c.has_encoder() ? encoder_flops(c, n_src) : FlopCount{};
+  return f += decoder_flops(c, n_src, n_tgt);
+}
+
+FlopCount decode_step_flops(const Config& c, int n_src, int t, bool cached) {
+  // Recomputing: the whole decoder over t rows (the memory is reused, not re-encoded).
+  if (!cached) return decoder_flops(c, c.has_encoder() ? n_src : 0, t);
+  const int64_t d = c.d_model, dff = c.d_ff, V = c.tgt_vocab.size();
+  FlopCount f;
+  for (int l = 0; l < c.n_decoder_layers; ++l) {
+    // Self-attention: project the one new row (Q, K, V, O), attend over the t cached rows.
+    f.projections += 4 * (2 * d * d);
+    f.attention += 2 * (2 * int64_t{t} * d);
+    if (c.has_encoder()) {  // cross-attention: Q and O only; K, V of the memory come from the cache
+      f.projections += 2 * (2 * d * d);
+      f.attention += 2 * (2 * int64_t{n_src} * d);
+    }
+    f.feed_forward += 2 * (2 * d * dff);
+  }
+  f.generator = 2 * d * V;
+  return f;
+}
+
+int64_t cross_kv_setup_flops(const Config& c, int n_src) {
+  if (!c.has_encoder()) return 0;
+  return int64_t{c.n_decoder_layers} * 2 * (2 * int64_t{n_src} * c.d_model * c.d_model);
+}
+
+int64_t kv_cache_bytes(const Config& c, int tokens) {
+  return 2LL * c.n_decoder_layers * tokens * c.d_model * 4;
+}
+
+int64_t cross_kv_bytes(const Config& c, int n_src) {
+  return c.has_encoder() ? 2LL * c.n_decoder_layers * n_src * c.d_model * 4 : 0;
+}
+
+int64_t attention_map_bytes(const Config& c, int n_q, int n_k) { return int64_t{c.n_heads} * n_q * n_k * 4; }
+
+CostReport cost_report(const Config& c, int n_src, int t, int sequences) {
+  CostReport r;
+  r.params = param_counts(c);
+  for (const ParamCount& p : r.params) r.params_total += p.count;
+  r.weight_bytes = r.params_total * 4;
+  r.n_src = c.has_encoder() ? n_src : 0;
+  r.t = t;
+  r.sequences = sequences;
+  r.forward = forward_flops(c, r.n_src, t);
+  r.step_cached = decode_step_flops(c, r.n_src, t, true);
+  r.step_uncached = decode_step_flops(c, r.n_src, t, false);
+  r.cross_setup_flops = cross_kv_setup_flops(c, r.n_src);
+  r.kv_self_bytes = sequences * kv_cache_bytes(c, t);
+  r.kv_cross_bytes = sequences * cross_kv_bytes(c, r.n_src);
+  r.attn_map_bytes = int64_t{c.n_decoder_layers} * attention_map_bytes(c, t, t);
+  if (c.has_encoder())
+    r.attn_map_bytes += int64_t{c.n_encoder_layers} * attention_map_bytes(c, n_src, n_src) +
+                        int64_t{c.n_decoder_layers} * attention_map_bytes(c, t, n_src);
+  return r;
+}
+
+}  // namespace sf

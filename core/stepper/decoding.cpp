@@ -1,0 +1,195 @@
+#include "stepper/decoding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace sf {
+
+const char* to_string(Strategy s) {
+  switch (s) {
+    case Strategy::Greedy: return "greedy";
+    case Strategy::Sample: return "sample";
+    case Strategy::Beam: return "beam";
+    case Strategy::Forced: return "forced";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Token order used everywhere a ranking is made: larger value first, lower id on a tie, so every
+// choice is deterministic.
+std::vector<int> ranked(const RowVec& values) {
+  std::vector<int> ids(static_cast<size_t>(values.size()));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return values(a) > values(b); });
+  return ids;
+}
+
+RowVec log_softmax(const RowVec& logits) {
+  const float mx = logits.maxCoeff();
+  const float lse = mx + std::log((logits.array() - mx).exp().sum());
+  return (logits.array() - lse).matrix();
+}
+
+}  // namespace
+
+Result<bool> validate(const DecodeSettings& s, const Model& m) {
+  const int V = m.config.tgt_vocab.size();
+  if (s.max_len < 0) return Error{"max length: expected a count ≥ 0 (0 = as many as the model allows), found " + std::to_string(s.max_len)};
+  switch (s.strategy) {
+    case Strategy::Sample:
+      if (!(s.temperature > 0) || !std::isfinite(s.temperature))
+        return Error{"temperature: expected a finite value > 0 (use greedy decoding for the argmax), found " +
+                     num(s.temperature)};
+      if (s.top_k < 0 || s.top_k > V)
+        return Error{"top-k: expected 0 (keep all) .. " + std::to_string(V) + " (the vocabulary size), found " +
+                     std::to_string(s.top_k)};
+      if (!(s.top_p > 0) || s.top_p > 1)
+        return Error{"top-p: expected a probability mass in (0, 1], found " + num(s.top_p)};
+      break;
+    case Strategy::Beam: {
+      const int most = std::min(kMaxBeamWidth, V);
+      if (s.beam_width < 1 || s.beam_width > most)
+        return Error{"beam width: expected 1 .. " + std::to_string(most) + " (at most " + std::to_string(kMaxBeamWidth) +
+                     " and at most the vocabulary size " + std::to_string(V) + "), found " + std::to_string(s.beam_width)};
+      break;
+    }
+    case Strategy::Greedy:
+    case Strategy::Forced:
+      break;
+  }
+  return true;
+}
+
+int generation_limit(const Model& m, int prefix_len, const DecodeSettings& s) {
+  const int by_positions = std::max(0, m.config.max_len - prefix_len + 1);
+  return s.max_len > 0 ? std::min(s.max_len, by_positions) : by_positions;
+}
+
+std::vector<Alternative> top_alternatives(const RowVec& logits, int n) {
+  const RowVec lp = log_softmax(logits);
+  const std::vector<int> order = ranked(logits);
+  std::vector<Alternative> out;
+  for (int i = 0; i < std::min<int>(n, static_cast<int>(order.size())); ++i) {
+    const int id = order[static_cast<size_t>(i)];
+    out.push_back({id, std::exp(lp(id)), lp(id)});
+  }
+  return out;
+}
+
+int argmax(const RowVec& logits) {
+  int best = 0;
+  for (int i = 1; i < logits.size(); ++i)
+    if (logits(i) > logits(best)) best = i;
+  return best;
+}
+
+int sample_token(const RowVec& logits, const DecodeSettings& s, Rng& rng, SampleInfo* info) {
+  const std::vector<int> order = ranked(logits);
+  const size_t V = order.size();
+  // Probabilities of softmax(logits / T) in ranked order, in double so the cut-offs do not
+  // depend on summation noise.
+  const double mx = logits(order[0]);
+  std::vector<double> p(V);
+  double total = 0;
+  for (size_t i = 0; i < V; ++i) total += p[i] = std::exp((logits(order[i]) - mx) / s.temperature);
+  for (double& x : p) x /= total;
+
+  // top-k, then top-p on the top-k distribution renormalised (the order Hugging Face applies).
+  size_t kept = s.top_k > 0 ? std::min(V, static_cast<size_t>(s.top_k)) : V;
+  const double k_mass = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
+  if (s.top_p < 1) {
+    double cum = 0;
+    size_t n = 0;
+    while (n < kept) {
+      cum += p[n++] / k_mass;
+      if (cum >= s.top_p) break;
+    }
+    kept = std::max<size_t>(n, 1);
+  }
+  const double mass = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
+
+  const float u = rng.uniform();
+  double cum = 0;
+  size_t pick = kept - 1;  // rounding can leave u·mass just above the last partial sum
+  for (size_t i = 0; i < kept; ++i) {
+    cum += p[i];
+    if (u * mass < cum) {
+      pick = i;
+      break;
+    }
+  }
+  if (info) *info = {static_cast<int>(kept), static_cast<float>(mass), u, static_cast<float>(p[pick] / mass)};
+  return order[pick];
+}
+
+std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width,
+                            int eos, std::vector<BeamCandidate>* candidates) {
+  struct Entry {
+    float score;
+    int parent;
+    int token;  // −1: a finished beam carried forward as is
+    int candidate;
+  };
+  std::vector<Entry> pool;
+  std::vector<BeamCandidate> cands;
+  for (size_t b = 0; b < beams.size(); ++b) {
+    if (beams[b].finished) {
+      pool.push_back({beams[b].score, static_cast<int>(b), -1, -1});
+      continue;
+    }
+    const RowVec& lp = log_probs[b];
+    const std::vector<int> order = ranked(lp);
+    for (int i = 0; i < std::min<int>(width, static_cast<int>(order.size())); ++i) {
+      const int tok = order[static_cast<size_t>(i)];
+      const float score = beams[b].score + lp(tok);
+      pool.push_back({score, static_cast<int>(b), tok, static_cast<int>(cands.size())});
+      cands.push_back({static_cast<int>(b), tok, score, false, tok == eos});
+    }
+  }
+  std::stable_sort(pool.begin(), pool.end(), [](const Entry& a, const Entry& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.parent != b.parent) return a.parent < b.parent;
+    return a.token < b.token;
+  });
+  std::vector<Beam> out;
+  for (size_t i = 0; i < pool.size() && static_cast<int>(out.size()) < width; ++i) {
+    const Entry& e = pool[i];
+    Beam nb = beams[static_cast<size_t>(e.parent)];
+    nb.parent = e.parent;
+    if (e.token >= 0) {
+      nb.tokens.push_back(e.token);
+      nb.score = e.score;
+      nb.finished = e.token == eos;
+      cands[static_cast<size_t>(e.candidate)].kept = true;
+    }
+    out.push_back(std::move(nb));
+  }
+  if (candidates) *candidates = std::move(cands);
+  return out;
+}
+
+void start_hypothesis(const Model& m, const std::vector<int>& prefix, bool use_cache, Hypothesis& h) {
+  h.ids = prefix;
+  if (use_cache)
+    h.cache.reset(m.config.n_decoder_layers, m.config.max_len, m.config.d_model);
+  else
+    h.cache = KvCache{};
+}
+
+RowVec next_logits(const Model& m, const EncoderContext& enc, Hypothesis& h, bool use_cache, DecoderTrace* tr,
+                   const RunOptions& opt) {
+  if (!use_cache) return decode(m, h.ids, 1, enc, nullptr, tr, opt).bottomRows(1);
+  const std::vector<int> fed(h.ids.begin() + h.cache.length, h.ids.end());
+  return decode(m, fed, 1, enc, &h.cache, tr, opt).bottomRows(1);
+}
+
+}  // namespace sf

@@ -1,0 +1,29 @@
+// run.h — from text to a recorded forward pass: tokenise, check, run. Shared by the command line
+// and the explorer so both report bad input the same way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "base/result.h"
+#include "model/trace.h"
+
+namespace sf {
+
+struct PreparedInput {
+  Tokenized src;             // encoder-decoder: the source; decoder-only: the prompt
+  Tokenized tgt;             // optional reference target (teacher forcing)
+  std::vector<int> src_ids;  // (n) encoder input (empty for decoder-only)
+  std::vector<int> tgt_ids;  // (m) decoder input: <s> [prompt] [target]
+  std::vector<std::string> warnings;  // e.g. "source: 'xyz' at position 2 is not in the vocabulary; read as <unk>"
+};
+
+// Tokenises and validates: empty source, length over max_len (counting <s>) are errors; unknown
+// words become <unk> with a warning.
+Result<PreparedInput> prepare_input(const Model& m, const std::string& src_text, const std::string& tgt_text = "");
+
+// Teacher-forced forward pass over the prepared input, recording everything.
+Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt = {});
+
+}  // namespace sf

@@ -1,0 +1,324 @@
+#include "stepper/stage.h"
+
+namespace sf {
+
+const char* to_string(Side s) { return s == Side::Encoder ? "encoder" : "decoder"; }
+
+const char* to_string(StageKind k) {
+  switch (k) {
+    case StageKind::Embed: return "embed";
+    case StageKind::Positional: return "positional";
+    case StageKind::Norm: return "norm";
+    case StageKind::SelfAttention: return "self-attention";
+    case StageKind::CrossAttention: return "cross-attention";
+    case StageKind::FeedForward: return "feed-forward";
+    case StageKind::AddNorm: return "add & norm";
+    case StageKind::FinalNorm: return "final norm";
+    case StageKind::Memory: return "memory";
+    case StageKind::Logits: return "logits";
+    case StageKind::Choose: return "choose";
+  }
+  return "?";
+}
+
+const char* to_string(Block b) {
+  switch (b) {
+    case Block::None: return "none";
+    case Block::SelfAttention: return "self-attention";
+    case Block::CrossAttention: return "cross-attention";
+    case Block::FeedForward: return "feed-forward";
+  }
+  return "?";
+}
+
+namespace {
+
+// A sublayer with its norm, in the order the norm placement gives.
+void add_block(std::vector<StageKey>& out, NormPlacement p, StageKind sublayer, Block b, int layer) {
+  if (p == NormPlacement::Pre) out.push_back({StageKind::Norm, b, layer});
+  out.push_back({sublayer, b, layer});
+  if (p == NormPlacement::Post) out.push_back({StageKind::AddNorm, b, layer});
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + ")";
+}
+
+// The norm that wraps a block: checkpoint names (model-format.md).
+const char* norm_name(const Config& c, Side side, Block b) {
+  if (b == Block::SelfAttention) return "norm1";
+  if (b == Block::CrossAttention) return "norm2";
+  return side == Side::Encoder || !c.has_encoder() ? "norm2" : "norm3";
+}
+
+const char* block_trace(Block b) {
+  switch (b) {
+    case Block::SelfAttention: return "self_block";
+    case Block::CrossAttention: return "cross_block";
+    default: return "ffn_block";
+  }
+}
+
+const char* block_module(Block b) {
+  switch (b) {
+    case Block::SelfAttention: return "self_attn";
+    case Block::CrossAttention: return "cross_attn";
+    default: return "ffn";
+  }
+}
+
+// Everything a stage needs to describe itself.
+struct Ctx {
+  const Config& c;
+  Side side;
+  std::string rec;    // recording prefix: "encoder" or "steps.3.decoder"
+  std::string top;    // "" (encoder) or "steps.3." — for names outside the stack (logits)
+  std::string param;  // checkpoint prefix: "encoder" or "decoder"
+  int64_t rows;       // rows the stack carries (recorded)
+  int64_t n_k;        // self-attention keys
+  int64_t n_src;
+  int64_t fed = 0;     // decoder: rows fed at this step (m)
+  bool cached = false; // decoder: K/V come from (and go into) the cache
+  bool first_step = true;
+  int64_t d() const { return c.d_model; }
+};
+
+std::string layer_rec(const Ctx& x, int l) { return x.rec + ".layers." + std::to_string(l); }
+std::string layer_param(const Ctx& x, int l) { return x.param + ".layers." + std::to_string(l); }
+
+void describe_norm(const Ctx& x, const StageKey& k, Stage& s) {
+  const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
+  const std::string nn = norm_name(x.c, x.side, k.block), blk = block_trace(k.block);
+  const std::vector<int64_t> nd{x.rows, x.d()};
+  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · LayerNorm before " +
+            to_string(k.block);
+  s.formula = "x̂ = (x − mean) / √(var + 1e-5) · γ + β, per row: " + shape_str(nd) + " → " + shape_str(nd);
+  s.reads = {{"x", L + "." + blk + ".input", nd}, {"γ", P + "." + nn + ".weight", {x.d()}}, {"β", P + "." + nn + ".bias", {x.d()}}};
+  s.writes = {{"mean", L + "." + nn + ".mean", {x.rows}}, {"var", L + "." + nn + ".var", {x.rows}},
+              {"x̂", L + "." + nn + ".out", nd}};
+}
+
+void describe_add_norm(const Ctx& x, const StageKey& k, Stage& s) {
+  const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
+  const std::string nn = norm_name(x.c, x.side, k.block), blk = block_trace(k.block);
+  const std::vector<int64_t> nd{x.rows, x.d()};
+  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · add & norm after " +
+            to_string(k.block);
+  s.formula = "x = LN(x + sublayer(x)): " + shape_str(nd) + " + " + shape_str(nd) + " → " + shape_str(nd);
+  s.reads = {{"x", L + "." + blk + ".input", nd}, {"sublayer(x)", L + "." + blk + ".sublayer_out", nd},
+             {"γ", P + "." + nn + ".weight", {x.d()}}, {"β", P + "." + nn + ".bias", {x.d()}}};
+  s.writes = {{"x + sublayer(x)", L + "." + blk + ".sum", nd}, {"mean", L + "." + nn + ".mean", {x.rows}},
+              {"var", L + "." + nn + ".var", {x.rows}}, {"x", L + "." + blk + ".output", nd}};
+}
+
+void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
+  const Config& c = x.c;
+  const bool cross = k.kind == StageKind::CrossAttention;
+  const bool pre = c.norm == NormPlacement::Pre;
+  const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
+  const std::string mod = block_module(k.block), blk = block_trace(k.block);
+  const int64_t d = x.d(), h = c.n_heads, dk = c.d_k();
+  const int64_t nk = cross ? x.n_src : x.n_k;
+  const std::vector<int64_t> nd{x.rows, d}, kd{nk, d}, map{h, x.rows, nk};
+  const std::string in = pre ? "x̂" : "x";
+  const char* what = cross ? "cross-attention" : (x.side == Side::Decoder ? "masked self-attention" : "self-attention");
+  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · " + what;
+  const std::string kv_src = cross ? "memory" : in;
+  std::string kv = "K, V = " + kv_src + " W_{k,v}ᵀ + b " + shape_str(kd);
+  if (x.cached && !cross && x.fed < nk)
+    kv = "k, v = " + in + " W_{k,v}ᵀ + b " + shape_str({x.fed, d}) + " appended to the cache → K, V " + shape_str(kd);
+  if (x.cached && cross && !x.first_step) kv = "K, V of the memory from the cache " + shape_str(kd);
+  s.formula = "Q = " + in + " W_qᵀ + b_q " + shape_str(nd) + "; " + kv + "; per head (" + std::to_string(h) + " × d_k " + std::to_string(dk) + "): softmax(Q_h K_hᵀ / √" +
+              std::to_string(dk) + " + mask) " + shape_str({x.rows, nk}) + " · V_h " + shape_str({nk, dk}) +
+              "; concat " + shape_str(nd) + " W_oᵀ + b_o → " + shape_str(nd);
+  if (pre) s.formula += "; x = x + attention " + shape_str(nd);
+  s.reads = {{in, L + "." + blk + ".sublayer_in", nd}};
+  if (cross) s.reads.push_back({"memory", "encoder.output", kd});
+  for (const char* w : {"q_proj", "k_proj", "v_proj", "o_proj"})
+    s.reads.push_back({std::string("W_") + w[0], P + "." + mod + "." + w + ".weight", {d, d}});
+  s.writes = {{"Q", L + "." + mod + ".q", nd},
+              {"K", L + "." + mod + ".k", kd},
+              {"V", L + "." + mod + ".v", kd},
+              {"mask", L + "." + mod + ".mask", {x.rows, nk}},
+              {"scores", L + "." + mod + ".scores", map},
+              {"weights", L + "." + mod + ".weights", map},
+              {"concat", L + "." + mod + ".concat", nd},
+              {"attention", L + "." + mod + ".out", nd}};
+  if (pre) s.writes.push_back({"x", L + "." + blk + ".output", nd});
+}
+
+void describe_ffn(const Ctx& x, const StageKey& k, Stage& s) {
+  const Config& c = x.c;
+  const bool pre = c.norm == NormPlacement::Pre;
+  const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
+  const int64_t d = x.d(), dff = c.d_ff;
+  const std::vector<int64_t> nd{x.rows, d}, nf{x.rows, dff};
+  const std::string in = pre ? "x̂" : "x";
+  const char* act = c.activation == Activation::Relu ? "ReLU" : "GELU";
+  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · feed-forward";
+  s.formula = std::string("FFN(") + in + ") = " + act + "(" + in + " W_1ᵀ + b_1) W_2ᵀ + b_2: " + shape_str(nd) + " → " +
+              shape_str(nf) + " → " + shape_str(nd);
+  if (pre) s.formula += "; x = x + FFN(x̂)";
+  s.reads = {{in, L + ".ffn_block.sublayer_in", nd},
+             {"W_1", P + ".ffn.fc1.weight", {dff, d}},
+             {"W_2", P + ".ffn.fc2.weight", {d, dff}}};
+  s.writes = {{"pre-activation", L + ".ffn.hidden_pre", nf}, {"hidden", L + ".ffn.hidden", nf}, {"FFN", L + ".ffn.out", nd}};
+  if (pre) s.writes.push_back({"x", L + ".ffn_block.output", nd});
+}
+
+void describe_final_norm(const Ctx& x, Stage& s) {
+  const std::vector<int64_t> nd{x.rows, x.d()};
+  s.title = std::string(to_string(x.side)) + " · final LayerNorm (pre-LN)";
+  s.formula = "y = LN(x): " + shape_str(nd) + " → " + shape_str(nd);
+  const std::string last = layer_rec(x, (x.side == Side::Encoder ? x.c.n_encoder_layers : x.c.n_decoder_layers) - 1);
+  s.reads = {{"x", last + ".ffn_block.output", nd}, {"γ", x.param + ".norm.weight", {x.d()}}, {"β", x.param + ".norm.bias", {x.d()}}};
+  s.writes = {{"mean", x.rec + ".norm.mean", {x.rows}}, {"var", x.rec + ".norm.var", {x.rows}}, {"y", x.rec + ".norm.out", nd}};
+}
+
+void describe_layer_stage(const Ctx& x, const StageKey& k, Stage& s) {
+  switch (k.kind) {
+    case StageKind::Norm: describe_norm(x, k, s); break;
+    case StageKind::AddNorm: describe_add_norm(x, k, s); break;
+    case StageKind::SelfAttention:
+    case StageKind::CrossAttention: describe_attention(x, k, s); break;
+    case StageKind::FeedForward: describe_ffn(x, k, s); break;
+    case StageKind::FinalNorm: describe_final_norm(x, s); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+std::vector<StageKey> encoder_layout(const Config& c) {
+  std::vector<StageKey> out;
+  if (!c.has_encoder()) return out;
+  out.push_back({StageKind::Embed, Block::None, -1});
+  out.push_back({StageKind::Positional, Block::None, -1});
+  for (int l = 0; l < c.n_encoder_layers; ++l) {
+    add_block(out, c.norm, StageKind::SelfAttention, Block::SelfAttention, l);
+    add_block(out, c.norm, StageKind::FeedForward, Block::FeedForward, l);
+  }
+  if (c.norm == NormPlacement::Pre) out.push_back({StageKind::FinalNorm, Block::None, -1});
+  out.push_back({StageKind::Memory, Block::None, -1});
+  return out;
+}
+
+std::vector<StageKey> decoder_layout(const Config& c) {
+  std::vector<StageKey> out;
+  out.push_back({StageKind::Embed, Block::None, -1});
+  for (int l = 0; l < c.n_decoder_layers; ++l) {
+    add_block(out, c.norm, StageKind::SelfAttention, Block::SelfAttention, l);
+    if (c.has_encoder()) add_block(out, c.norm, StageKind::CrossAttention, Block::CrossAttention, l);
+    add_block(out, c.norm, StageKind::FeedForward, Block::FeedForward, l);
+  }
+  if (c.norm == NormPlacement::Pre) out.push_back({StageKind::FinalNorm, Block::None, -1});
+  out.push_back({StageKind::Logits, Block::None, -1});
+  out.push_back({StageKind::Choose, Block::None, -1});
+  return out;
+}
+
+int encoder_stage_count(const Config& c) { return static_cast<int>(encoder_layout(c).size()); }
+int decoder_stage_count(const Config& c) { return static_cast<int>(decoder_layout(c).size()); }
+
+Stage describe_encoder_stage(const Config& c, int i, int n_src) {
+  const StageKey k = encoder_layout(c)[static_cast<size_t>(i)];
+  Stage s;
+  s.index = i;
+  s.side = Side::Encoder;
+  s.kind = k.kind;
+  s.block = k.block;
+  s.layer = k.layer;
+  const int64_t n = n_src, d = c.d_model;
+  const std::vector<int64_t> nd{n, d};
+  const Ctx x{c, Side::Encoder, "encoder", "", "encoder", n, n, n};
+  const std::string embed_name = c.share_embeddings ? "tgt_embed.weight" : "src_embed.weight";
+  switch (k.kind) {
+    case StageKind::Embed:
+      s.title = "encoder · embed the source";
+      s.formula = "X = E[ids] · √" + std::to_string(d) + ": " + std::to_string(n) + " ids → " + shape_str(nd);
+      s.reads = {{"ids", "src_ids", {n}}, {"E", embed_name, {c.src_vocab.size(), d}}};
+      s.writes = {{"E[ids]·√d", "encoder.embed.scaled", nd}};
+      break;
+    case StageKind::Positional:
+      s.title = "encoder · add positional encoding";
+      s.formula = std::string("X = X + P[0:") + std::to_string(n) + "] (" +
+                  (c.positional == Positional::Learned ? "learned" : "sinusoidal") + "): " + shape_str(nd) + " + " +
+                  shape_str(nd) + " → " + shape_str(nd);
+      s.reads = {{"E[ids]·√d", "encoder.embed.scaled", nd}};
+      if (c.positional == Positional::Learned) s.reads.push_back({"P", "pos_embed.weight", {c.max_len, d}});
+      s.writes = {{"P", "encoder.embed.pe", nd}, {"X", "encoder.embed.sum", nd}};
+      break;
+    case StageKind::Memory:
+      s.title = "encoder · memory ready";
+      s.formula = "memory " + shape_str(nd) + ": every decoder layer's cross-attention reads its K and V from it";
+      s.reads = {{"x", c.norm == NormPlacement::Pre ? "encoder.norm.out" : "encoder.layers." + std::to_string(c.n_encoder_layers - 1) + ".ffn_block.output", nd}};
+      s.writes = {{"memory", "encoder.output", nd}};
+      break;
+    default:
+      describe_layer_stage(x, k, s);
+  }
+  return s;
+}
+
+Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims) {
+  const StageKey k = decoder_layout(c)[static_cast<size_t>(j)];
+  Stage s;
+  s.side = Side::Decoder;
+  s.kind = k.kind;
+  s.block = k.block;
+  s.layer = k.layer;
+  s.step = dims.step;
+  const std::string top = "steps." + std::to_string(dims.step) + ".";
+  const int64_t r = dims.rows, d = c.d_model, V = c.tgt_vocab.size(), m = dims.fed;
+  const int64_t nk = dims.position0 + dims.fed;
+  const std::vector<int64_t> nd{r, d};
+  Ctx x{c, Side::Decoder, top + "decoder", top, "decoder", r, nk, dims.n_src};
+  x.fed = m;
+  x.cached = dims.cached;
+  x.first_step = dims.step == 0;
+  switch (k.kind) {
+    case StageKind::Embed: {
+      const std::string pos = m == 1 ? "position " + std::to_string(dims.position0)
+                                     : "positions " + std::to_string(dims.position0) + ".." + std::to_string(nk - 1);
+      s.title = (dims.step == 0 && m > 1 ? "decoder · prefill: embed the prompt" : "decoder · embed the newest token") +
+                std::string(" (step ") + std::to_string(dims.step) + ")";
+      s.formula = "x = E[id] · √" + std::to_string(d) + " + p_t, " + pos + ": " + shape_str({m, d});
+      if (!dims.cached) s.formula += " (cache off: all " + std::to_string(r) + " rows recomputed)";
+      s.reads = {{"ids", top + "tgt_ids", {r}}, {"E", "tgt_embed.weight", {V, d}}};
+      s.writes = {{"E[id]·√d", top + "decoder.embed.scaled", nd}, {"p_t", top + "decoder.embed.pe", nd},
+                  {"x", top + "decoder.embed.sum", nd}};
+      break;
+    }
+    case StageKind::Logits: {
+      s.title = "decoder · logits (step " + std::to_string(dims.step) + ")";
+      s.formula = "logits = y W_genᵀ + b: " + shape_str(nd) + " → " + shape_str({r, V}) + "; p = softmax(logits)";
+      s.reads = {{"y", top + "decoder.output", nd}, {"W_gen", c.share_embeddings ? "tgt_embed.weight" : "generator.weight", {V, d}}};
+      s.writes = {{"logits", top + "logits", {r, V}}, {"log p", top + "log_probs", {r, V}}, {"p", top + "probs", {r, V}}};
+      break;
+    }
+    case StageKind::Choose:
+      s.title = "decoder · choose the next token (step " + std::to_string(dims.step) + ")";
+      s.formula = "next token from p of the last row " + shape_str({1, V});
+      s.reads = {{"p", top + "probs", {r, V}}};
+      break;
+    default:
+      describe_layer_stage(x, k, s);
+      s.title += " (step " + std::to_string(dims.step) + ")";
+      if (k.kind == StageKind::SelfAttention) {
+        const std::string rows = m == 1 ? "row " + std::to_string(dims.position0)
+                                        : "rows " + std::to_string(dims.position0) + ".." + std::to_string(nk - 1);
+        s.note = dims.cached ? "appends " + rows + " to layer " + std::to_string(k.layer) + "'s K/V cache (now " +
+                                   std::to_string(nk) + " rows) and attends over all of them"
+                             : "cache off: K and V recomputed for all " + std::to_string(nk) + " rows";
+      } else if (k.kind == StageKind::CrossAttention) {
+        s.note = dims.step == 0 || !dims.cached
+                     ? std::string("K, V = memory W_{k,v}ᵀ computed") + (dims.cached ? " once, kept in the cache" : " again (cache off)")
+                     : "K, V of the memory read from the cache (computed at step 0)";
+      }
+  }
+  return s;
+}
+
+}  // namespace sf
