@@ -195,8 +195,13 @@ def marian_forward(cfg, P, src_ids, tgt_ids, trace=None, src_mask=None):
     n, m = src_ids.shape[0], tgt_ids.shape[0]
     if max(n, m) > cfg["max_position_embeddings"]:
         raise ValueError("sequence longer than max_position_embeddings")
-    # The table as the model holds it: float64 formula rounded to float32.
+    # The table as the model holds it: float64 formula rounded to float32.  Files saved by
+    # old transformers versions also store it; it must then be this same table.
     pos = marian_positions(cfg["max_position_embeddings"], d).to(torch.float32).to(dtype)
+    for side in ("encoder", "decoder"):
+        stored = P.get("model.%s.embed_positions.weight" % side)
+        if stored is not None and (stored.to(dtype) - pos).abs().max() > 1e-6:
+            raise ValueError("stored %s position table differs from the formula" % side)
     if src_mask is None:
         src_mask = torch.ones(n, dtype=torch.bool)
 
