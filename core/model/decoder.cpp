@@ -15,13 +15,21 @@ std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int
   const size_t mlen = tgt_ids.size() / static_cast<size_t>(batch);
   std::vector<Mat> masks;
   for (int b = 0; b < batch; ++b) {
-    std::vector<int> keys = cache ? cache->ids : std::vector<int>{};
+    std::vector<int> keys = cache ? cache->sequence_ids(b) : std::vector<int>{};
     const int pos0 = static_cast<int>(keys.size());
     keys.insert(keys.end(), tgt_ids.begin() + static_cast<std::ptrdiff_t>(b * mlen),
                 tgt_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * mlen));
     masks.push_back(make_mask(static_cast<int>(mlen), keys, m.config.tgt_vocab.pad(), causal, pos0));
   }
   return masks;
+}
+
+// The first `rows` cached rows of every sequence of a self-attention buffer (B·max_len, d),
+// stacked (B·rows, d) as attention reads them (a copy: one sequence reads its buffer in place).
+Mat cached_rows(const Mat& buffer, const KvCache& cache, int rows) {
+  Mat out(cache.batch * rows, buffer.cols());
+  for (int b = 0; b < cache.batch; ++b) out.middleRows(b * rows, rows) = buffer.middleRows(b * cache.capacity, rows);
+  return out;
 }
 
 }  // namespace
@@ -59,13 +67,20 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
                        return;
                      }
                      // Project only the new rows and append them; attend over every cached row.
-                     Mat k_new, v_new;  // (m, d)
+                     Mat k_new, v_new;  // (B·m, d)
                      linear_forward(in, w.self_attn.k_proj, k_new);
                      linear_forward(in, w.self_attn.v_proj, v_new);
-                     kv->self_k.middleRows(pos0, mlen) = k_new;
-                     kv->self_v.middleRows(pos0, mlen) = v_new;
-                     attention_with_kv(w.self_attn, c.n_heads, in, kv->self_k.topRows(pos0 + mlen),
-                                       kv->self_v.topRows(pos0 + mlen), masks, out, at);
+                     for (int b = 0; b < batch; ++b) {
+                       kv->self_k.middleRows(b * cache->capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
+                       kv->self_v.middleRows(b * cache->capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
+                     }
+                     if (batch == 1) {  // the common case: attend over the buffers in place
+                       attention_with_kv(w.self_attn, c.n_heads, in, kv->self_k.topRows(pos0 + mlen),
+                                         kv->self_v.topRows(pos0 + mlen), masks, out, at);
+                       return;
+                     }
+                     attention_with_kv(w.self_attn, c.n_heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
+                                       cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at);
                    },
                    y, lt ? &lt->self_block : nullptr);
 
@@ -104,7 +119,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   linear_forward(x, m.weights.generator_weight(c), m.weights.generator.bias, logits);
 
   if (cache) {
-    cache->ids.insert(cache->ids.end(), tgt_ids.begin(), tgt_ids.end());
+    cache->append_ids(tgt_ids);
     cache->row_step.insert(cache->row_step.end(), static_cast<size_t>(mlen), cache->step);
     cache->length += mlen;
     cache->step += 1;

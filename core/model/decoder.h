@@ -23,8 +23,8 @@ struct EncoderContext {
   const std::vector<int>* src_ids = nullptr;  // (B·n) for the source padding mask
 };
 
-// tgt_ids (B·m): the new tokens; with a cache (B must be 1) they sit at positions
-// cache->length .. cache->length + m − 1 and are appended to it. Returns logits (B·m, V).
+// tgt_ids (B·m): the new tokens; with a cache (holding the same B sequences) they sit at
+// positions cache->length .. cache->length + m − 1 and are appended to it. Returns logits (B·m, V).
 Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const EncoderContext& enc, KvCache* cache,
            DecoderTrace* tr, const RunOptions& opt = {});
 

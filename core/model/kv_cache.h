@@ -5,6 +5,10 @@
 // head h is columns [h·dk, (h+1)·dk)). Cross-attention K and V depend only on the encoder memory,
 // so they are computed once and reused at every step. Two plain buffers indexed by position,
 // preallocated to max_len rows, so appending never copies.
+//
+// One cache can hold B sequences of equal length decoded together (batched greedy decoding):
+// sequence b owns rows [b·max_len, (b+1)·max_len) of the self-attention buffers and rows
+// [b·n_src, (b+1)·n_src) of the cross-attention K/V (the batched memory's layout).
 #pragma once
 
 #include <cstdint>
@@ -15,22 +19,29 @@
 namespace sf {
 
 struct KvCacheLayer {
-  Mat self_k;   // (max_len, d) rows [0, length) are valid
-  Mat self_v;   // (max_len, d)
-  Mat cross_k;  // (n_src, d) computed once from the memory
-  Mat cross_v;  // (n_src, d)
+  Mat self_k;   // (B·max_len, d) rows [b·max_len, b·max_len + length) are valid
+  Mat self_v;   // (B·max_len, d)
+  Mat cross_k;  // (B·n_src, d) computed once from the memory
+  Mat cross_v;  // (B·n_src, d)
   bool cross_ready = false;
 };
 
 struct KvCache {
   std::vector<KvCacheLayer> layers;
-  std::vector<int> ids;       // (length) token id of each cached position (for the padding mask)
+  std::vector<int> ids;       // (B·length) token id of each cached position, sequence by sequence
+                              // (for the padding mask)
   std::vector<int> row_step;  // (length) the decoding step at which each row came in
-  int length = 0;             // cached positions
+  int batch = 1;              // sequences held (B)
+  int capacity = 0;           // rows per sequence (max_len)
+  int length = 0;             // cached positions per sequence
   int step = 0;               // decode calls so far (a prefill counts as one step)
 
-  void reset(int n_layers, int max_len, int d);
-  // 2 × layers × length × d × 4: the self-attention part, which grows (seed 004's formula).
+  void reset(int n_layers, int max_len, int d, int batch = 1);
+  // The ids of sequence b's cached positions (length).
+  std::vector<int> sequence_ids(int b) const;
+  // Appends m new tokens to each sequence: new_ids (B·m) sequence by sequence.
+  void append_ids(const std::vector<int>& new_ids);
+  // 2 × layers × length × d × 4 × B: the self-attention part, which grows (seed 004's formula).
   int64_t self_bytes() const;
   // Cross-attention K and V, fixed once computed: 2 × layers × n_src × d × 4.
   int64_t cross_bytes() const;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+
+#include "model/encoder.h"
 
 namespace sf {
 
@@ -185,11 +188,95 @@ void start_hypothesis(const Model& m, const std::vector<int>& prefix, bool use_c
     h.cache = KvCache{};
 }
 
+Mat next_logits(const Model& m, const EncoderContext& enc, const std::vector<int>& ids, int batch, KvCache* cache,
+                DecoderTrace* tr, const RunOptions& opt) {
+  const int t = static_cast<int>(ids.size()) / batch;
+  const int fed_len = cache ? t - cache->length : t;
+  std::vector<int> fed;  // (B·fed_len) the rows not cached yet, sequence by sequence
+  if (fed_len == t) {
+    fed = ids;
+  } else {
+    for (int b = 0; b < batch; ++b)
+      fed.insert(fed.end(), ids.begin() + static_cast<std::ptrdiff_t>(b * t + t - fed_len),
+                 ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * t));
+  }
+  const Mat logits = decode(m, fed, batch, enc, cache, tr, opt);  // (B·fed_len, V)
+  Mat last(batch, logits.cols());                                  // (B, V)
+  for (int b = 0; b < batch; ++b) last.row(b) = logits.row(b * fed_len + fed_len - 1);
+  return last;
+}
+
 RowVec next_logits(const Model& m, const EncoderContext& enc, Hypothesis& h, bool use_cache, DecoderTrace* tr,
                    const RunOptions& opt) {
-  if (!use_cache) return decode(m, h.ids, 1, enc, nullptr, tr, opt).bottomRows(1);
-  const std::vector<int> fed(h.ids.begin() + h.cache.length, h.ids.end());
-  return decode(m, fed, 1, enc, &h.cache, tr, opt).bottomRows(1);
+  return next_logits(m, enc, h.ids, 1, use_cache ? &h.cache : nullptr, tr, opt);
+}
+
+namespace {
+
+// Greedy continuation of B decoder inputs of equal length (rows of `ids`, B·t ids).
+std::vector<std::vector<int>> continue_greedy(const Model& m, const EncoderContext& enc, std::vector<int> ids,
+                                              int batch, bool use_cache, int max_new) {
+  const Config& c = m.config;
+  KvCache cache;
+  if (use_cache) cache.reset(c.n_decoder_layers, c.max_len, c.d_model, batch);
+  std::vector<std::vector<int>> out(static_cast<size_t>(batch));
+  std::vector<char> done(static_cast<size_t>(batch), 0);
+  int len = static_cast<int>(ids.size()) / batch;
+  // The last generated token is never fed, so positions allow one more token than max_len − len.
+  for (int step = 0; step < max_new && len <= c.max_len; ++step, ++len) {
+    const Mat logits = next_logits(m, enc, ids, batch, use_cache ? &cache : nullptr, nullptr);  // (B, V)
+    std::vector<int> grown;  // (B·(len + 1)) every row extended by its argmax
+    grown.reserve(static_cast<size_t>(batch * (len + 1)));
+    bool all_done = true;
+    for (int b = 0; b < batch; ++b) {
+      const size_t bs = static_cast<size_t>(b);
+      const int next = argmax(logits.row(b));
+      if (!done[bs] && next == c.tgt_vocab.eos()) done[bs] = 1;
+      if (!done[bs]) out[bs].push_back(next);
+      all_done = all_done && done[bs];
+      grown.insert(grown.end(), ids.begin() + b * len, ids.begin() + (b + 1) * len);
+      grown.push_back(next);
+    }
+    if (all_done) break;
+    ids = std::move(grown);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> greedy_decode_batch(const Model& m, const std::vector<std::vector<int>>& inputs,
+                                                  int max_new, bool use_cache) {
+  const Config& c = m.config;
+  std::vector<std::vector<int>> result(inputs.size());
+  if (inputs.empty()) return result;
+  if (c.has_encoder()) {
+    size_t n = 0;
+    for (auto& s : inputs) n = std::max(n, s.size());
+    std::vector<int> src;  // (B·n) sources padded to the longest
+    for (auto& s : inputs) {
+      src.insert(src.end(), s.begin(), s.end());
+      src.insert(src.end(), n - s.size(), c.src_vocab.pad());
+    }
+    const int B = static_cast<int>(inputs.size());
+    const Mat memory = encode(m, src, B, nullptr);  // (B·n, d)
+    return continue_greedy(m, {&memory, &src}, std::vector<int>(static_cast<size_t>(B), c.tgt_vocab.bos()), B,
+                           use_cache, max_new);
+  }
+  // Decoder-only: prompts of different lengths would need left padding, which shifts positions;
+  // decode each prompt length as its own batch instead.
+  std::map<size_t, std::vector<size_t>> by_len;
+  for (size_t i = 0; i < inputs.size(); ++i) by_len[inputs[i].size()].push_back(i);
+  for (auto& [len, idx] : by_len) {
+    std::vector<int> ids;  // (B·(len + 1)) <s> + prompt per sequence
+    for (size_t i : idx) {
+      const std::vector<int> prefix = with_bos(c.tgt_vocab, inputs[i]);
+      ids.insert(ids.end(), prefix.begin(), prefix.end());
+    }
+    auto outs = continue_greedy(m, {}, std::move(ids), static_cast<int>(idx.size()), use_cache, max_new);
+    for (size_t k = 0; k < idx.size(); ++k) result[idx[k]] = std::move(outs[k]);
+  }
+  return result;
 }
 
 }  // namespace sf

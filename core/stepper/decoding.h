@@ -1,8 +1,10 @@
 // decoding.h — choosing the next token, and the hypotheses being decoded: greedy, temperature
 // sampling with top-k / top-p, beam search, forced (teacher) decoding.
 //
-// These are the pieces the stepper (session.h), the command line and the benchmark share. Nothing
-// here records unless given a trace: a decoding step that records nothing pays nothing for it.
+// These are the pieces the stepper (session.h), the trainer's evaluation (train/evaluate.h), the
+// command line and the benchmark share: one decoder step for B sequences (next_logits) and one
+// greedy loop (greedy_decode_batch). Nothing here records unless given a trace: a decoding step
+// that records nothing pays nothing for it.
 #pragma once
 
 #include <cstdint>
@@ -99,7 +101,7 @@ struct BeamCandidate {
 std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width,
                             int eos, std::vector<BeamCandidate>* candidates);
 
-// ---- running the decoder for one hypothesis ---------------------------------------------------
+// ---- running the decoder ----------------------------------------------------------------------
 
 // One sequence being decoded: its decoder input so far and (cache on) its KV cache.
 struct Hypothesis {
@@ -110,11 +112,30 @@ struct Hypothesis {
 // Starts a hypothesis on a prefix (<s> [prompt]); sizes the cache when it is on.
 void start_hypothesis(const Model& m, const std::vector<int>& prefix, bool use_cache, Hypothesis& h);
 
-// Runs the decoder for the next position of h. Cache on: feeds ids[cache.length ..] (the whole
-// prefix the first time — a prefill — then one token) and appends them to the cache. Cache off:
-// recomputes the whole decoder over ids. Returns the logits of the last position (1, V) and
-// records into `tr` when given (cache on: only the fed rows; off: every row).
+// Runs the decoder for the next position of B sequences of equal length t, decoded together:
+// ids (B·t) sequence by sequence, cache (null: off) holding the same B sequences. Cache on: feeds
+// each sequence's ids[cache->length ..] (the whole prefix the first time — a prefill — then one
+// token) and appends them to the cache. Cache off: recomputes the whole decoder over ids.
+// Returns the logits of each sequence's last position (B, V) and records into `tr` when given
+// (cache on: only the fed rows; off: every row). The one decoder call every decoding path makes.
+Mat next_logits(const Model& m, const EncoderContext& enc, const std::vector<int>& ids, int batch, KvCache* cache,
+                DecoderTrace* tr, const RunOptions& opt = {});
+
+// The same for one hypothesis (B = 1): the stepper's step. Returns (1, V).
 RowVec next_logits(const Model& m, const EncoderContext& enc, Hypothesis& h, bool use_cache, DecoderTrace* tr,
                    const RunOptions& opt = {});
+
+// ---- greedy decoding of a batch -----------------------------------------------------------------
+
+// Greedy decoding of B sequences at once (the trainer's evaluation): each step runs the decoder
+// once for the whole batch and appends each row's argmax (the stepper's greedy choice, the same
+// function), until every row has produced </s> (rows already finished are run but ignored) or
+// max_new tokens, or positions run out. inputs: per sequence the
+// source ids (encoder-decoder; padded to the longest and encoded as one batch) or the prompt ids
+// without <s> (decoder-only; prompts of one length form a batch, since left padding would shift
+// positions). Returns per sequence the generated ids, without </s>. Cache on (the default) and
+// off give the same tokens up to float rounding of near ties.
+std::vector<std::vector<int>> greedy_decode_batch(const Model& m, const std::vector<std::vector<int>>& inputs,
+                                                  int max_new, bool use_cache = true);
 
 }  // namespace sf

@@ -1,21 +1,16 @@
 // evaluate.h — exact match of greedy decoding on held-out examples (the tasks' metric).
 //
-// Greedy decoding here is batched and recomputes the decoder over the whole prefix at each step
-// (no KV cache): evaluation of 1,000 short sequences is then a few dozen batched forward passes.
-// The stepper's decoding.h does the same one sequence at a time with a cache, for the explorer.
+// The decoding is the stepper's batched greedy decoder (stepper/decoding.h, greedy_decode_batch,
+// KV cache on): evaluation of 1,000 short sequences is then a few dozen batched decoder steps.
 #pragma once
 
 #include <vector>
 
 #include "model/model.h"
+#include "stepper/decoding.h"
 #include "train/tasks.h"
 
 namespace sf {
-
-// inputs: per example the source ids (encoder-decoder) or the prompt ids without <s>
-// (decoder-only). Returns per example the generated ids, without </s>, at most max_new of them.
-std::vector<std::vector<int>> greedy_decode_batch(const Model& m, const std::vector<std::vector<int>>& inputs,
-                                                  int max_new);
 
 struct EvalResult {
   int examples = 0;
