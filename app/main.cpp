@@ -16,12 +16,34 @@ namespace {
 void usage(std::ostream& out) {
   out << "stepformer — step through a Transformer\n\n";
 #ifdef STEPFORMER_WITH_GUI
-  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation]\n"
+  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation] [--size WxH]\n"
          "    open the explorer (no command); see docs/explorer.md\n";
 #endif
   auto cmds = sf::cli::command_registry();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return std::string(a.name) < b.name; });
   for (auto& c : cmds) out << "  " << c.usage << "\n";
+  out << "\n  stepformer <command> --help   every option of a command, with an example\n"
+         "  stepformer --version\n"
+         "exit status: 0 ok, 1 bad input, 2 bad usage, 130 interrupted (train, Ctrl-C)\n";
+}
+
+// `-h`/`--help` anywhere after the command (a value that is literally "--help" is not supported).
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") return true;
+  return false;
+}
+
+void command_help(const sf::cli::Command& c) {
+  std::cout << "usage: " << c.usage << "\n\n" << c.help;
+  std::cout << "exit status: 0 ok, 1 bad input (unreadable, malformed or unwritable file, refused text), "
+               "2 bad usage" << (std::string(c.name) == "train" ? ", 130 interrupted (Ctrl-C)" : "") << "\n";
+}
+
+const sf::cli::Command* find_command(const std::string& name) {
+  for (auto& c : sf::cli::command_registry())
+    if (name == c.name) return &c;
+  return nullptr;
 }
 
 }  // namespace
@@ -36,12 +58,29 @@ int main(int argc, char** argv) {
     return 0;
   }
   const std::string cmd = argv[1];
+  if (cmd == "--version" || cmd == "version") {
+    std::cout << "stepformer " << STEPFORMER_VERSION << "\n";
+    return 0;
+  }
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    if (argc > 2) {  // `stepformer help decode`
+      if (const auto* c = find_command(argv[2])) {
+        command_help(*c);
+        return 0;
+      }
+      std::cerr << "stepformer help: unknown command '" << argv[2] << "'\n";
+      return 2;
+    }
     usage(std::cout);
     return 0;
   }
-  for (auto& c : sf::cli::command_registry())
-    if (cmd == c.name) return c.run(argc, argv);
+  if (const auto* c = find_command(cmd)) {
+    if (asks_for_help(argc, argv)) {
+      command_help(*c);
+      return 0;
+    }
+    return c->run(argc, argv);
+  }
   std::cerr << "stepformer: unknown command '" << cmd << "'\n\n";
   usage(std::cerr);
   return 2;

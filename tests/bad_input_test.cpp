@@ -230,11 +230,8 @@ TEST(ModelFile, SaveLoadRoundTripIsAtomicAndExact) {
 
 // The command line turns errors into a message and a non-zero exit.
 int run_cli(const std::string& args, std::string& err) {
-  const std::string errf = test::temp_path("cli_err.txt");
-  const int rc = std::system((std::string(STEPFORMER_BINARY) + " " + args + " >/dev/null 2>" + errf).c_str());
-  std::ifstream in(errf);
-  err.assign(std::istreambuf_iterator<char>(in), {});
-  return WEXITSTATUS(rc);
+  std::string out;
+  return test::run_stepformer(args, out, err);
 }
 
 TEST(BadInput, CommandLineReportsAndExitsNonZero) {

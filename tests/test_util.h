@@ -5,7 +5,12 @@
 
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -47,6 +52,23 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
 // processes in parallel (and several builds may test at once on one machine).
 inline std::string temp_path(const std::string& name) {
   return std::string(::testing::TempDir()) + "stepformer_" + std::to_string(::getpid()) + "_" + name;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs the built `stepformer` with `args` (shell syntax) and returns its exit status; its stdout
+// and stderr land in `out` and `err`.
+inline int run_stepformer(const std::string& args, std::string& out, std::string& err) {
+  const std::string outf = temp_path("cli_out.txt"), errf = temp_path("cli_err.txt");
+  const int rc = std::system((std::string(STEPFORMER_BINARY) + " " + args + " >" + outf + " 2>" + errf).c_str());
+  out = read_text(outf);
+  err = read_text(errf);
+  std::remove(outf.c_str());
+  std::remove(errf.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
 }
 
 }  // namespace sf::test

@@ -92,6 +92,17 @@ static int cmd_compare(int argc, char** argv) {
 STEPFORMER_COMMAND(reg_compare, "compare",
                    "stepformer compare --a A.safetensors (--b B.safetensors | --switch) --src \"...\" [--stages]\n"
                    "    two models on one input in lockstep: aligned stages, decoded text, per-layer statistics",
+                   "options:\n"
+                   "  --a A.safetensors  the first model (required)\n"
+                   "  --b B.safetensors  the second model (or --switch)\n"
+                   "  --switch           B is A's weights with the LayerNorm placement switched (an experiment)\n"
+                   "  --src \"...\"        the source text (required)\n"
+                   "  --tgt \"...\"        force both decodes on this target text\n"
+                   "  --max-len N        stop after N generated tokens\n"
+                   "  --stages           print every aligned stage pair, not only the per-layer statistics\n"
+                   "example:\n"
+                   "  stepformer compare --a assets/models/copy-preln.safetensors "
+                   "--b assets/models/copy-postln.safetensors --src \"1 2 3\"\n",
                    cmd_compare);
 
 }  // namespace sf::cli

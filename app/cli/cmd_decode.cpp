@@ -16,8 +16,13 @@ namespace sf::cli {
 namespace {
 
 const std::set<std::string> kFlags = {"--greedy", "--sample", "--no-cache", "--no-pe", "--no-causal"};
-const std::set<std::string> kOptions = {"--model", "--src",  "--tgt",  "--temperature", "--top-k",
-                                        "--top-p", "--seed", "--beam", "--max-len",     "--out"};
+const std::set<std::string> kStepsOptions = {"--model", "--src",  "--tgt",  "--temperature", "--top-k",
+                                             "--top-p", "--seed", "--beam", "--max-len"};
+const std::set<std::string> kDecodeOptions = [] {
+  auto o = kStepsOptions;
+  o.insert("--out");
+  return o;
+}();
 
 // The decoding settings from the command line. Strategy: --greedy (default), --sample, --beam W,
 // or forced when --tgt is given. Sampling options without --sample are an error, not ignored.
@@ -172,10 +177,34 @@ TensorFile recording(const Session& s) {
   return f;
 }
 
+#define SF_DECODE_OPTIONS                                                                              \
+  "  --model M          the model (.safetensors) to run (required)\n"                                  \
+  "  --src \"...\"        the source text (the prompt, for a decoder-only model) (required)\n"        \
+  "  --greedy           take the most probable token at each step (the default)\n"                     \
+  "  --sample           sample from the softmax; with --temperature T (> 0, default 1),\n"             \
+  "                     --top-k K (0 = all), --top-p P (nucleus, default 1), --seed S (default 0)\n"   \
+  "  --beam W           beam search of width W (>= 1)\n"                                               \
+  "  --tgt \"...\"        forced decoding (teacher forcing) on this target text\n"                   \
+  "  --max-len N        stop after N generated tokens (default: the model's max_len)\n"                \
+  "  --no-cache         recompute every step instead of reading K/V from the cache\n"                  \
+  "  --no-pe            leave out the positional encoding (an experiment)\n"                           \
+  "  --no-causal        leave out the decoder's causal mask (an experiment)\n"
+
+const char* kDecodeHelp =
+    "options:\n" SF_DECODE_OPTIONS
+    "  --out T.safetensors  write every step's logits, log-probabilities and attention weights\n"
+    "example:\n"
+    "  stepformer decode --model assets/models/reverse-preln.safetensors --src \"1 2 3 4\" --beam 3\n";
+
+const char* kStepsHelp =
+    "options:\n" SF_DECODE_OPTIONS
+    "example:\n"
+    "  stepformer steps --model assets/models/copy-preln.safetensors --src \"1 2 3\"\n";
+
 }  // namespace
 
 static int cmd_decode(int argc, char** argv) {
-  Args a(argc, argv, 2, kFlags, kOptions);
+  Args a(argc, argv, 2, kFlags, kDecodeOptions);
   int rc = 0;
   auto s = open_session("decode", a, rc);
   if (!s) return rc;
@@ -207,7 +236,7 @@ static int cmd_decode(int argc, char** argv) {
 }
 
 static int cmd_steps(int argc, char** argv) {
-  Args a(argc, argv, 2, kFlags, kOptions);
+  Args a(argc, argv, 2, kFlags, kStepsOptions);
   int rc = 0;
   auto s = open_session("steps", a, rc);
   if (!s) return rc;
@@ -229,10 +258,10 @@ STEPFORMER_COMMAND(reg_decode, "decode",
                    "    decode token by token: each step's token, probability, top-5 alternatives and KV cache;\n"
                    "    --tgt forces the output (teacher forcing); --out writes steps.{t}.logits and the\n"
                    "    attention weights of every step (the fed rows), so runs can be compared file to file",
-                   cmd_decode);
+                   kDecodeHelp, cmd_decode);
 STEPFORMER_COMMAND(reg_steps, "steps",
                    "stepformer steps --model M --src \"...\" [decode options as for decode]\n"
                    "    list the stage sequence of a stepped run: title, formula with shapes, cache note",
-                   cmd_steps);
+                   kStepsHelp, cmd_steps);
 
 }  // namespace sf::cli

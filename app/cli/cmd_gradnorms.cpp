@@ -46,6 +46,17 @@ static int cmd_gradnorms(int argc, char** argv) {
 STEPFORMER_COMMAND(reg_gradnorms, "gradnorms",
                    "stepformer gradnorms --layers 6 --norm pre|post --seeds 10 [--d-model D --heads H --d-ff F]\n"
                    "    gradient norm per layer at initialisation, averaged over seeds (Xiong et al. 2020)",
+                   "options:\n"
+                   "  --layers L     encoder and decoder layers each, 1..64 (default 6)\n"
+                   "  --norm pre|post  LayerNorm placement (default pre)\n"
+                   "  --seeds S      fresh initialisations to average over, 1..1000 (default 10)\n"
+                   "  --d-model D    model width, even and divisible by --heads (default 64)\n"
+                   "  --heads H      attention heads (default 4)\n"
+                   "  --d-ff F       feed-forward width (default 4·D)\n"
+                   "  --batch B      examples in the one batch (default 32)\n"
+                   "  --task T       an encoder-decoder task: copy, reverse, sort, add, dates (default copy)\n"
+                   "example:\n"
+                   "  stepformer gradnorms --layers 6 --norm post --seeds 3\n",
                    cmd_gradnorms);
 
 }  // namespace sf::cli

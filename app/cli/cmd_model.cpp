@@ -74,7 +74,22 @@ static int cmd_info(int argc, char** argv) {
   return 0;
 }
 
-STEPFORMER_COMMAND(reg_init, "init", "stepformer init --config C.json --seed S --out M.safetensors\n    a new model with Xavier-uniform weights (deterministic for a seed)", cmd_init);
-STEPFORMER_COMMAND(reg_info, "info", "stepformer info M.safetensors\n    configuration and parameter count per component", cmd_info);
+STEPFORMER_COMMAND(reg_init, "init",
+                   "stepformer init --config C.json --seed S --out M.safetensors\n"
+                   "    a new model with Xavier-uniform weights (deterministic for a seed)",
+                   "options:\n"
+                   "  --config C.json      the model configuration (format in docs/model-format.md) (required)\n"
+                   "  --seed S             the initialisation seed, 0..2^62 (default 0)\n"
+                   "  --out M.safetensors  where to write the model (required)\n"
+                   "example:\n"
+                   "  stepformer init --config tests/gui/model.json --seed 1 --out /tmp/m.safetensors\n",
+                   cmd_init);
+STEPFORMER_COMMAND(reg_info, "info",
+                   "stepformer info M.safetensors\n    configuration and parameter count per component",
+                   "arguments:\n"
+                   "  M.safetensors        a model or checkpoint file (exactly one)\n"
+                   "example:\n"
+                   "  stepformer info assets/models/copy-preln.safetensors\n",
+                   cmd_info);
 
 }  // namespace sf::cli

@@ -199,7 +199,25 @@ static int cmd_walk(int argc, char** argv) {
 
 STEPFORMER_COMMAND(reg_trace, "trace",
                   "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] --out T.safetensors\n"
-                  "    run (teacher-forced on --tgt) and write every recorded tensor", cmd_trace);
-STEPFORMER_COMMAND(reg_walk, "walk", "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal", cmd_walk);
+                  "    run (teacher-forced on --tgt) and write every recorded tensor",
+                  "options:\n"
+                  "  --model M            the model (required)\n"
+                  "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
+                  "  --tgt \"...\"          the target text the decoder is teacher-forced on\n"
+                  "  --no-pe              leave out the positional encoding (an experiment)\n"
+                  "  --no-causal          leave out the decoder's causal mask (an experiment)\n"
+                  "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
+                  "example:\n"
+                  "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "
+                  "--out /tmp/t.safetensors\n",
+                  cmd_trace);
+STEPFORMER_COMMAND(reg_walk, "walk", "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal",
+                  "options:\n"
+                  "  --model M            the model (required)\n"
+                  "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
+                  "  --tgt \"...\"          force the decode on this target text instead of greedy decoding\n"
+                  "example:\n"
+                  "  stepformer walk --model assets/models/reverse-preln.safetensors --src \"1 2 3\"\n",
+                  cmd_walk);
 
 }  // namespace sf::cli

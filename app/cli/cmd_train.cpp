@@ -49,6 +49,45 @@ const char* kUsage =
     "         [--checkpoint-every N] [--keep-checkpoint] [--quiet] --out M.safetensors\n"
     "       stepformer train --resume M.ckpt.safetensors [--steps N] [--out M.safetensors] [--threads T]\n";
 
+const char* kHelp =
+    "options (a new run):\n"
+    "  --task T             copy, reverse, sort, add, dates or copy-lm (docs/training.md) (required)\n"
+    "  --norm pre|post      LayerNorm placement (default pre)\n"
+    "  --arch encoder-decoder|decoder-only  (default: the task's own)\n"
+    "  --layers N           encoder and decoder layers each (default 2), or\n"
+    "  --encoder-layers N, --decoder-layers N  separately\n"
+    "  --d-model D          model width (default 64)\n"
+    "  --heads H            attention heads (default 4)\n"
+    "  --d-ff F             feed-forward width (default 4·D)\n"
+    "  --activation relu|gelu, --positional sinusoidal|learned  (defaults relu, sinusoidal)\n"
+    "  --warmup N           warm-up steps of the inverse-square-root schedule (default 400)\n"
+    "  --factor F           the schedule's factor (default 1)\n"
+    "  --constant-lr X      a constant learning rate instead of the schedule\n"
+    "  --cooldown N         fall linearly to 0 over the last N steps (default 0)\n"
+    "  --clip C             clip the gradient norm to C (default 0: off)\n"
+    "  --label-smoothing E  0 <= E < 1 (default 0.1)\n"
+    "  --dropout P          dropout probability (default 0)\n"
+    "  --batch B            examples per step (default 64)\n"
+    "  --steps N            training steps (required)\n"
+    "  --seed S             seed of initialisation, batches and dropout (default 1)\n"
+    "  --threads T          shards of each batch run in parallel, 1..64 (default 1)\n"
+    "  --min-len A, --max-len B, --symbols K  the digit tasks' lengths and alphabet (1, 10, 10)\n"
+    "  --eval-every N       held-out exact match every N steps (default 250; 0: off)\n"
+    "  --eval-examples N    examples per evaluation (default 200)\n"
+    "  --final-eval-examples N  examples of the final evaluation (default 1000)\n"
+    "  --probe-every N      record gradient norms every N steps (default 50; 0: off)\n"
+    "  --checkpoint-every N write M.ckpt.safetensors every N steps (default 500; 0: off)\n"
+    "  --keep-checkpoint    keep the checkpoint after a successful run\n"
+    "  --quiet              no progress bar\n"
+    "  --out M.safetensors  the model; M.metrics.json and M.ckpt.safetensors go next to it (required)\n"
+    "options (continuing):\n"
+    "  --resume M.ckpt.safetensors  continue bit-identically; with --steps N, --out, --threads,\n"
+    "                       --checkpoint-every, --keep-checkpoint, --quiet\n"
+    "Ctrl-C saves the checkpoint and exits with 130.\n"
+    "examples:\n"
+    "  stepformer train --task copy --norm pre --steps 2000 --seed 1 --out /tmp/copy.safetensors\n"
+    "  stepformer train --resume /tmp/copy.ckpt.safetensors --steps 3000\n";
+
 }  // namespace
 
 static int cmd_train(int argc, char** argv) {
@@ -179,13 +218,14 @@ static int cmd_train(int argc, char** argv) {
   const std::string ckpt = stem(out) + ".ckpt.safetensors";
   const std::string metrics = stem(out) + ".metrics.json";
   const Config& c = t.model().config;
+  // The handler is in place before the "training" line, so Ctrl-C from then on always saves.
+  g_interrupted.store(false);
+  auto previous = std::signal(SIGINT, on_sigint);
   std::cerr << "training " << t.task().name << " (" << to_string(c.arch) << ", " << to_string(c.norm) << "-LN, d_model "
             << c.d_model << ", " << c.n_heads << " heads, " << c.n_encoder_layers << "+" << c.n_decoder_layers
             << " layers, " << count_params(t.model().weights, c) << " parameters), steps " << t.steps_done() << " -> "
             << t.options().steps << ", threads " << t.options().threads << "\n";
 
-  g_interrupted.store(false);
-  auto previous = std::signal(SIGINT, on_sigint);
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   auto last_print = t0;
@@ -255,6 +295,6 @@ STEPFORMER_COMMAND(reg_train, "train",
                    "--out M.safetensors [options]\n"
                    "    train a model on a toy task (see docs/training.md); Ctrl-C saves a checkpoint\n"
                    "stepformer train --resume M.ckpt.safetensors [--steps N]\n    continue from a checkpoint",
-                   cmd_train);
+                   kHelp, cmd_train);
 
 }  // namespace sf::cli

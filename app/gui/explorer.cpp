@@ -52,7 +52,8 @@ double cpu_seconds() {
 }  // namespace
 
 bool is_explorer_invocation(int argc, char** argv) {
-  return argc < 2 || (argv[1][0] == '-' && argv[1][1] == '-' && std::strcmp(argv[1], "--help") != 0);
+  return argc < 2 || (argv[1][0] == '-' && argv[1][1] == '-' && std::strcmp(argv[1], "--help") != 0 &&
+                      std::strcmp(argv[1], "--version") != 0);
 }
 
 int run_explorer(int argc, char** argv) {

@@ -1,0 +1,106 @@
+// cli_test.cpp — the command line people expect: every subcommand answers -h/--help on stdout
+// with exit 0, naming every option it accepts and giving an example; `--version`; unknown options
+// exit 2 (bad usage) with the message on stderr; bad input exits 1. Runs the built binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "test_util.h"
+
+namespace sf {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// Every option each command's Args accepts (app/cli/cmd_*.cpp). A new option must be added here
+// and to the command's help, or this test fails.
+const std::map<std::string, std::vector<std::string>> kOptions = {
+    {"init", {"--config", "--seed", "--out"}},
+    {"info", {}},
+    {"trace", {"--model", "--src", "--tgt", "--out", "--no-pe", "--no-causal"}},
+    {"walk", {"--model", "--src", "--tgt"}},
+    {"decode",
+     {"--model", "--src", "--tgt", "--temperature", "--top-k", "--top-p", "--seed", "--beam", "--max-len", "--out",
+      "--greedy", "--sample", "--no-cache", "--no-pe", "--no-causal"}},
+    {"steps",
+     {"--model", "--src", "--tgt", "--temperature", "--top-k", "--top-p", "--seed", "--beam", "--max-len", "--greedy",
+      "--sample", "--no-cache", "--no-pe", "--no-causal"}},
+    {"train",
+     {"--task", "--norm", "--arch", "--layers", "--encoder-layers", "--decoder-layers", "--d-model", "--heads", "--d-ff",
+      "--activation", "--positional", "--warmup", "--factor", "--constant-lr", "--clip", "--label-smoothing",
+      "--dropout", "--cooldown", "--batch", "--steps", "--seed", "--threads", "--min-len", "--max-len", "--symbols",
+      "--eval-every", "--eval-examples", "--final-eval-examples", "--probe-every", "--checkpoint-every", "--out",
+      "--resume", "--keep-checkpoint", "--quiet"}},
+    {"gradnorms", {"--layers", "--norm", "--seeds", "--d-model", "--heads", "--d-ff", "--batch", "--task"}},
+    {"compare", {"--a", "--b", "--src", "--tgt", "--max-len", "--switch", "--stages"}},
+};
+
+TEST(Cli, EverySubcommandAnswersHelpWithEveryOptionAndAnExample) {
+  for (const auto& [cmd, options] : kOptions) {
+    for (const char* flag : {"--help", "-h"}) {
+      std::string out, err;
+      EXPECT_EQ(test::run_stepformer(cmd + " " + flag, out, err), 0) << cmd << " " << flag;
+      EXPECT_THAT(err, IsEmpty()) << cmd;
+      EXPECT_THAT(out, HasSubstr("usage: stepformer " + cmd)) << cmd;
+      EXPECT_THAT(out, HasSubstr("example")) << cmd;
+      EXPECT_THAT(out, HasSubstr("exit status: 0 ok, 1 bad input")) << cmd;
+      for (const std::string& o : options) EXPECT_THAT(out, HasSubstr(o)) << cmd << " --help does not mention " << o;
+    }
+  }
+}
+
+TEST(Cli, HelpWinsOverOtherArgumentsAndHelpCommandNamesOne) {
+  std::string out, err;
+  // Even with required options missing or bad values, --help only prints help.
+  EXPECT_EQ(test::run_stepformer("decode --beam zero --help", out, err), 0);
+  EXPECT_THAT(out, HasSubstr("--beam W"));
+  EXPECT_EQ(test::run_stepformer("help train", out, err), 0);
+  EXPECT_THAT(out, HasSubstr("--checkpoint-every N"));
+  EXPECT_EQ(test::run_stepformer("help nosuch", out, err), 2);
+  EXPECT_THAT(err, HasSubstr("unknown command 'nosuch'"));
+}
+
+TEST(Cli, EveryCommandIsListedByHelp) {
+  std::string out, err;
+  EXPECT_EQ(test::run_stepformer("help", out, err), 0);
+  for (const auto& [cmd, options] : kOptions) EXPECT_THAT(out, HasSubstr("stepformer " + cmd + " ")) << cmd;
+  EXPECT_THAT(out, HasSubstr("exit status: 0 ok, 1 bad input, 2 bad usage"));
+}
+
+TEST(Cli, VersionOnStdout) {
+  std::string out, err;
+  EXPECT_EQ(test::run_stepformer("--version", out, err), 0);
+  EXPECT_THAT(out, ::testing::MatchesRegex("stepformer [0-9]+\\.[0-9]+.*\n"));
+  EXPECT_THAT(err, IsEmpty());
+}
+
+TEST(Cli, UnknownOptionIsBadUsageOnStderr) {
+  for (const auto& [cmd, options] : kOptions) {
+    std::string out, err;
+    EXPECT_EQ(test::run_stepformer(cmd + " --no-such-option", out, err), 2) << cmd;
+    EXPECT_THAT(err, HasSubstr("stepformer " + cmd + ": unknown option --no-such-option")) << cmd;
+    EXPECT_THAT(out, IsEmpty()) << cmd;
+  }
+}
+
+TEST(Cli, BadInputExitsOneOnStderr) {
+  std::string out, err;
+  const std::string missing = "/nonexistent/m.safetensors";
+  EXPECT_EQ(test::run_stepformer("info " + missing, out, err), 1);
+  EXPECT_EQ(test::run_stepformer("decode --model " + missing + " --src 1", out, err), 1);
+  EXPECT_EQ(test::run_stepformer("walk --model " + missing + " --src 1", out, err), 1);
+  EXPECT_EQ(test::run_stepformer("compare --a " + missing + " --switch --src 1", out, err), 1);
+  EXPECT_EQ(test::run_stepformer("train --resume " + missing, out, err), 1);
+  EXPECT_THAT(err, HasSubstr("stepformer train: "));
+  EXPECT_THAT(out, IsEmpty());
+  // A missing required option or a malformed value is bad usage.
+  EXPECT_EQ(test::run_stepformer("decode --src 1", out, err), 2);
+  EXPECT_THAT(err, HasSubstr("missing required option --model"));
+  EXPECT_EQ(test::run_stepformer("gradnorms --layers x", out, err), 2);
+  EXPECT_EQ(test::run_stepformer("info", out, err), 2);
+}
+
+}  // namespace
+}  // namespace sf
