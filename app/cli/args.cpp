@@ -3,6 +3,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
+
+#include "io/atomic_file.h"
 
 namespace sf::cli {
 
@@ -81,6 +84,21 @@ bool Args::require(const std::string& opt) {
   if (values_.count(opt)) return true;
   if (error_.empty()) error_ = "missing required option " + opt;
   return false;
+}
+
+int check_output(const std::string& cmd, const std::string& out_option, const std::string& out,
+                 const std::vector<std::pair<std::string, std::string>>& inputs) {
+  for (const auto& [option, path] : inputs)
+    if (same_file(out, path)) {
+      std::cerr << "stepformer " << cmd << ": " << out_option << " '" << out << "' is the same file as " << option
+                << "; choose another output file (the input would be replaced)\n";
+      return 2;
+    }
+  if (auto ok = check_writable(out); !ok) {
+    std::cerr << "stepformer " << cmd << ": " << ok.error() << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace sf::cli

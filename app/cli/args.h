@@ -35,4 +35,11 @@ class Args {
   std::string error_;
 };
 
+// Before any work is done: the output file must not be one of the inputs (writing it would
+// replace the input) and its folder must accept a new file. `inputs` pairs an option name with
+// its path. Prints "stepformer <cmd>: ..." and returns the exit code (2: the same file as an
+// input, 1: folder missing or not writable), or 0 when the output can be written.
+int check_output(const std::string& cmd, const std::string& out_option, const std::string& out,
+                 const std::vector<std::pair<std::string, std::string>>& inputs);
+
 }  // namespace sf::cli

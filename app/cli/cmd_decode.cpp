@@ -63,6 +63,12 @@ std::optional<Session> open_session(const char* cmd, Args& a, int& rc) {
   if (!a.ok()) return fail(a.error(), 2);
   auto settings = parse_settings(a);
   if (!settings) return fail(settings.error(), 2);
+  if (a.has("--out")) {
+    if (const int code = check_output(cmd, "--out", a.str("--out"), {{"--model", a.str("--model")}})) {
+      rc = code;
+      return std::nullopt;
+    }
+  }
   auto m = load_model(a.str("--model"));
   if (!m) return fail(m.error(), 1);
   auto s = Session::create(std::make_shared<const Model>(std::move(*m)), a.str("--src"), a.str("--tgt"), *settings,

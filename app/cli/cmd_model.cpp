@@ -19,6 +19,7 @@ static int cmd_init(int argc, char** argv) {
     return 2;
   }
   const std::string path = a.str("--config");
+  if (const int code = check_output("init", "--out", a.str("--out"), {{"--config", path}})) return code;
   std::ifstream in(path);
   if (!in) {
     std::cerr << "stepformer init: '" << path << "': cannot open (missing file or no permission)\n";

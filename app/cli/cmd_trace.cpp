@@ -109,6 +109,8 @@ std::vector<std::string> names(const Vocab& v, const std::vector<int>& ids) {
 static int cmd_trace(int argc, char** argv) {
   Args a(argc, argv, 2, {"--no-pe", "--no-causal"}, {"--model", "--src", "--tgt", "--out"});
   a.require("--out");
+  if (a.ok() && a.get("--model"))
+    if (const int code = check_output("trace", "--out", a.str("--out"), {{"--model", a.str("--model")}})) return code;
   auto l = load_and_prepare(a, "trace");
   if (!l) return a.ok() ? 1 : 2;
   RunOptions opt;

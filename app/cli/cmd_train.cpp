@@ -83,7 +83,8 @@ const char* kHelp =
     "options (continuing):\n"
     "  --resume M.ckpt.safetensors  continue bit-identically; with --steps N, --out, --threads,\n"
     "                       --checkpoint-every, --keep-checkpoint, --quiet\n"
-    "Ctrl-C saves the checkpoint and exits with 130.\n"
+    "Ctrl-C saves the checkpoint and exits with 130. Every file is written to a temporary file,\n"
+    "flushed and renamed, so a crash or kill leaves the previous complete file or the new one.\n"
     "examples:\n"
     "  stepformer train --task copy --norm pre --steps 2000 --seed 1 --out /tmp/copy.safetensors\n"
     "  stepformer train --resume /tmp/copy.ckpt.safetensors --steps 3000\n";
@@ -213,6 +214,10 @@ static int cmd_train(int argc, char** argv) {
       return 1;
     }
   }
+  // Refused now rather than after an hour of training.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  if (a.get("--resume")) inputs.emplace_back("--resume", a.str("--resume"));
+  if (const int code = check_output("train", "--out", out, inputs)) return code;
   Trainer& t = *trainer;
   const bool quiet = a.has("--quiet");
   const std::string ckpt = stem(out) + ".ckpt.safetensors";

@@ -18,6 +18,7 @@
 #include "actions.h"
 #include "compare/prepost.h"
 #include "backends/imgui_impl_opengl3.h"
+#include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "export.h"
 #include "gfx/imgui_math.h"
@@ -33,6 +34,18 @@ namespace sf::gui {
 namespace {
 
 App* g_app = nullptr;  // for the settings handler callbacks (plain function pointers)
+
+// imgui.ini, or empty for scripted/headless runs. ImGui's own IniFilename stays null, so ImGui
+// never writes the file in place: it raises WantSaveIniSettings and we write it atomically.
+std::string g_ini_path;
+
+void save_settings() {
+  ImGui::GetIO().WantSaveIniSettings = false;
+  if (g_ini_path.empty()) return;
+  size_t n = 0;
+  const char* text = ImGui::SaveIniSettingsToMemory(&n);
+  write_file_atomic(g_ini_path, std::string(text, n));  // a failure keeps the previous settings
+}
 
 void* settings_open(ImGuiContext*, ImGuiSettingsHandler*, const char* name) {
   return std::string(name) == "Settings" ? reinterpret_cast<void*>(1) : nullptr;
@@ -104,13 +117,11 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
   // Scripted and headless runs neither read nor write it, so they are reproducible.
   register_settings();
   ImGuiIO& io = ImGui::GetIO();
-  static std::string ini;
-  if (opt_.headless() || !opt_.script.empty()) {
-    io.IniFilename = nullptr;
-  } else {
-    ini = settings_path();
-    io.IniFilename = ini.c_str();
-    if (file_exists(ini)) ImGui::LoadIniSettingsFromDisk(ini.c_str());
+  io.IniFilename = nullptr;
+  g_ini_path.clear();
+  if (!opt_.headless() && opt_.script.empty()) {
+    g_ini_path = settings_path();
+    if (file_exists(g_ini_path)) ImGui::LoadIniSettingsFromDisk(g_ini_path.c_str());
   }
   if (opt_.scale > 0) ui_.scale = opt_.scale;
   if (opt_.presentation && !ui_.presentation) set_presentation(true);
@@ -167,8 +178,8 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
 App::~App() {
   // Save while the settings handler can still reach the app (ImGui's own save at DestroyContext
   // comes after this destructor).
-  if (ImGui::GetIO().IniFilename) ImGui::SaveIniSettingsToDisk(ImGui::GetIO().IniFilename);
-  ImGui::GetIO().IniFilename = nullptr;  // saved: DestroyContext must not overwrite it without our section
+  save_settings();
+  g_ini_path.clear();
   worker_.reset();  // joins the thread
   g_app = nullptr;
 }
@@ -244,6 +255,7 @@ bool App::busy() const {
 // [SECTION] per frame
 
 void App::before_frame() {
+  if (ImGui::GetIO().WantSaveIniSettings) save_settings();
   static float built_scale = -1;
   static bool built_presentation = false;
   if (!fonts_dirty_ && built_scale == ui_.scale && built_presentation == ui_.presentation) return;
@@ -708,10 +720,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     first = false;
   }
   j += "\n  }\n}\n";
-  if (FILE* f = std::fopen(path.c_str(), "w")) {
-    std::fputs(j.c_str(), f);
-    std::fclose(f);
-  }
+  if (auto ok = write_file_atomic(path, j); !ok) notify(Message::Error, ok.error());
 }
 
 void App::after_render() {

@@ -194,25 +194,6 @@ std::string serialize_safetensors(const TensorFile& file) {
   return out;
 }
 
-Result<bool> write_file_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{"'" + path + "': cannot write (directory missing or no permission)"};
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Error{"'" + path + "': write failed (disk full?)"};
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{"'" + path + "': cannot rename the temporary file into place"};
-  }
-  return true;
-}
-
 Result<bool> write_safetensors(const std::string& path, const TensorFile& file) {
   return write_file_atomic(path, serialize_safetensors(file));
 }

@@ -12,6 +12,7 @@
 
 #include "base/result.h"
 #include "base/tensor.h"
+#include "io/atomic_file.h"
 
 namespace sf {
 
@@ -44,11 +45,8 @@ struct TensorFile {
 Result<TensorFile> read_safetensors(const std::string& path);
 Result<TensorFile> parse_safetensors(const std::string& bytes, const std::string& what);
 
-// Writes to `path.tmp`, then renames over `path`, so a crash never leaves a half-written file.
+// Writes through write_file_atomic (io/atomic_file.h): a crash never leaves a half-written file.
 Result<bool> write_safetensors(const std::string& path, const TensorFile& file);
 std::string serialize_safetensors(const TensorFile& file);
-
-// Atomic text write (temporary file + rename), for CSV/JSON outputs.
-Result<bool> write_file_atomic(const std::string& path, const std::string& bytes);
 
 }  // namespace sf

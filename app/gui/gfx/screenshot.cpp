@@ -6,6 +6,7 @@
 #include <stb_image_write.h>
 
 #include "gfx/gl.h"
+#include "io/atomic_file.h"
 
 namespace sf::gui {
 
@@ -14,15 +15,17 @@ bool write_png_rgba(const std::string& path, const unsigned char* rgba, int w, i
   // per-row filter choice, and the GUI tests read them back with the Python standard library
   // alone (no PNG filter arithmetic in Python).
   stbi_write_force_png_filter = 0;
-  const std::string tmp = path + ".tmp";
-  if (!stbi_write_png(tmp.c_str(), w, h, 4, rgba, w * 4)) {
-    error = "cannot write '" + path + "' (missing folder or no permission)";
-    std::remove(tmp.c_str());
+  // Encoded in memory, then written like every other file (temporary file, fsync, rename).
+  std::string png;
+  const auto append = [](void* ctx, void* data, int size) {
+    static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, w, h, 4, rgba, w * 4)) {
+    error = "cannot encode '" + path + "' as PNG";
     return false;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename '" + tmp + "' to '" + path + "'";
-    std::remove(tmp.c_str());
+  if (auto ok = write_file_atomic(path, png); !ok) {
+    error = ok.error();
     return false;
   }
   return true;
