@@ -6,10 +6,32 @@ namespace sf {
 
 using nlohmann::json;
 
-const char* to_string(Arch a) { return a == Arch::EncoderDecoder ? "encoder-decoder" : "decoder-only"; }
+const char* to_string(Arch a) {
+  switch (a) {
+    case Arch::EncoderDecoder: return "encoder-decoder";
+    case Arch::DecoderOnly: return "decoder-only";
+    case Arch::EncoderOnly: return "encoder-only";
+  }
+  return "?";
+}
 const char* to_string(NormPlacement n) { return n == NormPlacement::Pre ? "pre" : "post"; }
-const char* to_string(Activation a) { return a == Activation::Relu ? "relu" : "gelu"; }
-const char* to_string(Positional p) { return p == Positional::Sinusoidal ? "sinusoidal" : "learned"; }
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::Relu: return "relu";
+    case Activation::Gelu: return "gelu";
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::Swish: return "swish";
+  }
+  return "?";
+}
+const char* to_string(Positional p) {
+  switch (p) {
+    case Positional::Sinusoidal: return "sinusoidal";
+    case Positional::Learned: return "learned";
+    case Positional::SinusoidalHalves: return "sinusoidal_halves";
+  }
+  return "?";
+}
 const char* to_string(Tokenizer t) { return t == Tokenizer::Word ? "word" : "char"; }
 
 namespace {
@@ -48,6 +70,25 @@ E get_enum(const json& j, const char* key, std::initializer_list<std::pair<const
   throw InputError(std::string("config: field '") + key + "' expected " + expected + ", found " + found(v));
 }
 
+bool get_bool(const json& j, const char* key, bool fallback) {
+  if (!j.contains(key)) return fallback;
+  if (!j[key].is_boolean())
+    throw InputError(std::string("config: field '") + key + "' expected true or false, found " + found(j[key]));
+  return j[key].get<bool>();
+}
+
+int get_int_or(const json& j, const char* key, int lo, int hi, int fallback) {
+  return j.contains(key) ? get_int(j, key, lo, hi) : fallback;
+}
+
+float get_positive_float(const json& j, const char* key, float fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j[key];
+  if (!v.is_number() || !(v.get<double>() > 0.0) || !(v.get<double>() < 1.0))
+    throw InputError(std::string("config: field '") + key + "' expected a number in (0, 1), found " + found(v));
+  return static_cast<float>(v.get<double>());
+}
+
 std::vector<std::string> get_vocab(const json& j, const char* key) {
   if (!j.contains(key)) throw InputError(std::string("config: missing field '") + key + "'");
   const json& v = j[key];
@@ -66,7 +107,8 @@ Config parse(const std::string& text) {
   if (j.is_discarded()) throw InputError("config: expected JSON, found text that does not parse");
   if (!j.is_object()) throw InputError("config: expected a JSON object, found " + found(j));
   Config c;
-  c.arch = get_enum<Arch>(j, "arch", {{"encoder-decoder", Arch::EncoderDecoder}, {"decoder-only", Arch::DecoderOnly}});
+  c.arch = get_enum<Arch>(j, "arch", {{"encoder-decoder", Arch::EncoderDecoder}, {"decoder-only", Arch::DecoderOnly},
+                                      {"encoder-only", Arch::EncoderOnly}});
   c.d_model = get_int(j, "d_model", 1, 1 << 16);
   c.n_heads = get_int(j, "n_heads", 1, 1 << 10);
   c.n_encoder_layers = get_int(j, "n_encoder_layers", 0, 1000);
@@ -74,23 +116,38 @@ Config parse(const std::string& text) {
   c.d_ff = get_int(j, "d_ff", 1, 1 << 20);
   c.max_len = get_int(j, "max_len", 1, 1 << 20);
   c.norm = get_enum<NormPlacement>(j, "norm", {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post}});
-  c.activation = get_enum<Activation>(j, "activation", {{"relu", Activation::Relu}, {"gelu", Activation::Gelu}});
-  c.positional = get_enum<Positional>(j, "positional", {{"sinusoidal", Positional::Sinusoidal}, {"learned", Positional::Learned}});
+  c.activation = get_enum<Activation>(j, "activation", {{"relu", Activation::Relu}, {"gelu", Activation::Gelu},
+                                                        {"gelu_tanh", Activation::GeluTanh}, {"swish", Activation::Swish}});
+  c.positional = get_enum<Positional>(j, "positional", {{"sinusoidal", Positional::Sinusoidal}, {"learned", Positional::Learned},
+                                                        {"sinusoidal_halves", Positional::SinusoidalHalves}});
   Tokenizer tok = get_enum<Tokenizer>(j, "tokenizer", {{"word", Tokenizer::Word}, {"char", Tokenizer::Character}}, Tokenizer::Word);
-  if (j.contains("share_embeddings")) {
-    if (!j["share_embeddings"].is_boolean())
-      throw InputError("config: field 'share_embeddings' expected true or false, found " + found(j["share_embeddings"]));
-    c.share_embeddings = j["share_embeddings"].get<bool>();
-  }
+  c.share_embeddings = get_bool(j, "share_embeddings", false);
+  c.scale_embeddings = get_bool(j, "scale_embeddings", true);
+  c.layer_norm_eps = get_positive_float(j, "layer_norm_eps", 1e-5f);
+  c.n_encoder_heads = get_int_or(j, "n_encoder_heads", 0, 1 << 10, 0);
+  c.d_ff_encoder = get_int_or(j, "d_ff_encoder", 0, 1 << 20, 0);
+  c.n_token_types = get_int_or(j, "n_token_types", 0, 1 << 10, 0);
+  c.embed_norm = get_bool(j, "embed_norm", false);
+  c.mlm_head = get_bool(j, "mlm_head", false);
+  c.decoder_pad_mask = get_bool(j, "decoder_pad_mask", true);
 
   if (c.d_model % c.n_heads != 0)
     throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_heads (" +
                      std::to_string(c.n_heads) + ")");
-  if (c.positional == Positional::Sinusoidal && c.d_model % 2 != 0)
+  if (c.d_model % c.encoder_heads() != 0)
+    throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_encoder_heads (" +
+                     std::to_string(c.encoder_heads()) + ")");
+  if (c.is_sinusoidal() && c.d_model % 2 != 0)
     throw InputError("config: sinusoidal positional encoding needs an even d_model, found " + std::to_string(c.d_model));
-  if (c.n_decoder_layers == 0) throw InputError("config: n_decoder_layers expected at least 1, found 0");
+  if (c.has_decoder() && c.n_decoder_layers == 0) throw InputError("config: n_decoder_layers expected at least 1, found 0");
+  if (!c.has_decoder() && c.n_decoder_layers != 0)
+    throw InputError("config: an encoder-only model expects n_decoder_layers 0, found " + std::to_string(c.n_decoder_layers));
   if (c.has_encoder() && c.n_encoder_layers == 0)
-    throw InputError("config: an encoder-decoder model needs n_encoder_layers >= 1, found 0");
+    throw InputError(std::string("config: an ") + to_string(c.arch) + " model needs n_encoder_layers >= 1, found 0");
+  if (c.arch == Arch::EncoderOnly && !c.share_embeddings)
+    throw InputError("config: an encoder-only model expects share_embeddings true (its output is tied to the input table), found false");
+  if (c.mlm_head && c.arch != Arch::EncoderOnly)
+    throw InputError(std::string("config: mlm_head expects an encoder-only model, found ") + to_string(c.arch));
   if (!c.has_encoder() && c.n_encoder_layers != 0)
     throw InputError("config: a decoder-only model expects n_encoder_layers 0, found " + std::to_string(c.n_encoder_layers));
 
@@ -135,6 +192,16 @@ std::string config_to_json(const Config& c) {
   j["positional"] = to_string(c.positional);
   j["tokenizer"] = to_string(c.tgt_vocab.tokenizer());
   j["share_embeddings"] = c.share_embeddings;
+  // The Hugging Face choices: written only when they differ from the original Transformer's.
+  const Config base;
+  if (c.scale_embeddings != base.scale_embeddings) j["scale_embeddings"] = c.scale_embeddings;
+  if (c.layer_norm_eps != base.layer_norm_eps) j["layer_norm_eps"] = c.layer_norm_eps;
+  if (c.n_encoder_heads != base.n_encoder_heads) j["n_encoder_heads"] = c.n_encoder_heads;
+  if (c.d_ff_encoder != base.d_ff_encoder) j["d_ff_encoder"] = c.d_ff_encoder;
+  if (c.n_token_types != base.n_token_types) j["n_token_types"] = c.n_token_types;
+  if (c.embed_norm != base.embed_norm) j["embed_norm"] = c.embed_norm;
+  if (c.mlm_head != base.mlm_head) j["mlm_head"] = c.mlm_head;
+  if (c.decoder_pad_mask != base.decoder_pad_mask) j["decoder_pad_mask"] = c.decoder_pad_mask;
   if (c.has_encoder()) j["src_vocab"] = c.src_vocab.tokens();
   j["tgt_vocab"] = c.tgt_vocab.tokens();
   return j.dump();

@@ -19,7 +19,8 @@ std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int
     const int pos0 = static_cast<int>(keys.size());
     keys.insert(keys.end(), tgt_ids.begin() + static_cast<std::ptrdiff_t>(b * mlen),
                 tgt_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * mlen));
-    masks.push_back(make_mask(static_cast<int>(mlen), keys, m.config.tgt_vocab.pad(), causal, pos0));
+    const int pad = m.config.decoder_pad_mask ? m.config.tgt_vocab.pad() : -1;  // -1 matches no key
+    masks.push_back(make_mask(static_cast<int>(mlen), keys, pad, causal, pos0));
   }
   return masks;
 }
@@ -42,7 +43,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   const int pos0 = cache ? cache->length : 0;
   const std::vector<Mat> masks = self_masks(m, tgt_ids, batch, cache, opt.causal_mask);
   std::vector<Mat> cross_masks;
-  if (c.has_encoder()) cross_masks = source_masks(m, *enc.src_ids, batch, mlen);
+  if (c.has_cross_attention()) cross_masks = source_masks(m, *enc.src_ids, batch, mlen);
   if (tr) {
     tr->batch = batch;
     tr->pos0 = pos0;
@@ -50,8 +51,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   }
 
   Mat x;  // (B·m, d) the residual stream
-  embed(m.weights.tgt_embed, m.positions(), tgt_ids, batch, pos0, opt.positional_encoding, x,
-        tr ? &tr->embed : nullptr);
+  embed(m.embedding(/*source=*/false), tgt_ids, batch, pos0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);
 
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];
@@ -84,7 +84,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
                    },
                    y, lt ? &lt->self_block : nullptr);
 
-    if (c.has_encoder()) {
+    if (c.has_cross_attention()) {
       Mat z;
       residual_block(c.norm, w.norm2, y,
                      [&](const Mat& in, Mat& out) {
@@ -126,9 +126,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   }
   if (tr) {
     tr->output = std::move(x);
-    tr->logits = logits;
-    tr->log_probs = log_softmax_rows(logits);
-    tr->probs = tr->log_probs.array().exp().matrix();
+    record_logits(logits, tr->logits, tr->log_probs, tr->probs);
   }
   return logits;
 }

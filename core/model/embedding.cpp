@@ -1,40 +1,73 @@
 #include "model/embedding.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sf {
 
-void embed(const Mat& table, const Mat& positions, const std::vector<int>& ids, int batch, int pos0,
-           bool use_positional, Mat& x, EmbeddingTrace* tr) {
+std::vector<int> segment_ids(const std::vector<int>& ids, int sep, int pad, int n_types) {
+  std::vector<int> out(ids.size(), 0);
+  int seps = 0;  // [SEP]s strictly before position t
+  for (size_t t = 0; t < ids.size(); ++t) {
+    if (ids[t] != pad) out[t] = std::min(seps, n_types - 1);
+    if (ids[t] == sep) ++seps;
+  }
+  return out;
+}
+
+void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int pos0, bool use_positional, Mat& x,
+           EmbeddingTrace* tr) {
+  const Mat& table = *p.table;
   const int rows = static_cast<int>(ids.size());
   const int n = batch ? rows / batch : 0;
   const int d = static_cast<int>(table.cols());
-  const float scale = std::sqrt(static_cast<float>(d));
   Mat pe = Mat::Zero(rows, d);
   x.resize(rows, d);
   for (int r = 0; r < rows; ++r) {
-    x.row(r) = table.row(ids[static_cast<size_t>(r)]) * scale;
-    if (use_positional) pe.row(r) = positions.row(pos0 + r % n);
+    x.row(r) = table.row(ids[static_cast<size_t>(r)]) * p.scale;
+    if (use_positional) pe.row(r) = p.positions->row(pos0 + r % n);
   }
   if (tr) {
     tr->ids = ids;
     tr->positions.resize(static_cast<size_t>(rows));
     for (int r = 0; r < rows; ++r) tr->positions[static_cast<size_t>(r)] = pos0 + r % n;
+    tr->scale = p.scale;
     tr->scaled = x;
     tr->pe = pe;
   }
   x += pe;
+  if (p.token_types) {
+    const int n_types = static_cast<int>(p.token_types->rows());
+    std::vector<int> types;  // (B·n)
+    for (int b = 0; b < batch; ++b) {
+      const std::vector<int> one(ids.begin() + b * n, ids.begin() + (b + 1) * n);
+      const std::vector<int> seg = segment_ids(one, p.sep, p.pad, n_types);
+      types.insert(types.end(), seg.begin(), seg.end());
+    }
+    Mat t(rows, d);  // (B·n, d)
+    for (int r = 0; r < rows; ++r) t.row(r) = p.token_types->row(types[static_cast<size_t>(r)]);
+    x += t;
+    if (tr) {
+      tr->token_types = std::move(types);
+      tr->types = std::move(t);
+    }
+  }
+  if (p.norm) {
+    Mat y;
+    layer_norm_forward(x, *p.norm, y, tr ? &tr->norm : nullptr);
+    if (tr) tr->pre_norm = std::move(x);
+    x = std::move(y);
+  }
   if (tr && tr->dropout_mask.rows() == x.rows() && tr->dropout_mask.cols() == x.cols())
     x.array() *= tr->dropout_mask.array();
   if (tr) tr->sum = x;
 }
 
 void embed_backward(const EmbeddingTrace& tr, const Mat& dx, Mat& dtable, Mat* dpos) {
-  const float scale = std::sqrt(static_cast<float>(dtable.cols()));
   const bool drop = tr.dropout_mask.rows() == dx.rows() && tr.dropout_mask.cols() == dx.cols();
   for (Eigen::Index r = 0; r < dx.rows(); ++r) {
     const RowVec d = drop ? RowVec(dx.row(r).cwiseProduct(tr.dropout_mask.row(r))) : RowVec(dx.row(r));
-    dtable.row(tr.ids[static_cast<size_t>(r)]) += scale * d;
+    dtable.row(tr.ids[static_cast<size_t>(r)]) += tr.scale * d;
     if (dpos) dpos->row(tr.positions[static_cast<size_t>(r)]) += d;
   }
 }

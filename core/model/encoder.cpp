@@ -1,5 +1,6 @@
 #include "model/encoder.h"
 
+#include "model/linear.h"
 #include "model/mask.h"
 
 namespace sf {
@@ -24,15 +25,14 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
     tr->layers.resize(static_cast<size_t>(c.n_encoder_layers));
   }
   Mat x;  // (B·n, d) the residual stream
-  embed(m.weights.src_embedding(c), m.positions(), src_ids, batch, 0, opt.positional_encoding, x,
-        tr ? &tr->embed : nullptr);
+  embed(m.embedding(/*source=*/true), src_ids, batch, 0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);
   for (int l = 0; l < c.n_encoder_layers; ++l) {
     const EncoderLayerWeights& w = m.weights.encoder[static_cast<size_t>(l)];
     EncoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
     Mat y;
     residual_block(c.norm, w.norm1, x,
                    [&](const Mat& in, Mat& out) {
-                     attention_forward(w.self_attn, c.n_heads, in, in, masks, out, lt ? &lt->self_attn : nullptr);
+                     attention_forward(w.self_attn, c.encoder_heads(), in, in, masks, out, lt ? &lt->self_attn : nullptr);
                    },
                    y, lt ? &lt->self_block : nullptr);
     residual_block(c.norm, w.norm2, y,
@@ -45,7 +45,26 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
     x = std::move(y);
   }
   if (tr) tr->output = x;
+  if (tr && c.mlm_head) mlm_logits(m, x, tr);
   return x;
+}
+
+Mat mlm_logits(const Model& m, const Mat& x, EncoderTrace* tr) {
+  const Config& c = m.config;
+  const MlmHeadWeights& w = m.weights.mlm;
+  Mat h;  // (B·n, d)
+  linear_forward(x, w.dense, h);
+  if (tr) tr->mlm_hidden_pre = h;
+  activation_forward(c.activation, h);
+  Mat y;  // (B·n, d)
+  layer_norm_forward(h, w.norm, y, tr ? &tr->mlm_norm : nullptr);
+  Mat logits;  // (B·n, V)
+  linear_forward(y, m.weights.generator_weight(c), m.weights.generator.bias, logits);
+  if (tr) {
+    tr->mlm_hidden = std::move(y);
+    record_logits(logits, tr->logits, tr->log_probs, tr->probs);
+  }
+  return logits;
 }
 
 }  // namespace sf

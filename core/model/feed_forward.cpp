@@ -6,6 +6,21 @@
 
 namespace sf {
 
+namespace {
+
+constexpr float kSqrt2OverPi = 0.79788456080286536f;  // √(2/π)
+constexpr float kGeluCubic = 0.044715f;
+
+// GPT-2's "gelu_new": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+float gelu_tanh(float v) { return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v))); }
+float gelu_tanh_grad(float v) {
+  const float t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+  return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+}
+float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+}  // namespace
+
 void activation_forward(Activation a, Mat& x) {
   switch (a) {
     case Activation::Relu:
@@ -14,6 +29,12 @@ void activation_forward(Activation a, Mat& x) {
     case Activation::Gelu:
       // std::erf per element: exact to float rounding, like torch's erf-based GELU.
       x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+      break;
+    case Activation::GeluTanh:
+      x = x.unaryExpr([](float v) { return gelu_tanh(v); });
+      break;
+    case Activation::Swish:
+      x = x.unaryExpr([](float v) { return v * sigmoid(v); });
       break;
   }
 }
@@ -40,6 +61,15 @@ void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden) {
         const float cdf = 0.5f * (1.0f + std::erf(v * 0.70710678118654752f));
         const float pdf = 0.39894228040143268f * std::exp(-0.5f * v * v);
         return cdf + v * pdf;
+      });
+      break;
+    case Activation::GeluTanh:
+      d_hidden.array() *= hidden_pre.array().unaryExpr([](float v) { return gelu_tanh_grad(v); });
+      break;
+    case Activation::Swish:
+      d_hidden.array() *= hidden_pre.array().unaryExpr([](float v) {
+        const float s = sigmoid(v);
+        return s + v * s * (1.0f - s);
       });
       break;
   }

@@ -13,12 +13,14 @@ struct FeedForwardTrace {
   Mat out;         // (n, d)
 };
 
-// In place: ReLU, or GELU in its exact erf form 0.5·x·(1 + erf(x/√2)) (PyTorch's default).
+// In place: ReLU; GELU in its exact erf form 0.5·x·(1 + erf(x/√2)) (PyTorch's default);
+// GPT-2's tanh GELU 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))); Swish x·σ(x).
 void activation_forward(Activation a, Mat& x);
 
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr);
 
-// In place: d_hidden (n, dff) ⊙= act'(hidden_pre). ReLU' = [x > 0]; GELU' = Φ(x) + x·φ(x).
+// In place: d_hidden (n, dff) ⊙= act'(hidden_pre). ReLU' = [x > 0]; GELU' = Φ(x) + x·φ(x);
+// tanh-GELU' = ½(1 + t) + ½x(1 − t²)·√(2/π)(1 + 3·0.044715x²); Swish' = σ + xσ(1 − σ).
 void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden);
 
 // Backward: x (n, d) the input the forward read, tr its recording, dout (n, d). Parameter grads

@@ -14,7 +14,7 @@ void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, Layer
   for (Eigen::Index t = 0; t < n; ++t) {
     const float mu = x.row(t).mean();
     const float var = (x.row(t).array() - mu).square().mean();
-    const float rstd = 1.0f / std::sqrt(var + kLayerNormEps);
+    const float rstd = 1.0f / std::sqrt(var + w.eps);
     out.row(t) = ((x.row(t).array() - mu) * rstd * w.weight.array() + w.bias.array()).matrix();
     if (tr) {
       tr->mean(t) = mu;
@@ -30,7 +30,7 @@ void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNor
   dx.resize(n, d);
   RowVec xhat(d), dxhat(d);
   for (Eigen::Index t = 0; t < n; ++t) {
-    const float rstd = 1.0f / std::sqrt(tr.var(t) + kLayerNormEps);
+    const float rstd = 1.0f / std::sqrt(tr.var(t) + w.eps);
     xhat = (x.row(t).array() - tr.mean(t)) * rstd;
     dxhat = dy.row(t).cwiseProduct(w.weight);
     g.weight += dy.row(t).cwiseProduct(xhat);

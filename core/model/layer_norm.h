@@ -1,5 +1,6 @@
-// layer_norm.h — torch.nn.LayerNorm(d, eps=1e-5): y = (x − μ) / √(σ² + ε) · w + b per token,
-// with the biased variance σ² = mean((x − μ)²).
+// layer_norm.h — torch.nn.LayerNorm(d, eps): y = (x − μ) / √(σ² + ε) · w + b per token,
+// with the biased variance σ² = mean((x − μ)²). ε is the weights' eps (Config::layer_norm_eps:
+// 1e-5 by default, BERT 1e-12).
 //
 // Seed 002 writes a variant with the unbiased std and ε added outside the root,
 // (x − μ) / (std + ε); we follow PyTorch's nn.LayerNorm instead, so models exported from PyTorch
@@ -11,7 +12,7 @@
 
 namespace sf {
 
-constexpr float kLayerNormEps = 1e-5f;
+constexpr float kLayerNormEps = 1e-5f;  // the default ε (PyTorch's)
 
 struct LayerNormTrace {
   ColVec mean;  // (n) per-token mean μ

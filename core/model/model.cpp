@@ -2,12 +2,28 @@
 
 #include "model/positional_encoding.h"
 
+#include <cmath>
+
 namespace sf {
 
 Model Model::make(Config c, Weights w) {
   Model m{std::move(c), std::move(w), Mat()};
-  if (m.config.positional == Positional::Sinusoidal) m.sinusoid = sinusoidal_pe(m.config.max_len, m.config.d_model);
+  m.sinusoid = positional_table(m.config.positional, m.config.max_len, m.config.d_model);
   return m;
+}
+
+EmbeddingParams Model::embedding(bool source) const {
+  const Config& c = config;
+  EmbeddingParams p;
+  p.table = source ? &weights.src_embedding(c) : &weights.tgt_embed;
+  p.positions = &positions();
+  p.scale = c.scale_embeddings ? std::sqrt(static_cast<float>(c.d_model)) : 1.0f;
+  if (c.n_token_types > 0) p.token_types = &weights.type_embed;
+  if (c.embed_norm) p.norm = &weights.embed_norm;
+  const Vocab& v = source ? c.src_vocab : c.tgt_vocab;
+  p.sep = v.id("[SEP]");
+  p.pad = v.pad();
+  return p;
 }
 
 Result<bool> check_ids(const Model& m, const std::vector<int>& ids, bool source) {

@@ -7,6 +7,7 @@
 #include "model/config.h"
 #include "base/result.h"
 #include "base/tensor.h"
+#include "model/embedding.h"
 #include "model/weights.h"
 
 namespace sf {
@@ -14,7 +15,7 @@ namespace sf {
 struct Model {
   Config config;
   Weights weights;
-  Mat sinusoid;  // (max_len, d) the sinusoidal table, computed once (empty for learned PE)
+  Mat sinusoid;  // (max_len, d) the sinusoidal table (either layout), computed once (empty for learned PE)
 
   // Builds the derived tables; call after the weights are set.
   static Model make(Config c, Weights w);
@@ -22,6 +23,9 @@ struct Model {
   const Mat& positions() const {
     return config.positional == Positional::Learned ? weights.pos_embed : sinusoid;
   }
+  // What the encoder (source = true) or the decoder embedding reads: table, positions, the
+  // √d-or-1 scale, and BERT's token types and embedding LayerNorm when the config has them.
+  EmbeddingParams embedding(bool source) const;
 };
 
 // Switches for teaching experiments (the explorer's "remove PE" and "remove causal mask").

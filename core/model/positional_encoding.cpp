@@ -22,6 +22,28 @@ Mat sinusoidal_pe(int n, int d) {
   return p;
 }
 
+Mat sinusoidal_halves_pe(int n, int d) {
+  const int half = (d + 1) / 2;
+  Mat p(n, d);
+  for (int t = 0; t < n; ++t)
+    for (int k = 0; k < half; ++k) {
+      // Same angle as pe_value's pair k, in double then rounded once.
+      const double a = t / std::pow(10000.0, 2.0 * k / d);
+      p(t, k) = static_cast<float>(std::sin(a));
+      if (half + k < d) p(t, half + k) = static_cast<float>(std::cos(a));
+    }
+  return p;
+}
+
+Mat positional_table(Positional p, int n, int d) {
+  switch (p) {
+    case Positional::Sinusoidal: return sinusoidal_pe(n, d);
+    case Positional::SinusoidalHalves: return sinusoidal_halves_pe(n, d);
+    case Positional::Learned: return Mat();
+  }
+  return Mat();
+}
+
 Eigen::Matrix2f pe_rotation(int k, int phi, int d) {
   const double a = std::pow(10000.0, -2.0 * k / d) * phi;
   Eigen::Matrix2f m;

@@ -17,4 +17,10 @@ Mat log_softmax_rows(const Mat& logits) {
 
 Mat softmax_rows(const Mat& logits) { return log_softmax_rows(logits).array().exp().matrix(); }
 
+void record_logits(const Mat& logits, Mat& logits_out, Mat& log_probs, Mat& probs) {
+  logits_out = logits;
+  log_probs = log_softmax_rows(logits);
+  probs = log_probs.array().exp().matrix();
+}
+
 }  // namespace sf

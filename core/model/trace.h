@@ -39,6 +39,13 @@ struct EncoderTrace {
   std::vector<EncoderLayerTrace> layers;
   LayerNormTrace final_norm;  // pre-LN only
   Mat output;                 // (B·n, d) the memory the decoder attends to
+  // Encoder-only models with an MLM head: the per-position predictions.
+  Mat mlm_hidden_pre;         // (B·n, d) dense(output)
+  LayerNormTrace mlm_norm;    // statistics of LN(act(dense(output)))
+  Mat mlm_hidden;             // (B·n, d) LN(act(dense(output))): the decoder's input
+  Mat logits;                 // (B·n, V) mlm_hidden E^T + bias
+  Mat log_probs;              // (B·n, V)
+  Mat probs;                  // (B·n, V)
 };
 
 struct DecoderTrace {
@@ -61,5 +68,7 @@ struct Trace {
 // Row-wise log-softmax and softmax, computed in a numerically safe way (max subtracted).
 Mat log_softmax_rows(const Mat& logits);
 Mat softmax_rows(const Mat& logits);
+// Records logits (n, V) with their log_softmax and softmax (a decoder's or an MLM head's).
+void record_logits(const Mat& logits, Mat& logits_out, Mat& log_probs, Mat& probs);
 
 }  // namespace sf

@@ -12,9 +12,10 @@ void alloc_linear(Linear& l, int out, int in) {
   l.weight = Mat::Zero(out, in);
   l.bias = RowVec::Zero(out);
 }
-void alloc_norm(LayerNormWeights& n, int d) {
+void alloc_norm(LayerNormWeights& n, int d, float eps) {
   n.weight = RowVec::Ones(d);
   n.bias = RowVec::Zero(d);
+  n.eps = eps;
 }
 void alloc_attention(AttentionWeights& a, int d) {
   for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) alloc_linear(*l, d, d);
@@ -52,32 +53,42 @@ struct Table {
   }
 };
 
+bool has_generator(const Config& c) { return c.has_decoder() || c.mlm_head; }
+
 }  // namespace
 
 void allocate(Weights& w, const Config& c) {
   const int d = c.d_model;
+  const float eps = c.layer_norm_eps;
   w = Weights{};
   if (c.has_encoder() && !c.share_embeddings) w.src_embed = Mat::Zero(c.src_vocab.size(), d);
   w.tgt_embed = Mat::Zero(c.tgt_vocab.size(), d);
   if (c.positional == Positional::Learned) w.pos_embed = Mat::Zero(c.max_len, d);
+  if (c.n_token_types > 0) w.type_embed = Mat::Zero(c.n_token_types, d);
+  if (c.embed_norm) alloc_norm(w.embed_norm, d, eps);
   w.encoder.resize(static_cast<size_t>(c.n_encoder_layers));
   for (auto& l : w.encoder) {
     alloc_attention(l.self_attn, d);
-    alloc_norm(l.norm1, d);
-    alloc_norm(l.norm2, d);
-    alloc_ffn(l.ffn, d, c.d_ff);
+    alloc_norm(l.norm1, d, eps);
+    alloc_norm(l.norm2, d, eps);
+    alloc_ffn(l.ffn, d, c.encoder_d_ff());
   }
-  if (c.has_encoder() && c.norm == NormPlacement::Pre) alloc_norm(w.encoder_norm, d);
+  if (c.has_encoder() && c.norm == NormPlacement::Pre) alloc_norm(w.encoder_norm, d, eps);
   w.decoder.resize(static_cast<size_t>(c.n_decoder_layers));
   for (auto& l : w.decoder) {
     alloc_attention(l.self_attn, d);
-    if (c.has_encoder()) alloc_attention(l.cross_attn, d);
-    alloc_norm(l.norm1, d);
-    alloc_norm(l.norm2, d);
-    if (c.has_encoder()) alloc_norm(l.norm3, d);
+    if (c.has_cross_attention()) alloc_attention(l.cross_attn, d);
+    alloc_norm(l.norm1, d, eps);
+    alloc_norm(l.norm2, d, eps);
+    if (c.has_cross_attention()) alloc_norm(l.norm3, d, eps);
     alloc_ffn(l.ffn, d, c.d_ff);
   }
-  if (c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d);
+  if (c.has_decoder() && c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d, eps);
+  if (c.mlm_head) {
+    alloc_linear(w.mlm.dense, d, d);
+    alloc_norm(w.mlm.norm, d, eps);
+  }
+  if (!has_generator(c)) return;
   if (!c.share_embeddings) w.generator.weight = Mat::Zero(c.tgt_vocab.size(), d);
   w.generator.bias = RowVec::Zero(c.tgt_vocab.size());
 }
@@ -87,6 +98,8 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
   if (c.has_encoder() && !c.share_embeddings) t.mat("src_embed.weight", w.src_embed, ParamRef::Embedding);
   t.mat("tgt_embed.weight", w.tgt_embed, ParamRef::Embedding);
   if (c.positional == Positional::Learned) t.mat("pos_embed.weight", w.pos_embed, ParamRef::Embedding);
+  if (c.n_token_types > 0) t.mat("type_embed.weight", w.type_embed, ParamRef::Embedding);
+  if (c.embed_norm) t.norm("embed_norm", w.embed_norm);
   for (size_t i = 0; i < w.encoder.size(); ++i) {
     const std::string p = "encoder.layers." + std::to_string(i);
     auto& l = w.encoder[i];
@@ -100,13 +113,18 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
     const std::string p = "decoder.layers." + std::to_string(i);
     auto& l = w.decoder[i];
     t.attention(p + ".self_attn", l.self_attn);
-    if (c.has_encoder()) t.attention(p + ".cross_attn", l.cross_attn);
+    if (c.has_cross_attention()) t.attention(p + ".cross_attn", l.cross_attn);
     t.norm(p + ".norm1", l.norm1);
     t.norm(p + ".norm2", l.norm2);
-    if (c.has_encoder()) t.norm(p + ".norm3", l.norm3);
+    if (c.has_cross_attention()) t.norm(p + ".norm3", l.norm3);
     t.ffn(p + ".ffn", l.ffn);
   }
-  if (c.norm == NormPlacement::Pre) t.norm("decoder.norm", w.decoder_norm);
+  if (c.has_decoder() && c.norm == NormPlacement::Pre) t.norm("decoder.norm", w.decoder_norm);
+  if (c.mlm_head) {
+    t.linear("mlm.dense", w.mlm.dense);
+    t.norm("mlm.norm", w.mlm.norm);
+  }
+  if (!has_generator(c)) return t.refs;
   if (!c.share_embeddings) t.mat("generator.weight", w.generator.weight);
   t.vec("generator.bias", w.generator.bias, ParamRef::Bias);
   return t.refs;

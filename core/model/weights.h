@@ -21,6 +21,13 @@ struct Linear {
 struct LayerNormWeights {
   RowVec weight;  // (d) gain, init 1
   RowVec bias;    // (d) shift, init 0
+  float eps = 1e-5f;  // ε, set from Config::layer_norm_eps by allocate() (not a parameter)
+};
+
+// BERT's masked-LM head before the tied decoder: LN(act(dense(x))) (Devlin et al. 2019).
+struct MlmHeadWeights {
+  Linear dense;           // (d, d) + (d)
+  LayerNormWeights norm;  // (d)
 };
 
 struct AttentionWeights {
@@ -49,6 +56,7 @@ struct DecoderLayerWeights {
 
   // The norm around the feed-forward block: norm3 with an encoder, norm2 without.
   LayerNormWeights& ffn_norm(Arch a) { return a == Arch::EncoderDecoder ? norm3 : norm2; }
+  // (Arch::EncoderOnly has no decoder layers.)
   const LayerNormWeights& ffn_norm(Arch a) const { return a == Arch::EncoderDecoder ? norm3 : norm2; }
 };
 
@@ -56,11 +64,15 @@ struct Weights {
   Mat src_embed;  // (V_src, d); empty when shared (then tgt_embed is used)
   Mat tgt_embed;  // (V_tgt, d)
   Mat pos_embed;  // (max_len, d); learned PE only
+  Mat type_embed; // (n_token_types, d); BERT's segment table only
+  LayerNormWeights embed_norm;  // BERT's embedding LayerNorm only
   std::vector<EncoderLayerWeights> encoder;
   LayerNormWeights encoder_norm;  // pre-LN only
   std::vector<DecoderLayerWeights> decoder;
   LayerNormWeights decoder_norm;  // pre-LN only
-  Linear generator;               // (V_tgt, d) + (V_tgt); weight empty when shared
+  MlmHeadWeights mlm;             // encoder-only with an MLM head
+  Linear generator;               // (V_tgt, d) + (V_tgt); weight empty when shared. The bias is
+                                  // Marian's final_logits_bias, BERT's cls.predictions.bias
 
   const Mat& src_embedding(const Config& c) const { return c.share_embeddings ? tgt_embed : src_embed; }
   const Mat& generator_weight(const Config& c) const { return c.share_embeddings ? tgt_embed : generator.weight; }
