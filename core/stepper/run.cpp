@@ -39,6 +39,10 @@ Result<PreparedInput> prepare_input(const Model& m, const std::string& src_text,
   return in;
 }
 
+std::vector<int> decoder_prefix(const Model& m, const PreparedInput& in) {
+  return with_bos(m.config.tgt_vocab, m.config.has_encoder() ? std::vector<int>{} : in.src.ids);
+}
+
 Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt) {
   Trace t;
   EncoderContext enc;

@@ -23,6 +23,9 @@ struct PreparedInput {
 // words become <unk> with a warning.
 Result<PreparedInput> prepare_input(const Model& m, const std::string& src_text, const std::string& tgt_text = "");
 
+// The decoder prefix: <s> for encoder-decoder models, <s> + prompt for decoder-only ones.
+std::vector<int> decoder_prefix(const Model& m, const PreparedInput& in);
+
 // Teacher-forced forward pass over the prepared input, recording everything.
 Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt = {});
 

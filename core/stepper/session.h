@@ -14,6 +14,9 @@
 // so a worker thread can run the Session and publish `std::make_shared<const Session>(s)` after
 // each operation, and the UI thread reads that snapshot freely. A Session itself is not
 // thread-safe: one thread mutates it.
+//
+// Files: session.cpp (creation, computing a step), session_cursor.cpp (movement and restarts),
+// session_views.cpp (stages, tokens, the KV cache view, cost, tensors by name).
 #pragma once
 
 #include <cstdint>
@@ -162,6 +165,7 @@ class Session {
   Session() = default;
   Result<bool> restart();      // encoder + empty decode state from input_/settings_/use_cache_
   bool compute_next_step();    // appends to steps_; false when finished
+  const std::string& finish_reason() const;  // why decoding stopped (empty while it goes on)
   void own_live();             // copy-on-write of live_
   int step_first_stage(int step) const;
 

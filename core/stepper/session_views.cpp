@@ -1,0 +1,171 @@
+// session_views.cpp — reading a Session as of its cursor: the stage descriptions (with the
+// Choose stage's formula), the tokens so far, the KV cache view, the cost report, and any recorded
+// tensor by name (the export naming of io/trace_export).
+#include "stepper/session.h"
+
+#include <cstdio>
+
+#include "io/trace_export.h"
+
+namespace sf {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+// ---- reading ------------------------------------------------------------------------------------
+
+Stage Session::stage(int index) const {
+  const Config& c = model_->config;
+  const int E = encoder_stage_count(c), D = decoder_stage_count(c);
+  const int n_src = static_cast<int>(input_.src_ids.size());
+  if (index < E) return describe_encoder_stage(c, index, n_src);
+  const int step = (index - E) / D;
+  const StepRecord& r = *steps_[static_cast<size_t>(step)];
+  StepDims dims;
+  dims.step = step;
+  dims.fed = static_cast<int>(r.fed.size());
+  dims.position0 = r.position0;
+  dims.rows = r.cached ? dims.fed : r.position0 + dims.fed;
+  dims.cached = r.cached;
+  dims.n_src = c.has_encoder() ? n_src : 0;
+  Stage s = describe_decoder_stage(c, (index - E) % D, dims);
+  s.index = index;
+  if (s.kind != StageKind::Choose) return s;
+
+  const Vocab& v = c.tgt_vocab;
+  auto tok = [&](int id) { return "'" + v.token(id) + "'"; };
+  switch (settings_.strategy) {
+    case Strategy::Greedy:
+      s.formula = "greedy: argmax_v p(v) = " + tok(r.chosen) + fmt(" (p = %.3f)", r.chosen_prob);
+      break;
+    case Strategy::Sample:
+      s.formula = "sample from softmax(logits / " + fmt("%g", settings_.temperature) + ")" +
+                  (settings_.top_k > 0 ? ", top-k " + std::to_string(settings_.top_k) : "") +
+                  (settings_.top_p < 1 ? ", top-p " + fmt("%g", settings_.top_p) : "") + ": kept " +
+                  std::to_string(r.sample.kept) + fmt(" tokens (mass %.3f)", r.sample.kept_mass) +
+                  fmt(", u = %.4f", r.sample.u) + " → " + tok(r.chosen) + fmt(" (p = %.3f renormalised)", r.sample.prob);
+      break;
+    case Strategy::Beam: {
+      int kept = 0;
+      for (const BeamCandidate& bc : r.candidates) kept += bc.kept;
+      s.formula = "beam search, width " + std::to_string(settings_.beam_width) + ": " +
+                  std::to_string(r.candidates.size()) + " candidates (score = parent score + log p), " +
+                  std::to_string(kept) + " kept, " + std::to_string(r.candidates.size() - static_cast<size_t>(kept)) +
+                  " pruned; best: " + v.detokenize(r.beams[0].tokens) + fmt(" (score %.3f)", r.beams[0].score);
+      break;
+    }
+    case Strategy::Forced:
+      s.formula = "forced: the target's next token " + tok(r.chosen) + fmt(" (p = %.3f", r.chosen_prob) +
+                  (r.argmax == r.chosen ? "; also the model's argmax)" : "; the model's argmax is " + tok(r.argmax) + ")");
+      break;
+  }
+  if (r.finished) s.formula += " — decoding ends: " + r.finish_reason;
+  s.writes = {{"token", "", {1}}};
+  return s;
+}
+
+std::vector<Stage> Session::stages() const {
+  std::vector<Stage> out;
+  const int n = stage_count();
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out.push_back(stage(i));
+  return out;
+}
+
+std::vector<int> Session::tokens() const {
+  const int s = current_step();
+  if (s < 0) return {};
+  const bool chosen = cursor_ == step_first_stage(s + 1) - 1;
+  if (chosen) return steps_[static_cast<size_t>(s)]->tokens;
+  return s > 0 ? steps_[static_cast<size_t>(s - 1)]->tokens : std::vector<int>{};
+}
+
+std::string Session::text() const {
+  std::vector<int> t = tokens();
+  if (!t.empty() && t.back() == model_->config.tgt_vocab.eos()) t.pop_back();
+  return model_->config.tgt_vocab.detokenize(t);
+}
+
+KvCacheView Session::cache() const {
+  const Config& c = model_->config;
+  KvCacheView view;
+  view.enabled = use_cache_;
+  view.layers.resize(static_cast<size_t>(c.n_decoder_layers));
+  const int s = current_step();
+  view.step = s;
+  if (s < 0) return view;
+  const auto rec = steps_[static_cast<size_t>(s)];
+  view.hold = rec;
+  view.sequences = settings_.strategy == Strategy::Beam ? static_cast<int>(rec->beams_before.size()) : 1;
+  const int j = cursor_ - step_first_stage(s);  // stage within the step
+  const std::vector<StageKey> layout = decoder_layout(c);
+  const int m = static_cast<int>(rec->fed.size());
+  const int n_src = static_cast<int>(input_.src_ids.size());
+  int fullest = rec->position0;
+  for (int l = 0; l < c.n_decoder_layers; ++l) {
+    int self_at = 0, cross_at = 0;  // stage index (within the step) of this layer's attentions
+    for (int k = 0; k < static_cast<int>(layout.size()); ++k) {
+      if (layout[static_cast<size_t>(k)].layer != l) continue;
+      if (layout[static_cast<size_t>(k)].kind == StageKind::SelfAttention) self_at = k;
+      if (layout[static_cast<size_t>(k)].kind == StageKind::CrossAttention) cross_at = k;
+    }
+    const DecoderLayerTrace& lt = rec->trace->layers[static_cast<size_t>(l)];
+    KvLayerView& lv = view.layers[static_cast<size_t>(l)];
+    lv.self_k = &lt.self_attn.k;
+    lv.self_v = &lt.self_attn.v;
+    lv.new_rows = j >= self_at ? m : 0;
+    lv.self_rows = rec->position0 + lv.new_rows;
+    fullest = std::max(fullest, lv.self_rows);
+    if (c.has_encoder() && (s > 0 || j >= cross_at)) {
+      lv.cross_k = &lt.cross_attn.k;
+      lv.cross_v = &lt.cross_attn.v;
+      lv.cross_new = s == 0 || !use_cache_;
+    }
+    if (use_cache_) {
+      view.self_bytes += 2LL * lv.self_rows * c.d_model * 4 * view.sequences;
+      if (lv.cross_k) view.cross_bytes += 2LL * n_src * c.d_model * 4 * view.sequences;
+    }
+  }
+  view.row_step.assign(rec->row_step.begin(), rec->row_step.begin() + fullest);
+  return view;
+}
+
+CostReport Session::cost() const {
+  const auto rec = current_record();
+  const int t = rec ? rec->position0 + static_cast<int>(rec->fed.size())
+                    : static_cast<int>(decoder_prefix(*model_, input_).size());
+  const int seq = settings_.strategy == Strategy::Beam && rec ? static_cast<int>(rec->beams_before.size()) : 1;
+  return cost_report(model_->config, static_cast<int>(input_.src_ids.size()), t, seq);
+}
+
+std::optional<Tensor> Session::tensor(const std::string& name) const {
+  const Model& m = *model_;
+  TensorFile f;
+  if (name.rfind("steps.", 0) == 0) {
+    const size_t dot = name.find('.', 6);
+    if (dot == std::string::npos) return std::nullopt;
+    const std::string num = name.substr(6, dot - 6);
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 6) return std::nullopt;
+    const size_t step = std::stoul(num);
+    if (step >= steps_.size()) return std::nullopt;
+    append_decoder_tensors(m, *steps_[step]->trace, f, "steps." + num + ".");
+  } else if (encoder_ && (name.rfind("encoder.", 0) == 0 || name == "src_ids")) {
+    append_encoder_tensors(m, encoder_->trace, f, "");
+  }
+  if (const Tensor* t = f.find(name)) return *t;
+  for (const ParamRef& p : param_table(m.weights, m.config)) {
+    if (p.name != name) continue;
+    std::vector<float> data(p.data, p.data + p.numel());
+    return Tensor::from_vec(data, p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols});
+  }
+  return std::nullopt;
+}
+
+}  // namespace sf
