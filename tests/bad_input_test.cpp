@@ -79,6 +79,30 @@ TEST(BadModelFile, OverlappingOffsets) {
   EXPECT_THAT(f.error(), HasSubstr("tensors 'a' and 'b' have overlapping data_offsets"));
 }
 
+// Fuzz findings (tests/fuzz/regressions/safetensors): a shape whose element count wrapped
+// around 2^64 to 0 was accepted with no data; an overlap hidden behind an empty tensor was missed.
+TEST(BadModelFile, HugeShapeIsRefusedBeforeAllocating) {
+  for (const auto& shape : {nlohmann::json{1LL << 40, 1LL << 40}, nlohmann::json{1LL << 32, 1LL << 32, 16}}) {
+    nlohmann::json h = {{"t", {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {0, 0}}}}};
+    auto f = parse_safetensors(raw_file(h, 0), "x");
+    ASSERT_FALSE(f.ok()) << shape.dump();
+    EXPECT_THAT(f.error(), HasSubstr("is too large (over 2^40 elements)"));
+  }
+  nlohmann::json h = {{"t", {{"dtype", "F32"}, {"shape", {1, 1, 1, 1, 1, 1, 1, 1, 1}}, {"data_offsets", {0, 4}}}}};
+  auto f = parse_safetensors(raw_file(h, 4), "x");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.error(), HasSubstr("more than 8 dimensions"));
+}
+
+TEST(BadModelFile, OverlapBehindAnEmptyTensor) {
+  nlohmann::json h = {{"a", {{"dtype", "F32"}, {"shape", {25}}, {"data_offsets", {0, 100}}}},
+                      {"b", {{"dtype", "F32"}, {"shape", {0}}, {"data_offsets", {0, 0}}}},
+                      {"c", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {50, 58}}}}};
+  auto f = parse_safetensors(raw_file(h, 100), "x");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.error(), HasSubstr("tensors 'a' and 'c' have overlapping data_offsets"));
+}
+
 TEST(BadModelFile, OffsetsPastEnd) {
   nlohmann::json h = {{"a", {{"dtype", "F32"}, {"shape", {4}}, {"data_offsets", {0, 16}}}}};
   auto f = parse_safetensors(raw_file(h, 12), "x");

@@ -10,55 +10,11 @@
 #include "app.h"
 #include "compare/prepost.h"
 #include "paths.h"
+#include "script_parse.h"
 
 namespace sf::gui {
 
 namespace {
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> w;
-  std::string x;
-  while (in >> x) w.push_back(x);
-  return w;
-}
-
-std::string rest_after(const std::string& line, const std::string& word) {
-  size_t p = line.find(word);
-  p = p == std::string::npos ? line.size() : p + word.size();
-  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
-  std::string r = line.substr(p);
-  while (!r.empty() && (r.back() == ' ' || r.back() == '\t' || r.back() == '\r')) r.pop_back();
-  // Optional quotes around the text.
-  if (r.size() >= 2 && r.front() == '"' && r.back() == '"') r = r.substr(1, r.size() - 2);
-  return r;
-}
-
-bool parse_int(const std::string& s, int& v) {
-  try {
-    size_t n;
-    v = std::stoi(s, &n);
-    return n == s.size();
-  } catch (...) {
-    return false;
-  }
-}
-
-bool parse_float(const std::string& s, float& v) {
-  try {
-    size_t n;
-    v = std::stof(s, &n);
-    return n == s.size();
-  } catch (...) {
-    return false;
-  }
-}
-
-bool parse_onoff(const std::string& s, bool& v) {
-  if (s == "on" || s == "true" || s == "1" || s == "yes") return v = true, true;
-  if (s == "off" || s == "false" || s == "0" || s == "no") return v = false, true;
-  return false;
-}
 
 bool parse_kind(const std::string& s, AttnKind& k) {
   if (s == "enc-self" || s == "encoder" || s == "enc") return k = AttnKind::EncoderSelf, true;
@@ -93,15 +49,7 @@ bool ScriptRunner::load(const std::string& path, std::string& error) {
 
 bool ScriptRunner::load_text(const std::string& text, const std::string& name, std::string& error) {
   name_ = name;
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    const size_t a = line.find_first_not_of(" \t\r");
-    if (a == std::string::npos || line[a] == '#') continue;
-    lines_.push_back({n, line.substr(a)});
-  }
+  for (ScriptLine& l : split_script(text)) lines_.push_back({l.number, std::move(l.text)});
   (void)error;
   return true;
 }
@@ -177,6 +125,7 @@ void ScriptRunner::tick(App& app) {
 
 bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   const std::vector<std::string> a = split_words(l.text);
+  if (a.empty()) return true;  // split_script keeps no blank line; defensive all the same
   const std::string& cmd = a[0];
   Worker& w = app.worker();
   UiState& ui = app.ui();

@@ -49,6 +49,15 @@ const Tensor* TensorFile::find(const std::string& name) const {
 
 namespace {
 
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr uint64_t kMaxElements = 1ULL << 40;
+
+// A JSON value for a message: at most 80 characters (a fuzzed shape can be megabytes long).
+std::string short_dump(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string r = "(";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
@@ -64,6 +73,10 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
   if (n > bytes.size() - 8)
     throw InputError(what + ": header length " + std::to_string(n) + " runs past the end of the file (" +
                      std::to_string(bytes.size()) + " bytes): truncated or not a safetensors file");
+  // The reference implementation's limit; a JSON DOM takes several times its text.
+  if (n > kMaxHeaderBytes)
+    throw InputError(what + ": header length " + std::to_string(n) + " exceeds the limit of " +
+                     std::to_string(kMaxHeaderBytes) + " bytes");
   json h = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), nullptr, false);
   if (h.is_discarded() || !h.is_object())
     throw InputError(what + ": expected a JSON object as header, found bytes that do not parse");
@@ -74,6 +87,7 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
   struct Span {
     uint64_t b, e;
     std::string name;
+    size_t index;  // in f.tensors as read
   };
   std::vector<Span> spans;
   for (auto it = h.begin(); it != h.end(); ++it) {
@@ -105,17 +119,24 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
       throw InputError(what + ": " + t + " has dtype " + dt + ", expected F32 (or I64 for token ids)");
     }
     if (!e["shape"].is_array()) throw InputError(what + ": " + t + " shape expected a list");
+    // The element count is checked against kMaxElements before each multiplication, so it never
+    // overflows (a shape such as [2^40, 2^30] must not wrap around to a small count).
     uint64_t numel = 1;
     for (auto& s : e["shape"]) {
-      if (!s.is_number_integer() || s.get<long long>() < 0 || s.get<long long>() > (1LL << 40))
-        throw InputError(what + ": " + t + " shape expected non-negative integers, found " + e["shape"].dump());
-      ten.shape.push_back(s.get<int64_t>());
-      numel *= static_cast<uint64_t>(s.get<int64_t>());
-      if (numel > (1ULL << 40)) throw InputError(what + ": " + t + " shape " + e["shape"].dump() + " is too large");
+      if (!s.is_number_integer() || s.get<long long>() < 0 ||
+          static_cast<uint64_t>(s.get<long long>()) > kMaxElements)
+        throw InputError(what + ": " + t + " shape expected non-negative integers up to 2^40, found " +
+                         short_dump(e["shape"]));
+      const auto d = static_cast<uint64_t>(s.get<int64_t>());
+      if (ten.shape.size() >= 8) throw InputError(what + ": " + t + " shape has more than 8 dimensions");
+      ten.shape.push_back(static_cast<int64_t>(d));
+      if (d != 0 && numel > kMaxElements / d)
+        throw InputError(what + ": " + t + " shape " + short_dump(e["shape"]) + " is too large (over 2^40 elements)");
+      numel *= d;
     }
     const json& off = e["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      throw InputError(what + ": " + t + " data_offsets expected [begin, end], found " + off.dump());
+      throw InputError(what + ": " + t + " data_offsets expected [begin, end], found " + short_dump(off));
     uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
     if (b > en) throw InputError(what + ": " + t + " data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] are reversed");
     if (en > data_size)
@@ -131,23 +152,25 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
       ten.i64.resize(numel);
       if (numel) std::memcpy(ten.i64.data(), data + b, numel * 8);
     }
-    spans.push_back({b, en, name});
+    spans.push_back({b, en, name, f.tensors.size()});
     f.tensors.emplace_back(name, std::move(ten));
   }
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.b < b.b; });
-  for (size_t i = 1; i < spans.size(); ++i)
-    if (spans[i].b < spans[i - 1].e && spans[i].e > spans[i].b)
-      throw InputError(what + ": tensors '" + spans[i - 1].name + "' and '" + spans[i].name +
-                       "' have overlapping data_offsets");
-  // Keep file order stable by offset so save(load(x)) is reproducible.
-  std::stable_sort(f.tensors.begin(), f.tensors.end(), [&](auto& a, auto& b) {
-    auto pos = [&](const std::string& nm) {
-      for (auto& s : spans)
-        if (s.name == nm) return s.b;
-      return uint64_t{0};
-    };
-    return pos(a.first) < pos(b.first);
-  });
+  // Sorted by begin; a non-empty span overlaps an earlier one iff it starts before the furthest
+  // end seen so far (not only the previous span's end: [0,100] then [0,0] then [50,60]).
+  std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.b < b.b; });
+  uint64_t furthest = 0;
+  const Span* owner = nullptr;
+  for (const Span& sp : spans) {
+    if (sp.e == sp.b) continue;
+    if (owner && sp.b < furthest)
+      throw InputError(what + ": tensors '" + owner->name + "' and '" + sp.name + "' have overlapping data_offsets");
+    if (sp.e > furthest) furthest = sp.e, owner = &sp;
+  }
+  // File order by offset, so save(load(x)) is reproducible.
+  std::vector<std::pair<std::string, Tensor>> ordered;
+  ordered.reserve(spans.size());
+  for (const Span& sp : spans) ordered.push_back(std::move(f.tensors[sp.index]));
+  f.tensors = std::move(ordered);
   return f;
 }
 

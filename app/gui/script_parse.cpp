@@ -1,0 +1,68 @@
+// script_parse.cpp — line and word splitting and argument conversions of explorer scripts.
+#include "script_parse.h"
+
+#include <sstream>
+
+namespace sf::gui {
+
+std::vector<ScriptLine> split_script(const std::string& text) {
+  std::vector<ScriptLine> lines;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    // The same blanks as split_words (isspace in the C locale), so a kept line has a word.
+    const size_t a = line.find_first_not_of(" \t\r\v\f");
+    if (a == std::string::npos || line[a] == '#') continue;
+    lines.push_back({n, line.substr(a)});
+  }
+  return lines;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> w;
+  std::string x;
+  while (in >> x) w.push_back(x);
+  return w;
+}
+
+std::string rest_after(const std::string& line, const std::string& word) {
+  size_t p = line.find(word);
+  p = p == std::string::npos ? line.size() : p + word.size();
+  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+  std::string r = line.substr(p);
+  while (!r.empty() && (r.back() == ' ' || r.back() == '\t' || r.back() == '\r')) r.pop_back();
+  // Optional quotes around the text.
+  if (r.size() >= 2 && r.front() == '"' && r.back() == '"') r = r.substr(1, r.size() - 2);
+  return r;
+}
+
+bool parse_int(const std::string& s, int& v) {
+  try {
+    size_t n;
+    v = std::stoi(s, &n);
+    return n == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+bool parse_float(const std::string& s, float& v) {
+  try {
+    size_t n;
+    v = std::stof(s, &n);
+    return n == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+bool parse_onoff(const std::string& s, bool& v) {
+  if (s == "on" || s == "true" || s == "1" || s == "yes") return v = true, true;
+  if (s == "off" || s == "false" || s == "0" || s == "no") return v = false, true;
+  return false;
+}
+
+}  // namespace sf::gui

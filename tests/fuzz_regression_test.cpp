@@ -1,0 +1,57 @@
+// fuzz_regression_test.cpp — replays every input the fuzzers ever found a problem with
+// (tests/fuzz/regressions/<harness>/) and every committed seed (tests/fuzz/corpus/<harness>/)
+// through the very harness code of tests/fuzz/fuzz_<harness>.cpp, compiled into this binary under
+// another name (tests/CMakeLists.txt). A crash, sanitizer report or abort fails the test; in the
+// sanitizer build (scripts/test.sh) this is the same check libFuzzer makes.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+extern "C" int sf_fuzz_safetensors(const uint8_t* data, size_t size);
+extern "C" int sf_fuzz_config(const uint8_t* data, size_t size);
+extern "C" int sf_fuzz_vocab(const uint8_t* data, size_t size);
+extern "C" int sf_fuzz_metrics(const uint8_t* data, size_t size);
+extern "C" int sf_fuzz_script(const uint8_t* data, size_t size);
+
+namespace sf {
+namespace {
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') out.push_back(dir + "/" + e->d_name);
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Returns how many inputs were replayed.
+size_t replay(const std::string& harness, int (*one)(const uint8_t*, size_t)) {
+  size_t n = 0;
+  for (const char* kind : {"regressions", "corpus"})
+    for (const std::string& f : files_in(test::source_path("tests/fuzz/" + std::string(kind) + "/" + harness))) {
+      SCOPED_TRACE(f);
+      const std::string bytes = test::read_text(f);
+      EXPECT_EQ(one(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), 0);
+      ++n;
+    }
+  return n;
+}
+
+TEST(FuzzRegression, Safetensors) { EXPECT_GE(replay("safetensors", sf_fuzz_safetensors), 10u); }
+TEST(FuzzRegression, Config) { EXPECT_GE(replay("config", sf_fuzz_config), 5u); }
+TEST(FuzzRegression, Vocab) { EXPECT_GE(replay("vocab", sf_fuzz_vocab), 4u); }
+TEST(FuzzRegression, Metrics) { EXPECT_GE(replay("metrics", sf_fuzz_metrics), 3u); }
+TEST(FuzzRegression, Script) { EXPECT_GE(replay("script", sf_fuzz_script), 4u); }
+
+}  // namespace
+}  // namespace sf
