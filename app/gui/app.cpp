@@ -710,6 +710,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     j += ",\n  \"output\": \"" + esc(snap_->session->text()) + "\"";
   }
   j += ",\n  \"model\": \"" + esc(snap_ ? snap_->model_name : "") + "\"";
+  j += ",\n  \"status\": \"" + esc(status_text_) + "\"";  // what the status bar shows
   j += ",\n  \"panels\": {";
   bool first = true;
   for (auto& p : panels_) {

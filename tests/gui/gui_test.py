@@ -149,7 +149,7 @@ class Ctx:
         if not self.check(os.path.exists(png), f"{name}.png was written"):
             return None, None
         img = read_png(png)
-        layout = json.load(open(png + ".json"))
+        layout = json.load(open(png + ".json", errors="replace"))  # a status may quote binary bytes
         self.check((img.w, img.h) == (1600, 900), f"{name}.png is 1600x900 (found {img.w}x{img.h})")
         return img, layout
 
