@@ -10,6 +10,7 @@
 
 #include "io/checkpoint.h"
 #include "stepper/run.h"
+#include "train/train_job.h"
 #include "test_util.h"
 
 namespace sf {
@@ -92,6 +93,18 @@ TEST(BadModelFile, HugeShapeIsRefusedBeforeAllocating) {
   auto f = parse_safetensors(raw_file(h, 4), "x");
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(f.error(), HasSubstr("more than 8 dimensions"));
+}
+
+// Fuzz finding (tests/fuzz/regressions/metrics): a metrics field of the wrong type threw
+// json::type_error out of curves_from_metrics, ending the explorer's pre-LN vs post-LN view.
+TEST(BadMetricsFile, FieldOfTheWrongTypeIsAnError) {
+  for (const char* text : {R"({"format": "stepformer.metrics/1", "steps": {}, "task": 5})",
+                           R"({"format": "stepformer.metrics/1", "steps": {}, "evals": [1]})",
+                           R"({"format": "stepformer.metrics/1", "steps": {}, "options": {"warmup": "x"}})"}) {
+    auto c = curves_from_metrics(nlohmann::json::parse(text), "x");
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_THAT(c.error(), HasSubstr("metrics: a field has the wrong type")) << text;
+  }
 }
 
 TEST(BadModelFile, OverlapBehindAnEmptyTensor) {

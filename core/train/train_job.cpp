@@ -58,7 +58,12 @@ std::string lr_text(double lr) {
 
 }  // namespace
 
-Result<RunCurves> curves_from_metrics(const json& m, const std::string& label) {
+namespace {
+
+// The reader proper; nlohmann's value()/operator[] throw json::type_error on a field of the wrong
+// type ("task": 5, "evals": []), which curves_from_metrics turns into an error (fuzz finding:
+// the exception used to escape and end the explorer).
+Result<RunCurves> read_curves(const json& m, const std::string& label) {
   if (!m.is_object() || m.value("format", "") != "stepformer.metrics/1")
     return Error{"metrics: expected \"format\": \"stepformer.metrics/1\", found " +
                  (m.is_object() && m.contains("format") ? m["format"].dump() : std::string("none"))};
@@ -106,6 +111,16 @@ Result<RunCurves> curves_from_metrics(const json& m, const std::string& label) {
   }
   if (m.contains("final") && m["final"].is_object()) c.final_exact_match = num(m["final"].value("exact_match", json()));
   return c;
+}
+
+}  // namespace
+
+Result<RunCurves> curves_from_metrics(const json& m, const std::string& label) {
+  try {
+    return read_curves(m, label);
+  } catch (const json::exception& e) {
+    return Error{std::string("metrics: a field has the wrong type: ") + e.what()};
+  }
 }
 
 Result<RunCurves> curves_from_metrics_file(const std::string& path, const std::string& label) {
