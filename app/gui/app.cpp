@@ -747,8 +747,8 @@ void App::after_render() {
     }
     std::string e;
     if (save_framebuffer_png(shot_path_, 0, 0, fw, fh, fh, e)) {
+      write_layout_json(shot_path_ + ".json", fw, fh);  // first: its status is the one in the picture
       notify(Message::Info, "wrote " + shot_path_);
-      write_layout_json(shot_path_ + ".json", fw, fh);
     } else {
       notify(Message::Error, e);
       exit_code_ = 1;

@@ -133,7 +133,8 @@ class Ctx:
         env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home, **(env_extra or {}))
         if self.display:
             env["DISPLAY"] = self.display
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=self.out)
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env,
+                           cwd=self.out)  # a message may quote binary bytes of a script
         print(f"$ {' '.join(cmd)}\n-> exit {p.returncode}\n{p.stdout}{p.stderr}")
         return p
 
