@@ -2,6 +2,7 @@
 #include "script_parse.h"
 
 #include <sstream>
+#include <string>
 
 namespace sf::gui {
 
@@ -39,24 +40,32 @@ std::string rest_after(const std::string& line, const std::string& word) {
   return r;
 }
 
-bool parse_int(const std::string& s, int& v) {
+namespace {
+
+// The whole string must convert: std::sto* stops at trailing junk, so the length read is checked.
+template <class T, class Convert>
+bool whole(const std::string& s, T& v, Convert convert) {
   try {
     size_t n;
-    v = std::stoi(s, &n);
+    v = convert(s, &n);
     return n == s.size();
-  } catch (...) {
+  } catch (...) {  // std::invalid_argument, std::out_of_range
     return false;
   }
 }
 
+}  // namespace
+
+bool parse_int(const std::string& s, int& v) {
+  return whole(s, v, [](const std::string& x, size_t* n) { return std::stoi(x, n); });
+}
+
 bool parse_float(const std::string& s, float& v) {
-  try {
-    size_t n;
-    v = std::stof(s, &n);
-    return n == s.size();
-  } catch (...) {
-    return false;
-  }
+  return whole(s, v, [](const std::string& x, size_t* n) { return std::stof(x, n); });
+}
+
+bool parse_double(const std::string& s, double& v) {
+  return whole(s, v, [](const std::string& x, size_t* n) { return std::stod(x, n); });
 }
 
 bool parse_onoff(const std::string& s, bool& v) {

@@ -21,6 +21,7 @@ std::string rest_after(const std::string& line, const std::string& word);
 // Whole-string conversions: false on trailing junk, out-of-range values or an empty string.
 bool parse_int(const std::string& s, int& v);
 bool parse_float(const std::string& s, float& v);
+bool parse_double(const std::string& s, double& v);
 bool parse_onoff(const std::string& s, bool& v);  // on/off, true/false, 1/0, yes/no
 
 }  // namespace sf::gui

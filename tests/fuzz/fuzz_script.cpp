@@ -17,9 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const std::string& w : words) {
       int i;
       float f;
+      double d;
       bool b;
       (void)parse_int(w, i);
       (void)parse_float(w, f);
+      (void)parse_double(w, d);
       (void)parse_onoff(w, b);
       if (const size_t eq = w.find('='); eq != std::string::npos) (void)parse_int(w.substr(eq + 1), i);
     }

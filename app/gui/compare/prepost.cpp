@@ -11,6 +11,7 @@
 #include "app.h"
 #include "compare/panels.h"
 #include "paths.h"
+#include "script_parse.h"
 
 namespace sf::gui {
 
@@ -26,42 +27,6 @@ std::vector<std::unique_ptr<Panel>> make_prepost_panels() {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool parse_int(const std::string& s, int& v) {
-  try {
-    size_t n;
-    v = std::stoi(s, &n);
-    return n == s.size();
-  } catch (...) {
-    return false;
-  }
-}
-
-bool parse_double(const std::string& s, double& v) {
-  try {
-    size_t n;
-    v = std::stod(s, &n);
-    return n == s.size();
-  } catch (...) {
-    return false;
-  }
-}
-
-bool parse_onoff(const std::string& s, bool& v) {
-  if (s == "on" || s == "true" || s == "1" || s == "yes") return v = true, true;
-  if (s == "off" || s == "false" || s == "0" || s == "no") return v = false, true;
-  return false;
-}
-
-std::string rest_after(const std::string& line, const std::string& word) {
-  size_t p = line.find(word);
-  p = p == std::string::npos ? line.size() : p + word.size();
-  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
-  std::string r = line.substr(p);
-  while (!r.empty() && (r.back() == ' ' || r.back() == '\t' || r.back() == '\r')) r.pop_back();
-  if (r.size() >= 2 && r.front() == '"' && r.back() == '"') r = r.substr(1, r.size() - 2);
-  return r;
-}
 
 // Waits for a compare-worker operation; fails with its error if it refused.
 std::function<bool(std::string&)> compare_done(PrePostHub* hub, uint64_t ticket) {
