@@ -10,7 +10,6 @@ Cases (each its own explorer process under Xvfb, driven by a script, docs/explor
   lines   a 1 MB `input` line and an `input` of raw binary bytes;
   long    a 10,000-line script (comments, blank lines and 500 commands).
 """
-import argparse
 import glob
 import json
 import math
@@ -19,7 +18,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_test import Ctx  # noqa: E402  (one explorer runner for every GUI test)
+from gui_test import main as gui_main  # noqa: E402  (one explorer runner for every GUI test)
 
 
 # ---- safetensors files built from the good model ----------------------------------------------
@@ -83,7 +82,7 @@ def corpus(good):
     return out
 
 
-def case_corpus(t, source):
+def case_corpus(t):
     files = []
     for name, data in corpus(t.model):
         p = t.path(name + ".safetensors")
@@ -93,7 +92,7 @@ def case_corpus(t, source):
         else:
             open(p, "wb").write(data)
         files.append(p)
-    found = sorted(glob.glob(os.path.join(source, "tests/fuzz/regressions/safetensors/*")))
+    found = sorted(glob.glob(os.path.join(t.args.source, "tests/fuzz/regressions/safetensors/*")))
     t.check(len(found) >= 1, f"fuzz findings found ({len(found)})")
     files += found
     files.append(os.path.dirname(t.model))  # a folder, not a file
@@ -115,7 +114,7 @@ def case_corpus(t, source):
         t.check(lay.get("model") == "gui-model.safetensors", f"the previous model is kept (found '{lay.get('model')}')")
 
 
-def case_lines(t, source):
+def case_lines(t):
     sp = t.path("binary-script.txt")
     binary = bytes(b for b in range(256) if b != 10) * 4  # every byte but newline, invalid UTF-8 included
     long_line = b"input " + b"1 " * 500000  # 1 MB
@@ -134,7 +133,7 @@ def case_lines(t, source):
         t.check(lay.get("model") == "gui-model.safetensors", f"the model is kept (found '{lay.get('model')}')")
 
 
-def case_long(t, source):
+def case_long(t):
     lines = [f"model {t.model}", "input 1 2 3"]
     while len(lines) < 9996:
         k = len(lines)
@@ -149,27 +148,5 @@ def case_long(t, source):
 CASES = {"corpus": case_corpus, "lines": case_lines, "long": case_long}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--xvfb-run", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--source", required=True)
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    t = Ctx(args)
-    t.case = "badfiles_" + args.case
-    try:
-        CASES[args.case](t, args.source)
-    finally:
-        t.stop_display()
-    if t.failures:
-        print(f"\n{len(t.failures)} check(s) failed:\n  " + "\n  ".join(t.failures))
-        return 1
-    print("\nall checks passed")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(gui_main(CASES, extra_args=["--source"], prefix="badfiles_"))

@@ -431,17 +431,24 @@ def case_bench(t):
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
-def main():
+def main(cases=None, extra_args=(), prefix=""):
+    """Runs one case; other GUI test files reuse it with their own cases (each takes the Ctx,
+    whose .args holds the parsed command line, extra_args included) and output-name prefix."""
+    cases = cases or CASES
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("case", choices=sorted(cases))
     ap.add_argument("--exe", required=True)
     ap.add_argument("--xvfb-run", required=True)
     ap.add_argument("--out", required=True)
+    for a in extra_args:
+        ap.add_argument(a, required=True)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t = Ctx(args)
+    t.args = args
+    t.case = prefix + args.case
     try:
-        CASES[args.case](t)
+        cases[args.case](t)
     finally:
         t.stop_display()
     if t.failures:
