@@ -146,79 +146,16 @@ void Engine::refresh_demos(bool force) {
 
 // [SECTION] worker thread
 
-Worker::Worker(std::function<void()> wake) : wake_(std::move(wake)) {
-  snap_ = std::make_shared<const Snapshot>();
-  thread_ = std::thread([this] { run(); });
-}
+namespace {
 
-Worker::~Worker() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-uint64_t Worker::post(std::function<void(Engine&)> op) {
-  std::lock_guard<std::mutex> lk(mu_);
-  const uint64_t t = ++posted_;
-  queue_.emplace_back(t, std::move(op));
-  cv_.notify_one();
-  return t;
-}
-
-std::shared_ptr<const Snapshot> Worker::snapshot() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return snap_;
-}
-
-void Worker::wait_idle() {
-  std::unique_lock<std::mutex> lk(mu_);
-  idle_cv_.wait(lk, [&] { return done_.load() == posted_.load(); });
-}
-
-void Worker::run() {
-  Engine e;
-  for (;;) {
-    std::pair<uint64_t, std::function<void(Engine&)>> job;
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    e.ticket = job.first;
-    try {
-      job.second(e);
-    } catch (const std::exception& ex) {
-      e.error(std::string("internal error: ") + ex.what());
-    }
-    // Collapse a burst (e.g. a held arrow key): publish once the queue is drained.
-    bool more;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      more = !queue_.empty();
-    }
-    if (!more) publish(e);
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      done_ = job.first;
-    }
-    idle_cv_.notify_all();
-    if (wake_) wake_();
-  }
-}
-
-void Worker::publish(Engine& e) {
+std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
   try {
     e.refresh_demos(false);  // the leak demo follows the tokens decoded so far
   } catch (const std::exception& ex) {
     e.error(std::string("internal error in a demo: ") + ex.what());
   }
   auto s = std::make_shared<Snapshot>();
-  s->generation = ++generation_;
+  s->generation = generation;
   s->ticket = e.ticket;
   s->model = e.model;
   s->model_path = e.model_path;
@@ -237,8 +174,11 @@ void Worker::publish(Engine& e) {
   } catch (const std::exception& ex) {
     s->log.push_back({Message::Error, std::string("internal error while building views: ") + ex.what(), e.ticket});
   }
-  std::lock_guard<std::mutex> lk(mu_);
-  snap_ = std::move(s);
+  return s;
 }
+
+}  // namespace
+
+Worker::Worker(std::function<void()> wake) : JobThread(publish, std::move(wake)) {}
 
 }  // namespace sf::gui

@@ -4,15 +4,13 @@
 // and leaves the previous model and session in place.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
+#include <vector>
 
+#include "job_thread.h"
 #include "snapshot.h"
 
 namespace sf::gui {
@@ -52,35 +50,11 @@ struct Engine {
   void refresh_demos(bool force);
 };
 
-class Worker {
+// The explorer's worker thread: runs operations on its Engine and publishes a Snapshot with every
+// view built (build_views) after each burst.
+class Worker : public JobThread<Engine, Snapshot> {
  public:
   explicit Worker(std::function<void()> wake = {});
-  ~Worker();
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  // Queues an operation; returns its ticket (tickets increase by one per post).
-  uint64_t post(std::function<void(Engine&)> op);
-  std::shared_ptr<const Snapshot> snapshot() const;
-  uint64_t done() const { return done_.load(); }
-  uint64_t posted() const { return posted_.load(); }
-  bool idle() const { return done_.load() == posted_.load(); }
-  // Blocks until every posted operation has run (scripts, tests, shutdown).
-  void wait_idle();
-
- private:
-  void run();
-  void publish(Engine& e);
-
-  std::function<void()> wake_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<std::pair<uint64_t, std::function<void(Engine&)>>> queue_;
-  std::shared_ptr<const Snapshot> snap_;
-  std::atomic<uint64_t> posted_{0}, done_{0};
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::thread thread_;
 };
 
 // An example input for a model: its "stepformer.example" metadata if the file has one, else the

@@ -72,67 +72,11 @@ bool CompareEngine::set_input(const std::string& s, const std::string& t) {
 
 // [SECTION] compare worker
 
-CompareWorker::CompareWorker(std::function<void()> wake) : wake_(std::move(wake)) {
-  snap_ = std::make_shared<const CompareSnap>();
-  thread_ = std::thread([this] { run(); });
-}
+namespace {
 
-CompareWorker::~CompareWorker() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-uint64_t CompareWorker::post(std::function<void(CompareEngine&)> op) {
-  std::lock_guard<std::mutex> lk(mu_);
-  const uint64_t t = ++posted_;
-  queue_.emplace_back(t, std::move(op));
-  cv_.notify_one();
-  return t;
-}
-
-std::shared_ptr<const CompareSnap> CompareWorker::snapshot() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return snap_;
-}
-
-void CompareWorker::run() {
-  CompareEngine e;
-  for (;;) {
-    std::pair<uint64_t, std::function<void(CompareEngine&)>> job;
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    e.ticket = job.first;
-    try {
-      job.second(e);
-    } catch (const std::exception& ex) {
-      e.error(std::string("internal error: ") + ex.what());
-    }
-    bool more;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      more = !queue_.empty();
-    }
-    if (!more) publish(e);  // a burst of steps publishes once
-    done_ = job.first;
-    if (wake_) wake_();
-  }
-}
-
-void CompareWorker::publish(CompareEngine& e) {
+std::shared_ptr<const CompareSnap> publish(CompareEngine& e, uint64_t generation) {
   auto s = std::make_shared<CompareSnap>();
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    s->generation = ++generation_;
-  }
+  s->generation = generation;
   s->ticket = e.ticket;
   s->log = e.log;
   s->last_error_ticket = e.last_error_ticket;
@@ -162,9 +106,12 @@ void CompareWorker::publish(CompareEngine& e) {
       s->log.push_back(std::string("error: internal error while building the compare views: ") + ex.what());
     }
   }
-  std::lock_guard<std::mutex> lk(mu_);
-  snap_ = std::move(s);
+  return s;
 }
+
+}  // namespace
+
+CompareWorker::CompareWorker(std::function<void()> wake) : JobThread(publish, std::move(wake)) {}
 
 // [SECTION] shipped pairs
 

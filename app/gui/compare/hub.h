@@ -7,22 +7,18 @@
 //   gradient norms at initialisation run as a std::async task.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "analysis/compare.h"
 #include "compare/plot.h"
 #include "analysis/prepost_plots.h"
+#include "job_thread.h"
 #include "snapshot.h"
 #include "train/train_job.h"
 
@@ -67,27 +63,11 @@ struct CompareEngine {
   bool set_input(const std::string& src, const std::string& tgt);
 };
 
-class CompareWorker {
+// The compare view's worker thread: runs operations on its CompareEngine and publishes a
+// CompareSnap (both runs' views and layer statistics built) after each burst.
+class CompareWorker : public JobThread<CompareEngine, CompareSnap> {
  public:
   explicit CompareWorker(std::function<void()> wake);
-  ~CompareWorker();
-  uint64_t post(std::function<void(CompareEngine&)> op);
-  std::shared_ptr<const CompareSnap> snapshot() const;
-  bool idle() const { return done_.load() == posted_.load(); }
-  uint64_t posted() const { return posted_.load(); }
-
- private:
-  void run();
-  void publish(CompareEngine& e);
-  std::function<void()> wake_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::pair<uint64_t, std::function<void(CompareEngine&)>>> queue_;
-  std::shared_ptr<const CompareSnap> snap_;
-  std::atomic<uint64_t> posted_{0}, done_{0};
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::thread thread_;
 };
 
 // A shipped pre/post pair: assets/models/<task>-preln / -postln (+ .metrics.json when recorded).
