@@ -67,6 +67,50 @@ TEST(LayerStats, BlockNormsAndLnStatsByHand) {
   EXPECT_FLOAT_EQ(one.norm_out[0], 1);
 }
 
+// Rows gathered from two recordings (two decoding steps) one at a time: the same numbers as each
+// recording's own rows, and the entropy means over every row appended.
+TEST(LayerStats, AppendRowsFromSeveralRecordings) {
+  ResidualTrace a, b;
+  a.input.resize(1, 2);
+  a.input << 3, 4;          // 5
+  a.output.resize(1, 2);
+  a.output << 0, 2;         // 2
+  a.norm.mean.resize(1);
+  a.norm.mean << 3.5f;
+  a.norm.var.resize(1);
+  a.norm.var << 0.25f;
+  b.input.resize(2, 2);
+  b.input << 9, 9, 6, 8;    // row 1: 10
+  b.output.resize(2, 2);
+  b.output << 9, 9, 0, 4;   // row 1: 4
+  b.norm.mean.resize(2);
+  b.norm.mean << 9, 7;
+  b.norm.var.resize(2);
+  b.norm.var << 9, 1;
+  AttentionTrace wa, wb;
+  wa.n_heads = wb.n_heads = 1;
+  wa.batch = wb.batch = 1;
+  wa.weights = {(Mat(1, 2) << 1, 0).finished()};              // entropy 0
+  wb.weights = {(Mat(2, 2) << 1, 0, 0.5f, 0.5f).finished()};  // row 1: ln 2
+  BlockStat s;
+  s.block = Block::SelfAttention;
+  append_block_rows(s, a, &wa, {0});
+  append_block_rows(s, b, &wb, {1});
+  ASSERT_EQ(s.tokens(), 2);
+  EXPECT_FLOAT_EQ(s.norm_in[1], 10);
+  EXPECT_DOUBLE_EQ(s.mean_norm_in(), 7.5);
+  EXPECT_DOUBLE_EQ(s.mean_norm_out(), 3);
+  EXPECT_DOUBLE_EQ(s.mean_ln_mean(), 5.25);
+  EXPECT_DOUBLE_EQ(s.mean_ln_var(), 0.625);
+  ASSERT_EQ(s.entropy.size(), 1u);
+  EXPECT_NEAR(s.entropy[0], std::log(2.0) / 2, 1e-7);
+  // Without attention: norms and LN statistics only.
+  BlockStat f;
+  append_block_rows(f, b, nullptr, {1});
+  EXPECT_FLOAT_EQ(f.ln_var[0], 1);
+  EXPECT_TRUE(f.entropy.empty());
+}
+
 // The Session view reads the same numbers the recording holds.
 TEST(LayerStats, SessionMatchesRecording) {
   auto m = std::make_shared<const Model>(test::load_fixture_model("encdec_pre_relu_sin"));

@@ -166,41 +166,30 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
 
 // [SECTION] residual / LayerNorm statistics
 
-std::vector<float> row_norms(const Mat& m) {
-  std::vector<float> out(static_cast<size_t>(m.rows()));
-  for (Eigen::Index i = 0; i < m.rows(); ++i) out[static_cast<size_t>(i)] = m.row(i).norm();
-  return out;
-}
-
-std::vector<float> col(const ColVec& v) { return std::vector<float>(v.data(), v.data() + v.size()); }
-
-BlockStats encoder_block(const ResidualTrace& r, const std::string& label, int layer, const std::vector<std::string>& toks) {
+BlockStats encoder_block(Block blk, const ResidualTrace& r, const std::string& label, int layer,
+                         const std::vector<std::string>& toks) {
   BlockStats b;
   b.label = label;
   b.encoder = true;
   b.layer = layer;
   b.tokens = toks;
-  b.in_norm = row_norms(r.input);
-  b.out_norm = row_norms(r.output);
-  b.ln_mean = col(r.norm.mean);
-  b.ln_var = col(r.norm.var);
+  b.stat = block_stat(blk, r, nullptr);
   return b;
 }
 
-BlockStats decoder_block(const std::vector<RowRef>& rows, int layer, int which, const std::string& label,
+// The rows of the sequence so far come from several recordings (one per step, beam ancestors).
+BlockStats decoder_block(const std::vector<RowRef>& rows, int layer, Block blk, const std::string& label,
                          const Vocab& voc) {
   BlockStats b;
   b.label = label;
   b.encoder = false;
   b.layer = layer;
+  b.stat.block = blk;
   for (const RowRef& r : rows) {
     const DecoderLayerTrace& l = r.trace->layers[static_cast<size_t>(layer)];
-    const ResidualTrace& rt = which == 0 ? l.self_block : which == 1 ? l.cross_block : l.ffn_block;
+    const ResidualTrace& rt = blk == Block::SelfAttention ? l.self_block : blk == Block::CrossAttention ? l.cross_block : l.ffn_block;
     b.tokens.push_back(voc.token(r.id));
-    b.in_norm.push_back(rt.input.row(r.row).norm());
-    b.out_norm.push_back(rt.output.row(r.row).norm());
-    b.ln_mean.push_back(r.row < rt.norm.mean.size() ? rt.norm.mean(r.row) : kNaN);
-    b.ln_var.push_back(r.row < rt.norm.var.size() ? rt.norm.var(r.row) : kNaN);
+    append_block_rows(b.stat, rt, nullptr, {r.row});
   }
   return b;
 }
@@ -240,10 +229,10 @@ void build_views(Snapshot& s) {
       if (v->live) v->new_row0 = 0, v->new_rows = static_cast<int>(toks.size());
       s.attn[0][static_cast<size_t>(l)] = v;
       const auto& L = se.encoder()->trace.layers[static_cast<size_t>(l)];
-      s.blocks.push_back(encoder_block(L.self_block, "enc " + std::to_string(l) + " · self-attn", l, toks));
+      s.blocks.push_back(encoder_block(Block::SelfAttention, L.self_block, "enc " + std::to_string(l) + " · self-attn", l, toks));
       const int ff = idx.find(Side::Encoder, StageKind::FeedForward, l, -1);
       if (ff >= 0 && cur >= ff)
-        s.blocks.push_back(encoder_block(L.ffn_block, "enc " + std::to_string(l) + " · ffn", l, toks));
+        s.blocks.push_back(encoder_block(Block::FeedForward, L.ffn_block, "enc " + std::to_string(l) + " · ffn", l, toks));
     }
   }
 
@@ -256,11 +245,12 @@ void build_views(Snapshot& s) {
   struct Kind {
     StageKind stage;
     int which;  // 0 self, 1 cross, 2 ffn
+    Block block;
     const char* name;
   };
-  std::vector<Kind> kinds = {{StageKind::SelfAttention, 0, "self-attn"}};
-  if (c.has_encoder()) kinds.push_back({StageKind::CrossAttention, 1, "cross-attn"});
-  kinds.push_back({StageKind::FeedForward, 2, "ffn"});
+  std::vector<Kind> kinds = {{StageKind::SelfAttention, 0, Block::SelfAttention, "self-attn"}};
+  if (c.has_encoder()) kinds.push_back({StageKind::CrossAttention, 1, Block::CrossAttention, "cross-attn"});
+  kinds.push_back({StageKind::FeedForward, 2, Block::FeedForward, "ffn"});
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     for (const Kind& k : kinds) {
       const int at = idx.find(Side::Decoder, k.stage, l, step);
@@ -269,7 +259,7 @@ void build_views(Snapshot& s) {
         if (r.step < step || (at >= 0 && cur >= at)) rows.push_back(r);
       if (rows.empty()) continue;
       const std::string label = "dec " + std::to_string(l) + " · " + k.name;
-      s.blocks.push_back(decoder_block(rows, l, k.which, label, c.tgt_vocab));
+      s.blocks.push_back(decoder_block(rows, l, k.block, label, c.tgt_vocab));
       if (k.which == 2) continue;
       auto v = decoder_view(se, rows, l, k.which == 1);
       const bool has_new = rows.back().step == step;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/layer_stats.h"
 #include "stepper/session.h"
 
 namespace sf::gui {
@@ -37,16 +38,15 @@ struct AttnView {
   int stage = -1;                     // stage index where the newest rows were computed
 };
 
-// Residual stream and LayerNorm statistics per token, one entry per sublayer connection.
+// Residual stream and LayerNorm statistics per token, one entry per sublayer connection. The
+// numbers are core's (analysis/layer_stats.h), so the explorer, the compare view and the CLI show
+// one definition.
 struct BlockStats {
   std::string label;               // "enc 0 · attn", "dec 1 · ffn"
   bool encoder = true;
   int layer = 0;
-  std::vector<std::string> tokens;
-  std::vector<float> in_norm;      // (n) ‖x‖ entering the block
-  std::vector<float> out_norm;     // (n) ‖x‖ leaving it
-  std::vector<float> ln_mean;      // (n) μ of the LN of this block
-  std::vector<float> ln_var;       // (n) σ²
+  std::vector<std::string> tokens;  // (n)
+  BlockStat stat;                  // (n) ‖x‖ in/out, LN μ and σ² per token (no entropy)
 };
 
 // Source order demonstration (positional-encoding panel): the encoder run on the source and on

@@ -76,6 +76,12 @@ class Panel {
   ImVec4 heat_rect{0, 0, 0, 0}, mark_rect{0, 0, 0, 0};
 };
 
+// Draws "No model or input loaded." and returns false when the snapshot has no session to show.
+bool require_session(const Snapshot& s);
+// Writes "<kind> · layer L · head H" for the shared attention selection and returns its view
+// (null: that sublayer is not computed yet at this stage).
+const AttnView* selected_attention(const Ctx& c);
+
 std::unique_ptr<Panel> make_model_panel();
 std::unique_ptr<Panel> make_stepper_panel();
 std::unique_ptr<Panel> make_attention_panel();

@@ -63,6 +63,12 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return r + ")";
 }
 
+std::vector<std::string> numbered(int n, const char* prefix) {
+  std::vector<std::string> v;
+  for (int i = 0; i < n; ++i) v.push_back(prefix + std::to_string(i));
+  return v;
+}
+
 // [SECTION] text
 
 void text_rotated(ImDrawList* dl, ImFont* font, float size, ImVec2 pivot, ImU32 col, const char* text, float angle) {
@@ -102,6 +108,14 @@ void text_coloured_wrapped(ImU32 col, const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, col);
   ImGui::TextWrapped("%s", text);
   ImGui::PopStyleColor();
+}
+
+void table_row(const char* key, const std::string& value) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("%s", key);
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(value.c_str());
 }
 
 // [SECTION] heatmap widget

@@ -19,6 +19,9 @@ std::string fmt_count(int64_t n);                  // "1 234 567"
 std::string fmt_flops(int64_t n);                  // "3.2 MFLOP"
 std::string shape_str(const std::vector<int64_t>& s);
 
+// "0", "1", … "n−1" (each after `prefix`): axis labels of dimensions and positions.
+std::vector<std::string> numbered(int n, const char* prefix = "");
+
 // [SECTION] text
 // Text rotated by `angle` radians around `pivot` (the start of its baseline box's top-left).
 void text_rotated(ImDrawList* dl, ImFont* font, float size, ImVec2 pivot, ImU32 col, const char* text, float angle);
@@ -26,6 +29,8 @@ void help_marker(const char* text);
 void heading(const Fonts& f, const char* text);
 // Text wrapped at the window edge in the given colour.
 void text_coloured_wrapped(ImU32 col, const char* text);
+// One row of a two-column key/value table (inside ImGui::BeginTable): the key dimmed.
+void table_row(const char* key, const std::string& value);
 
 // [SECTION] heatmap widget
 struct HeatmapOpts {

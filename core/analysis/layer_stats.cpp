@@ -136,6 +136,11 @@ BlockStat block_stat(Block b, const ResidualTrace& r, const AttentionTrace* attn
   return s;
 }
 
+void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows) {
+  append_rows(out, r, attn, rows);
+  finish_entropy(out);
+}
+
 std::vector<LayerStat> encoder_stats(const EncoderTrace& t) {
   std::vector<LayerStat> out;
   for (size_t l = 0; l < t.layers.size(); ++l) {

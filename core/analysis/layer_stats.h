@@ -65,6 +65,9 @@ struct ModelStats {
 
 // Statistics of one recorded block for the given rows (all rows when `rows` is empty).
 BlockStat block_stat(Block b, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows = {});
+// Appends the statistics of `rows` of a recorded block to `out` (entropy means recomputed), for a
+// sequence whose rows come from several recordings (decoding steps, beam ancestors).
+void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows);
 
 // Statistics of the whole encoder recording.
 std::vector<LayerStat> encoder_stats(const EncoderTrace& t);

@@ -17,8 +17,8 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_test import main as gui_main  # noqa: E402  (one explorer runner for every GUI test)
+from gui_test import models
+from guitest_common import main
 
 
 # ---- safetensors files built from the good model ----------------------------------------------
@@ -149,4 +149,5 @@ CASES = {"corpus": case_corpus, "lines": case_lines, "long": case_long}
 
 
 if __name__ == "__main__":
-    sys.exit(gui_main(CASES, extra_args=["--source"], prefix="badfiles_"))
+    sys.exit(main(CASES, prefix="badfiles_", add_args=lambda ap: ap.add_argument("--source", required=True),
+                  setup=models))

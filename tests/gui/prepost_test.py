@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """GUI tests of the pre-LN vs post-LN views (compare mode, training, gradient norms at init; see
-docs/compare.md), run by CTest under Xvfb like gui_test.py, whose PNG reader and helpers they use.
+docs/compare.md), run by CTest under Xvfb like gui_test.py; the PNG reader, the Xvfb runner and
+the heatmap checks are in guitest_common.py.
 
   compare    a pre-LN/post-LN pair (the shipped pair when there is one, else the golden-test
              fixtures) stepped in lockstep: `expect-compare aligned` after every kind of move,
@@ -12,15 +13,13 @@ docs/compare.md), run by CTest under Xvfb like gui_test.py, whose PNG reader and
 
 usage: prepost_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR [--fixtures DIR] [--models DIR]
 """
-import argparse
 import csv
 import math
 import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gui_test import Ctx, check_heatmap, colours, read_png  # noqa: E402
+from guitest_common import check_heatmap, colours, main, read_png
 
 
 def read_csv(path):
@@ -197,30 +196,15 @@ quit
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--xvfb-run", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--fixtures", default=os.path.join(os.path.dirname(__file__), "..", "fixtures"))
-    ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), "..", "..", "assets", "models"))
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    args.case = "prepost-" + args.case
-    t = Ctx(args)
+def add_args(ap):
+    here = os.path.dirname(__file__)
+    ap.add_argument("--fixtures", default=os.path.join(here, "..", "fixtures"))
+    ap.add_argument("--models", default=os.path.join(here, "..", "..", "assets", "models"))
+
+
+def folders(t, args):
     t.fixtures, t.models = os.path.abspath(args.fixtures), os.path.abspath(args.models)
-    try:
-        CASES[args.case[len("prepost-"):]](t)
-    finally:
-        if hasattr(t, "stop_display"):  # the private Xvfb gui_test.py starts for a case
-            t.stop_display()
-    if t.failures:
-        print(f"\n{len(t.failures)} check(s) failed:\n  " + "\n  ".join(t.failures))
-        return 1
-    print("\nall checks passed")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(CASES, prefix="prepost-", add_args=add_args, setup=folders))

@@ -48,10 +48,7 @@ class AttentionPanel : public Panel {
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
+    if (!require_session(s)) return;
     draw_selection(c);
     ImGui::Separator();
     switch (c.ui.attn_mode) {

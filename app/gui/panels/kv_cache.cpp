@@ -18,12 +18,6 @@ namespace sf::gui {
 
 namespace {
 
-std::vector<std::string> numbered(int n) {
-  std::vector<std::string> v;
-  for (int i = 0; i < n; ++i) v.push_back(std::to_string(i));
-  return v;
-}
-
 class KvCachePanel : public Panel {
  public:
   const char* title() const override { return "KV cache"; }
@@ -37,10 +31,7 @@ class KvCachePanel : public Panel {
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
+    if (!require_session(s)) return;
     draw_header(c);
     ImGui::Separator();
     const float fs = ImGui::GetFontSize();

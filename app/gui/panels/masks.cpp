@@ -31,13 +31,8 @@ class MasksPanel : public Panel {
   }
 
   void Draw(Ctx& c) override {
-    const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
-    const AttnView* v = s.attn_view(c.ui.kind, c.ui.layer);
-    ImGui::Text("%s · layer %d · head %d", to_string(c.ui.kind), c.ui.layer, c.ui.head);
+    if (!require_session(c.snap)) return;
+    const AttnView* v = selected_attention(c);
     ImGui::SameLine();
     ImGui::TextDisabled("(choose in the Attention panel)");
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);

@@ -120,25 +120,18 @@ class ModelPanel : public Panel {
   // [SECTION] configuration and costs
   void draw_config(Ctx& c) {
     const Config& m = c.snap.model->config;
-    const auto row = [](const char* k, const std::string& v) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", k);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(v.c_str());
-    };
     if (ImGui::BeginTable("config", 2, ImGuiTableFlags_SizingStretchProp)) {
-      row("architecture", to_string(m.arch));
-      row("layers", m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
+      table_row("architecture", to_string(m.arch));
+      table_row("layers", m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
                                     : std::to_string(m.n_decoder_layers) + " decoder");
-      row("heads", std::to_string(m.n_heads) + "   (d_k = " + std::to_string(m.d_k()) + ")");
-      row("d_model / d_ff", std::to_string(m.d_model) + " / " + std::to_string(m.d_ff));
-      row("LayerNorm", m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
-      row("positions", std::string(to_string(m.positional)) + ", max_len " + std::to_string(m.max_len));
-      row("activation", to_string(m.activation));
-      if (m.has_encoder()) row("vocabulary", std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
-      else row("vocabulary", std::to_string(m.tgt_vocab.size()));
-      row("parameters", fmt_count(c.snap.n_params));
+      table_row("heads", std::to_string(m.n_heads) + "   (d_k = " + std::to_string(m.d_k()) + ")");
+      table_row("d_model / d_ff", std::to_string(m.d_model) + " / " + std::to_string(m.d_ff));
+      table_row("LayerNorm", m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
+      table_row("positions", std::string(to_string(m.positional)) + ", max_len " + std::to_string(m.max_len));
+      table_row("activation", to_string(m.activation));
+      if (m.has_encoder()) table_row("vocabulary", std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
+      else table_row("vocabulary", std::to_string(m.tgt_vocab.size()));
+      table_row("parameters", fmt_count(c.snap.n_params));
       ImGui::EndTable();
     }
     if (ImGui::TreeNode("Parameters by component")) {
@@ -153,21 +146,14 @@ class ModelPanel : public Panel {
     ImGui::TextWrapped("At this step (n_src = %d, decoder input t = %d, %d sequence%s):", r.n_src, r.t, r.sequences,
                        r.sequences == 1 ? "" : "s");
     if (ImGui::BeginTable("cost", 2, ImGuiTableFlags_SizingStretchProp)) {
-      const auto row = [](const char* k, const std::string& v) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", k);
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(v.c_str());
-      };
-      row("step, with KV cache", fmt_flops(r.step_cached.total()));
-      row("step, recomputing", fmt_flops(r.step_uncached.total()));
-      row("teacher-forced forward", fmt_flops(r.forward.total()));
-      row("cross K/V (once)", fmt_flops(r.cross_setup_flops));
-      row("KV cache (self)", fmt_bytes(r.kv_self_bytes));
-      row("cross K/V kept", fmt_bytes(r.kv_cross_bytes));
-      row("attention maps", fmt_bytes(r.attn_map_bytes));
-      row("weights", fmt_bytes(r.weight_bytes));
+      table_row("step, with KV cache", fmt_flops(r.step_cached.total()));
+      table_row("step, recomputing", fmt_flops(r.step_uncached.total()));
+      table_row("teacher-forced forward", fmt_flops(r.forward.total()));
+      table_row("cross K/V (once)", fmt_flops(r.cross_setup_flops));
+      table_row("KV cache (self)", fmt_bytes(r.kv_self_bytes));
+      table_row("cross K/V kept", fmt_bytes(r.kv_cross_bytes));
+      table_row("attention maps", fmt_bytes(r.attn_map_bytes));
+      table_row("weights", fmt_bytes(r.weight_bytes));
       ImGui::EndTable();
     }
     help_marker("FLOPs count matrix products only: (n×k)·(k×m) costs 2·n·k·m (seed 004's convention).");

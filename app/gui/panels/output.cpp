@@ -27,10 +27,7 @@ class OutputPanel : public Panel {
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
+    if (!require_session(s)) return;
     draw_controls(c);
     ImGui::Separator();
     draw_distribution(c);

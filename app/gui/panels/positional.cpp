@@ -21,12 +21,6 @@ namespace sf::gui {
 
 namespace {
 
-std::vector<std::string> numbered(int n) {
-  std::vector<std::string> v;
-  for (int i = 0; i < n; ++i) v.push_back(std::to_string(i));
-  return v;
-}
-
 class PositionalPanel : public Panel {
  public:
   const char* title() const override { return "Positional encoding"; }
@@ -40,10 +34,7 @@ class PositionalPanel : public Panel {
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
+    if (!require_session(s)) return;
     if (s.model != model_) prepare(s.model);
     draw_switch(c);
     ImGui::Separator();

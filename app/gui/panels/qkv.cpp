@@ -16,12 +16,6 @@ namespace sf::gui {
 
 namespace {
 
-std::vector<std::string> numbered(int n, const char* prefix) {
-  std::vector<std::string> v;
-  for (int i = 0; i < n; ++i) v.push_back(prefix + std::to_string(i));
-  return v;
-}
-
 class QkvPanel : public Panel {
  public:
   const char* title() const override { return "Q, K, V"; }
@@ -35,13 +29,8 @@ class QkvPanel : public Panel {
   }
 
   void Draw(Ctx& c) override {
-    const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
-    const AttnView* v = s.attn_view(c.ui.kind, c.ui.layer);
-    ImGui::Text("%s · layer %d · head %d", to_string(c.ui.kind), c.ui.layer, c.ui.head);
+    if (!require_session(c.snap)) return;
+    const AttnView* v = selected_attention(c);
     if (!v) {
       ImGui::TextDisabled("not computed yet at this stage");
       return;
@@ -76,7 +65,7 @@ class QkvPanel : public Panel {
     q_.update(q.data(), static_cast<int>(q.rows()), dk, key, Colormap::Diverging, lo, hi);
     k_.update(k.data(), static_cast<int>(k.rows()), dk, key, Colormap::Diverging, lo, hi);
     v_.update(val.data(), static_cast<int>(val.rows()), dk, key, Colormap::Diverging, lo, hi);
-    const std::vector<std::string> dims = numbered(dk, "");
+    const std::vector<std::string> dims = numbered(dk);
     const float fs = ImGui::GetFontSize();
     const float w = (ImGui::GetContentRegionAvail().x - fs) / 3.0f;
     const float hgt = ImGui::GetContentRegionAvail().y - fs * 4;
@@ -168,7 +157,7 @@ class QkvPanel : public Panel {
     std::vector<float> all(q.data(), q.data() + dk);
     all.insert(all.end(), k.data(), k.data() + dk);
     symmetric_range(all.data(), all.size(), lo, hi);
-    const std::vector<std::string> dims = numbered(dk, "");
+    const std::vector<std::string> dims = numbered(dk);
     const uint64_t key = mix_key(mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h)),
                                  static_cast<uint64_t>(i * 100003 + j));
     strip(c, "qi", qs_, q.data(), dk, key, lo, hi, &dims, "q_i");

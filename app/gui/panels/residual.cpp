@@ -23,10 +23,7 @@ class ResidualPanel : public Panel {
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
+    if (!require_session(s)) return;
     const Config& cfg = s.model->config;
     const Palette& pal = palette();
     ImGui::TextWrapped("%s: %s", cfg.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",
@@ -41,11 +38,8 @@ class ResidualPanel : public Panel {
     depth_out_.clear();
     labels_.clear();
     for (const BlockStats& b : s.blocks) {
-      float a = 0, z = 0;
-      for (float v : b.in_norm) a += v;
-      for (float v : b.out_norm) z += v;
-      depth_in_.push_back(a / std::max<size_t>(1, b.in_norm.size()));
-      depth_out_.push_back(z / std::max<size_t>(1, b.out_norm.size()));
+      depth_in_.push_back(static_cast<float>(b.stat.mean_norm_in()));
+      depth_out_.push_back(static_cast<float>(b.stat.mean_norm_out()));
       // "enc 0 · self-attn" → "e0 att", "dec 1 · cross-attn" → "d1 x", "dec 1 · ffn" → "d1 ff"
       const std::string& l = b.label;
       const char* kind = l.find("cross") != std::string::npos ? " x" : l.find("ffn") != std::string::npos ? " ff" : " att";
@@ -72,10 +66,10 @@ class ResidualPanel : public Panel {
       ImGui::PushID(static_cast<int>(i));
       heading(c.fonts, b.label.c_str());
       const float w = (ImGui::GetContentRegionAvail().x - fs * 0.5f) / 2.0f;
-      std::vector<Series> n = {{&b.in_norm, pal.accent2, "‖x‖ in"}, {&b.out_norm, pal.accent, "‖x‖ out"}};
+      std::vector<Series> n = {{&b.stat.norm_in, pal.accent2, "‖x‖ in"}, {&b.stat.norm_out, pal.accent, "‖x‖ out"}};
       line_plot("norm", n, &b.tokens, ImVec2(w, fs * 7), c.fonts, "residual norm per token");
       ImGui::SameLine();
-      std::vector<Series> ln = {{&b.ln_mean, pal.ok, "LN mean μ"}, {&b.ln_var, pal.warn, "LN var σ²"}};
+      std::vector<Series> ln = {{&b.stat.ln_mean, pal.ok, "LN mean μ"}, {&b.stat.ln_var, pal.warn, "LN var σ²"}};
       line_plot("ln", ln, &b.tokens, ImVec2(w, fs * 7), c.fonts, cfg.norm == NormPlacement::Pre ? "LN of the input" : "LN of x + sublayer", true);
       ImGui::PopID();
     }

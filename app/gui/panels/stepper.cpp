@@ -41,10 +41,7 @@ class StepperPanel : public Panel {
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!s.ok()) {
-      ImGui::TextDisabled("No model or input loaded.");
-      return;
-    }
+    if (!require_session(s)) return;
     draw_controls(c);
     draw_timeline(c);
     ImGui::Spacing();
