@@ -7,8 +7,7 @@
 // [SECTION] lockstep stepper
 // [SECTION] the two runs
 // [SECTION] attention: A, B, A − B
-// [SECTION] next-token distributions
-// [SECTION] per-layer statistics
+// (next-token distributions and per-layer statistics: compare_stats.cpp)
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -25,32 +24,6 @@ namespace sf::gui {
 namespace {
 
 int g_focus_frame = -10;  // the last frame the compare view had the keyboard focus
-
-const char* kind_label(AttnKind k) {
-  switch (k) {
-    case AttnKind::EncoderSelf: return "encoder self-attention";
-    case AttnKind::DecoderSelf: return "decoder self-attention";
-    case AttnKind::Cross: return "cross-attention";
-  }
-  return "?";
-}
-
-// "pre-LN · copy-pre" for a file, the run's own name when it already says its placement.
-std::string legend_name(const std::string& placement, std::string name) {
-  const std::string ext = ".safetensors";
-  if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) name.resize(name.size() - ext.size());
-  if (name.find("pre-LN") != std::string::npos || name.find("post-LN") != std::string::npos) return name;
-  return placement + " · " + name;
-}
-
-// The step whose next-token distribution a run shows: the current one once its Logits stage is
-// reached, else the previous one (−1: none yet).
-int shown_step(const Session& s) {
-  const int t = s.current_step();
-  if (t < 0) return -1;
-  const StageKind k = s.current().kind;
-  return (k == StageKind::Logits || k == StageKind::Choose) ? t : t - 1;
-}
 
 class ComparePanel : public Panel {
  public:
@@ -98,11 +71,11 @@ class ComparePanel : public Panel {
       ImGui::Separator();
       draw_attention(c, s);
       ImGui::Separator();
-      draw_distributions(c, s);
+      draw_compare_distributions(c, s);
       ImGui::EndChild();
       ImGui::TableSetColumnIndex(1);
       ImGui::BeginChild("right", ImVec2(0, 0), false);
-      draw_layer_stats(c, s);
+      draw_compare_layer_stats(c, s, hub_->sel, stats_);
       ImGui::EndChild();
       ImGui::EndTable();
     }
@@ -323,10 +296,10 @@ class ComparePanel : public Panel {
     heading(c.fonts, "Attention");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fs * 12);
-    if (ImGui::BeginCombo("##kind", kind_label(sel.kind))) {
+    if (ImGui::BeginCombo("##kind", compare_kind_label(sel.kind))) {
       for (AttnKind k : {AttnKind::EncoderSelf, AttnKind::DecoderSelf, AttnKind::Cross}) {
         if (k != AttnKind::DecoderSelf && !enc) continue;
-        if (ImGui::Selectable(kind_label(k), k == sel.kind)) sel.kind = k, sel.follow = false;
+        if (ImGui::Selectable(compare_kind_label(k), k == sel.kind)) sel.kind = k, sel.follow = false;
       }
       ImGui::EndCombo();
     }
@@ -421,152 +394,6 @@ class ComparePanel : public Panel {
     }
   }
 
-  // [SECTION] next-token distributions
-  void draw_distributions(Ctx& c, const CompareSnap& s) {
-    const Comparison& cmp = *s.cmp;
-    const float fs = ImGui::GetFontSize();
-    int steps[2];
-    const Mat* probs[2] = {nullptr, nullptr};
-    for (int i = 0; i < 2; ++i) {
-      steps[i] = shown_step(cmp.run(i));
-      if (steps[i] >= 0 && steps[i] < static_cast<int>(cmp.run(i).steps().size())) {
-        const auto& rec = cmp.run(i).steps()[static_cast<size_t>(steps[i])];
-        if (rec->trace) probs[i] = &rec->trace->probs;
-      }
-    }
-    heading(c.fonts, "Next-token distribution");
-    ImGui::SameLine();
-    if (!probs[0] && !probs[1]) {
-      ImGui::TextDisabled("(after the first Logits stage)");
-      return;
-    }
-    ImGui::TextDisabled("A at step %d, B at step %d", steps[0], steps[1]);
-    // Union of both runs' 6 most likely tokens, by token text (the vocabularies may differ).
-    struct Row {
-      std::string tok;
-      float p[2] = {0, 0};
-    };
-    std::vector<Row> rows;
-    const auto find = [&](const std::string& t) -> Row& {
-      for (Row& r : rows)
-        if (r.tok == t) return r;
-      rows.push_back({t});
-      return rows.back();
-    };
-    for (int i = 0; i < 2; ++i) {
-      if (!probs[i]) continue;
-      const RowVec p = probs[i]->bottomRows(1);
-      std::vector<int> idx(static_cast<size_t>(p.size()));
-      for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int>(k);
-      std::partial_sort(idx.begin(), idx.begin() + std::min<size_t>(6, idx.size()), idx.end(),
-                        [&](int x, int y) { return p(x) > p(y); });
-      for (size_t k = 0; k < 6 && k < idx.size(); ++k) find(cmp.run(i).model().config.tgt_vocab.token(idx[k]));
-    }
-    for (Row& r : rows)
-      for (int i = 0; i < 2; ++i) {
-        if (!probs[i]) continue;
-        const int id = cmp.run(i).model().config.tgt_vocab.id(r.tok);
-        if (id >= 0 && id < probs[i]->cols()) r.p[i] = (*probs[i])(probs[i]->rows() - 1, id);
-      }
-    std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.p[0] + x.p[1] > y.p[0] + y.p[1]; });
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float label_w = fs * 5, bar_w = std::max(fs * 6, (ImGui::GetContentRegionAvail().x - label_w - fs * 8) * 0.5f);
-    for (const Row& r : rows) {
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      dl->AddText(c.fonts.mono, fs, p, palette().text, r.tok.c_str());
-      for (int i = 0; i < 2; ++i) {
-        const float x0 = p.x + label_w + i * (bar_w + fs * 4);
-        const ImU32 col = placement_colour(cmp.run(i).model().config.norm == NormPlacement::Pre);
-        dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_w, p.y + fs - 1), IM_COL32(128, 128, 128, 30));
-        dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_w * r.p[i], p.y + fs - 1), col);
-        char b[32];
-        std::snprintf(b, sizeof b, "%s %.3f", i == 0 ? "A" : "B", r.p[i]);
-        dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_w + 4, p.y + 1), palette().text_dim, b);
-      }
-      ImGui::Dummy(ImVec2(label_w + 2 * bar_w + fs * 8, fs + 2));
-    }
-  }
-
-  // [SECTION] per-layer statistics
-  void draw_layer_stats(Ctx& c, const CompareSnap& s) {
-    const ModelStats& a = s.run[0].stats;
-    const ModelStats& b = s.run[1].stats;
-    const std::string na = std::string(to_string(s.cmp->run(0).model().config.norm)) + "-LN";
-    const std::string nb = std::string(to_string(s.cmp->run(1).model().config.norm)) + "-LN";
-    const float fs = ImGui::GetFontSize();
-    heading(c.fonts, "Per layer, as of the current stage");
-    help_marker(
-        "Pre-LN (x = x + F(LN(x))) never normalises the residual stream itself: its norm grows layer by layer. "
-        "Post-LN (x = LN(x + F(x))) renormalises after every block, so the stream leaves each layer with norm ≈ √d. "
-        "The LayerNorm statistics are those of the norm's input: the stream itself for pre-LN, x + F(x) for post-LN.");
-    const float avail_h = ImGui::GetContentRegionAvail().y;
-    const float ph = std::max(fs * 9, (avail_h - fs * 14) / 3.0f);
-    for (int k = 0; k < 3; ++k) {
-      const LayerMeasure m = k == 0 ? LayerMeasure::ResidualNorm : k == 1 ? LayerMeasure::LnVar : LayerMeasure::LnMean;
-      PlotData d = layer_plot(a, b, legend_name(na, s.run[0].name), legend_name(nb, s.run[1].name), m);
-      for (int i = 0; i < 2; ++i)
-        d.series[static_cast<size_t>(i)].colour = placement_colour(s.cmp->run(i).model().config.norm == NormPlacement::Pre, i == 1 && s.cmp->run(0).model().config.norm == s.cmp->run(1).model().config.norm);
-      if (m == LayerMeasure::ResidualNorm) d.log_y = false;
-      static const char* ids[] = {"compare.resid", "compare.lnvar", "compare.lnmean"};
-      plot_widget(ids[k], d, views_[k], ImVec2(-1, ph), c.fonts, c.app);
-    }
-    // Entropy per head: layers × heads for each run, one colour scale.
-    heading(c.fonts, (std::string("Attention entropy per head (nats): ") + kind_label(hub_->sel.kind)).c_str());
-    const auto grid = [&](const ModelStats& st, std::vector<float>& out, std::vector<std::string>& rows, int heads) {
-      out.clear();
-      rows.clear();
-      const bool enc = hub_->sel.kind == AttnKind::EncoderSelf;
-      const Block blk = hub_->sel.kind == AttnKind::Cross ? Block::CrossAttention : Block::SelfAttention;
-      for (const LayerStat& l : enc ? st.encoder : st.decoder) {
-        const BlockStat* bs = l.find(blk);
-        if (!bs || bs->entropy.empty()) continue;
-        rows.push_back(std::string(enc ? "enc " : "dec ") + std::to_string(l.layer));
-        for (int h = 0; h < heads; ++h)
-          out.push_back(h < static_cast<int>(bs->entropy.size()) ? static_cast<float>(bs->entropy[static_cast<size_t>(h)]) : NAN);
-      }
-    };
-    const int heads = std::min(s.cmp->run(0).model().config.n_heads, s.cmp->run(1).model().config.n_heads);
-    grid(a, ent_[0], ent_rows_[0], heads);
-    grid(b, ent_[1], ent_rows_[1], heads);
-    float hi = 0.01f;
-    for (auto& e : ent_)
-      for (float v : e)
-        if (std::isfinite(v)) hi = std::max(hi, v);
-    const float w = (ImGui::GetContentRegionAvail().x - fs) * 0.5f;
-    for (int i = 0; i < 2; ++i) {
-      if (i) ImGui::SameLine();
-      ImGui::BeginGroup();
-      ImGui::PushID(100 + i);
-      placement_badge(s.cmp->run(i).model().config.norm);
-      ImGui::SameLine();
-      ImGui::TextUnformatted(i == 0 ? "A" : "B");
-      const int R = static_cast<int>(ent_rows_[i].size());
-      if (R == 0) {
-        ImGui::TextDisabled("no attention run yet");
-      } else {
-        ent_heat_[i].update(ent_[static_cast<size_t>(i)].data(), R, heads, mix_key(s.generation, static_cast<uint64_t>(hub_->sel.kind) + 10),
-                            Colormap::Viridis, 0, hi);
-        head_labels_.clear();
-        for (int h = 0; h < heads; ++h) head_labels_.push_back("h" + std::to_string(h));
-        HeatmapOpts o;
-        o.row_labels = &ent_rows_[i];
-        o.col_labels = &head_labels_;
-        o.max_size = ImVec2(w, fs * 2.2f * static_cast<float>(R) + fs * 2);
-        o.square = false;
-        o.show_values = true;
-        o.max_cell = 90;
-        o.max_cell_h = fs * 2;
-        o.fonts = &c.fonts;
-        const HeatmapHit hit = heatmap_widget("ent", ent_heat_[i], o);
-        if (hit.hovered) ImGui::SetTooltip("%s head %d: %.4f nats", ent_rows_[i][static_cast<size_t>(hit.row)].c_str(), hit.col,
-                                           ent_heat_[i].at(hit.row, hit.col));
-      }
-      ImGui::PopID();
-      ImGui::EndGroup();
-    }
-    ImGui::TextDisabled("0 = all weight on one key; ln(keys) = uniform. Scale 0 … %.2f.", hi);
-  }
-
   std::shared_ptr<PrePostHub> hub_;
   bool opened_ = false;
   bool playing_ = false;
@@ -575,13 +402,17 @@ class ComparePanel : public Panel {
   char src_[512] = {0}, tgt_[256] = {0};
   uint64_t seen_gen_ = 0, followed_ = 0;
   Heatmap heat_[3];
-  Heatmap ent_heat_[2];
-  std::vector<float> ent_[2];
-  std::vector<std::string> ent_rows_[2], head_labels_;
-  PlotView views_[3];
+  CompareStatsView stats_;
 };
 
 }  // namespace
+
+// Shorter than to_string(AttnKind) ("decoder masked self-attention"): these labels head plots.
+const char* compare_kind_label(AttnKind k) {
+  static const char* const label[kAttnKinds] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
+  const int i = static_cast<int>(k);
+  return i >= 0 && i < kAttnKinds ? label[i] : "?";
+}
 
 void set_compare_focus(bool focused) {
   if (focused) g_focus_frame = ImGui::GetFrameCount();

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "compare/hub.h"
 #include "compare/prepost.h"
@@ -17,5 +19,20 @@ void set_compare_focus(bool focused);
 
 // A coloured "pre-LN" / "post-LN" tag.
 void placement_badge(NormPlacement n);
+
+// "encoder self-attention", "decoder self-attention", "cross-attention".
+const char* compare_kind_label(AttnKind k);
+
+// What the compare panel keeps between frames for its statistics (compare_stats.cpp).
+struct CompareStatsView {
+  PlotView plots[3];                    // residual norm, LN variance, LN mean
+  Heatmap ent_heat[2];                  // entropy grid of A and B
+  std::vector<float> ent[2];            // (layers, heads) row-major
+  std::vector<std::string> ent_rows[2], head_labels;
+};
+// Both runs' next-token distributions: the union of their 6 most likely tokens as paired bars.
+void draw_compare_distributions(Ctx& c, const CompareSnap& s);
+// Per-layer plots (residual norm, LN variance, LN mean) and the entropy grids of `sel`'s kind.
+void draw_compare_layer_stats(Ctx& c, const CompareSnap& s, const CompareSelection& sel, CompareStatsView& view);
 
 }  // namespace sf::gui

@@ -1,9 +1,7 @@
-// plot.cpp
-//
-// [SECTION] export requests and framebuffer capture
-// [SECTION] ticks
-// [SECTION] line plot
-// [SECTION] grid
+// plot.cpp — the line plot (compare/plot.h, plot_widget): data range, title and legend (outside the
+// axes when it fits), axes with ticks, the series, the hover readout. Its parts elsewhere:
+// plot_ticks.cpp (tick steps and text, dashed lines), plot_export.cpp (PNG / CSV export),
+// plot_grid.cpp (the layer × step grid).
 #include "compare/plot.h"
 
 #include <algorithm>
@@ -12,13 +10,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <memory>
 
 #include "app.h"
-#include "gfx/gl.h"
 #include "gfx/imgui_math.h"
-#include "gfx/screenshot.h"
-#include "io/safetensors.h"
+#include "compare/plot_parts.h"
 #include "widgets.h"
 
 namespace sf::gui {
@@ -28,189 +23,7 @@ ImU32 placement_colour(bool pre, bool light) {
   return light ? IM_COL32(255, 185, 110, 255) : IM_COL32(240, 120, 40, 255);
 }
 
-// [SECTION] export requests and framebuffer capture
-
-namespace {
-
-struct Request {
-  std::string id, path;
-};
-std::vector<Request> g_requests;
-
-// A capture scheduled inside this frame's draw data; the callback fills `error`/`done`.
-struct Capture {
-  std::string id, path;
-  ImVec2 min, max;
-  bool done = false, ok = false;
-  std::string error;
-};
-std::vector<std::unique_ptr<Capture>> g_captures;
-
-int g_frame = -1;
-std::vector<std::string> g_drawn, g_drawn_last;
-
-void capture_callback(const ImDrawList*, const ImDrawCmd* cmd) {
-  auto* c = static_cast<Capture*>(cmd->UserCallbackData);
-  GLint vp[4] = {0, 0, 0, 0};
-  glGetIntegerv(GL_VIEWPORT, vp);
-  const ImVec2 s = ImGui::GetIO().DisplayFramebufferScale;
-  const int x = std::max(0, static_cast<int>(c->min.x * s.x)), y = std::max(0, static_cast<int>(c->min.y * s.y));
-  const int w = std::min(static_cast<int>((c->max.x - c->min.x) * s.x), vp[2] - x);
-  const int h = std::min(static_cast<int>((c->max.y - c->min.y) * s.y), vp[3] - y);
-  c->ok = save_framebuffer_png(c->path, x, y, w, h, vp[3], c->error);
-  c->done = true;
-}
-
-std::string stem_of(const std::string& id) {
-  std::string s = id;
-  std::replace(s.begin(), s.end(), '.', '-');
-  return s;
-}
-
-// Once per frame: the list of plots drawn, and the results of last frame's captures.
-void begin_widget(const std::string& id, App& app) {
-  const int f = ImGui::GetFrameCount();
-  if (f != g_frame) {
-    g_frame = f;
-    g_drawn_last.swap(g_drawn);
-    g_drawn.clear();
-    for (auto it = g_captures.begin(); it != g_captures.end();) {
-      if (!(*it)->done) {
-        ++it;
-        continue;
-      }
-      if ((*it)->ok) app.notify(Message::Info, "wrote " + (*it)->path);
-      else app.notify(Message::Error, "plot " + (*it)->id + ": " + (*it)->error);
-      it = g_captures.erase(it);
-    }
-  }
-  g_drawn.push_back(id);
-}
-
-bool ends_with(const std::string& s, const std::string& e) {
-  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
-
-// Serves this plot's pending requests: CSV now, PNG by a capture after this frame renders.
-void serve_requests(const std::string& id, ImVec2 a, ImVec2 b, const std::function<std::string()>& csv, App& app) {
-  for (auto it = g_requests.begin(); it != g_requests.end();) {
-    if (it->id != id) {
-      ++it;
-      continue;
-    }
-    if (ends_with(it->path, ".csv")) {
-      std::string e;
-      if (auto r = write_file_atomic(it->path, csv()); r) app.notify(Message::Info, "wrote " + it->path);
-      else app.notify(Message::Error, "plot " + id + ": " + r.error());
-    } else {
-      auto c = std::make_unique<Capture>();
-      c->id = id;
-      c->path = it->path;
-      c->min = a;
-      c->max = b;
-      ImGui::GetForegroundDrawList()->AddCallback(capture_callback, c.get());
-      ImGui::GetForegroundDrawList()->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
-      g_captures.push_back(std::move(c));
-    }
-    it = g_requests.erase(it);
-  }
-}
-
-void export_menu(const char* id, const std::function<std::string()>& csv, PlotView* view, App& app) {
-  if (!ImGui::BeginPopupContextItem(id)) return;
-  if (view) {
-    bool lg = view->log_y;
-    if (ImGui::MenuItem("Log scale", nullptr, &lg)) view->log_y = lg, view->log_set = true;
-    ImGui::Separator();
-  }
-  if (ImGui::MenuItem("Export plot as PNG")) {
-    std::string e;
-    request_plot_export(id, app.default_export_path(stem_of(id), ".png"), e);
-  }
-  if (ImGui::MenuItem("Export data as CSV")) {
-    const std::string path = app.default_export_path(stem_of(id), ".csv");
-    if (auto r = write_file_atomic(path, csv()); r) app.notify(Message::Info, "wrote " + path);
-    else app.notify(Message::Error, r.error());
-  }
-  ImGui::EndPopup();
-}
-
-}  // namespace
-
-bool request_plot_export(const std::string& id, const std::string& path, std::string& error) {
-  if (!ends_with(path, ".png") && !ends_with(path, ".csv")) {
-    error = "plot export: expected a .png or .csv file name, found '" + path + "'";
-    return false;
-  }
-  g_requests.push_back({id, path});
-  return true;
-}
-
-int pending_plot_exports() {
-  return static_cast<int>(g_requests.size() + g_captures.size());
-}
-
-std::vector<std::string> drawn_plot_ids() { return g_drawn_last; }
-
-// [SECTION] ticks
-
-namespace {
-
-// 1, 2 or 5 × 10^k closest above `raw`.
-double nice_step(double raw) {
-  if (!(raw > 0)) return 1;
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  const double m = raw / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
-std::vector<double> linear_ticks(double lo, double hi, int target, bool integer) {
-  double step = nice_step((hi - lo) / std::max(1, target));
-  if (integer) step = std::max(1.0, std::round(step));
-  std::vector<double> t;
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9 && t.size() < 50; v += step)
-    t.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
-  return t;
-}
-
-std::string tick_text(double v) {
-  char b[32];
-  const double a = std::fabs(v);
-  if (v == 0) return "0";
-  if (a >= 1e5 || a < 1e-3) std::snprintf(b, sizeof b, "%.0e", v);
-  else if (a >= 100 || std::fabs(v - std::round(v)) < 1e-9) std::snprintf(b, sizeof b, "%.0f", v);
-  else if (a >= 1) std::snprintf(b, sizeof b, "%.1f", v);
-  else std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
-
-std::string value_text(double v) {
-  if (std::isnan(v)) return "—";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.5g", v);
-  return b;
-}
-
-// `phase` carries the pattern from one segment to the next; it stays in [0, 2·dash).
-void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float th, float& phase, float dash) {
-  const ImVec2 d = b - a;
-  const float len = std::sqrt(d.x * d.x + d.y * d.y);
-  if (!(len > 0) || !(dash > 0)) return;
-  float t = 0;
-  while (t < len) {
-    const bool on = phase < dash;
-    const float left = std::max(0.5f, (on ? dash : 2 * dash) - phase);  // at least half a pixel per turn
-    const float t1 = std::min(len, t + left);
-    if (on) dl->AddLine(a + d * (t / len), a + d * (t1 / len), col, th);
-    phase += t1 - t;
-    if (phase >= 2 * dash) phase -= 2 * dash;
-    t = t1;
-  }
-}
-
-}  // namespace
-
-// [SECTION] line plot
+using namespace plot_parts;
 
 void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size, const Fonts& f, App& app) {
   begin_widget(id, app);
@@ -479,85 +292,6 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
       ImGui::TextDisabled("right-click: log scale, export PNG / CSV");
       ImGui::EndTooltip();
     }
-  }
-}
-
-// [SECTION] grid
-
-void grid_range(const GridData& g, bool log, float& lo, float& hi) {
-  lo = INFINITY, hi = -INFINITY;
-  for (double x : g.values) {
-    const double v = log ? (x > 0 ? std::log10(x) : NAN) : x;
-    if (std::isfinite(v)) lo = std::min(lo, static_cast<float>(v)), hi = std::max(hi, static_cast<float>(v));
-  }
-}
-
-void grid_widget(const char* id, const GridData& g, Heatmap& hm, uint64_t key, bool log, ImVec2 size, const Fonts& f,
-                 App& app, float range_lo, float range_hi) {
-  begin_widget(id, app);
-  const Palette& pal = palette();
-  ImFont* small = f.small ? f.small : ImGui::GetFont();
-  const float fs = small->FontSize;
-  const std::function<std::string()> csv = [&g] { return grid_csv(g); };
-  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::PushFont(f.bold ? f.bold : ImGui::GetFont());
-  ImGui::TextUnformatted(g.title.c_str());
-  ImGui::PopFont();
-  const size_t R = g.rows.size(), C = g.cols.size();
-  if (R == 0 || C == 0) {
-    ImGui::TextDisabled("(no steps yet)");
-    ImGui::Dummy(ImVec2(size.x, std::max(0.0f, size.y - ImGui::GetTextLineHeightWithSpacing() * 2)));
-    return;
-  }
-  std::vector<float> v(R * C);
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double x = g.values[i];
-    v[i] = static_cast<float>(log ? (x > 0 ? std::log10(x) : NAN) : x);
-  }
-  float lo = range_lo, hi = range_hi;
-  if (!(lo < hi)) finite_range(v.data(), v.size(), lo, hi);
-  hm.update(v.data(), static_cast<int>(R), static_cast<int>(C), key, Colormap::Viridis, lo, hi, 1024);
-  std::vector<std::string> labels;
-  for (const std::string& r : g.rows) {
-    std::string s = r;
-    for (const char* from : {"encoder.layers.", "decoder.layers."})
-      if (s.rfind(from, 0) == 0) s = std::string(from[0] == 'e' ? "enc " : "dec ") + s.substr(std::string(from).size());
-    labels.push_back(s);
-  }
-  HeatmapOpts o;
-  o.row_labels = &labels;
-  o.square = false;
-  o.max_size = ImVec2(size.x, std::max(fs * 4, size.y - (ImGui::GetCursorScreenPos().y - p0.y) - fs * 2.6f));
-  o.max_cell = 400;
-  o.max_cell_h = std::clamp(o.max_size.y / static_cast<float>(R), fs, fs * 4);
-  o.fonts = &f;
-  const HeatmapHit hit = heatmap_widget(id, hm, o);
-  export_menu(id, csv, nullptr, app);
-  // Step ticks under the image.
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const double s0 = g.cols.front(), s1 = g.cols.back();
-  const float w = hit.max.x - hit.min.x;
-  for (double t : linear_ticks(s0, s1, std::max(2, static_cast<int>(w / (fs * 5))), true)) {
-    const float x = C == 1 ? hit.min.x + w * 0.5f : hit.min.x + w * static_cast<float>((t - s0) / std::max(1e-9, s1 - s0));
-    const std::string s = tick_text(t);
-    const float tw = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
-    dl->AddLine(ImVec2(x, hit.max.y), ImVec2(x, hit.max.y + 3), pal.grid);
-    dl->AddText(small, fs, ImVec2(x - tw * 0.5f, hit.max.y + 3), pal.text_dim, s.c_str());
-  }
-  ImGui::SetCursorScreenPos(ImVec2(p0.x, hit.max.y + fs + 6));
-  ImGui::TextDisabled("%s (%s%s: %s … %s, viridis)", g.col_label.c_str(), log ? "log10 " : "", g.value_label.c_str(),
-                      value_text(log ? std::pow(10.0, lo) : lo).c_str(), value_text(log ? std::pow(10.0, hi) : hi).c_str());
-  serve_requests(id, ImVec2(p0.x, p0.y), ImVec2(p0.x + size.x, ImGui::GetCursorScreenPos().y), csv, app);
-  if (hit.hovered && hit.row >= 0 && hit.col >= 0) {
-    const size_t c = static_cast<size_t>(hit.col), r = static_cast<size_t>(hit.row);
-    const double first = c == 0 ? 1 : g.cols[c - 1] + 1;
-    ImGui::BeginTooltip();
-    ImGui::Text("%s", g.rows[r].c_str());
-    if (first < g.cols[c]) ImGui::Text("steps %.0f – %.0f (mean)", first, g.cols[c]);
-    else ImGui::Text("step %.0f", g.cols[c]);
-    ImGui::Text("%s = %s", g.value_label.c_str(), value_text(g.at(r, c)).c_str());
-    ImGui::EndTooltip();
   }
 }
 
