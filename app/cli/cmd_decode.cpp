@@ -119,6 +119,16 @@ void print_header(const Session& s) {
               d.run.causal_mask ? "" : ", no causal mask");
 }
 
+// decode and steps: opens the session, prints its header and decodes to the end.
+std::optional<Session> run_session(const char* cmd, Args& a, int& rc) {
+  auto s = open_session(cmd, a, rc);
+  if (s) {
+    print_header(*s);
+    s->run_to_end();
+  }
+  return s;
+}
+
 void print_step(const Session& s, const StepRecord& r) {
   const Vocab& v = s.model().config.tgt_vocab;
   std::string top;
@@ -212,11 +222,9 @@ const char* kStepsHelp =
 static int cmd_decode(int argc, char** argv) {
   Args a(argc, argv, 2, kFlags, kDecodeOptions);
   int rc = 0;
-  auto s = open_session("decode", a, rc);
+  auto s = run_session("decode", a, rc);
   if (!s) return rc;
-  print_header(*s);
   std::printf("step  token           p  top-5 alternatives                                   KV cache\n");
-  s->run_to_end();
   for (const auto& rec : s->steps()) print_step(*s, *rec);
   const auto& last = *s->steps().back();
   s->jump(s->stage_count() - 1);
@@ -244,10 +252,8 @@ static int cmd_decode(int argc, char** argv) {
 static int cmd_steps(int argc, char** argv) {
   Args a(argc, argv, 2, kFlags, kStepsOptions);
   int rc = 0;
-  auto s = open_session("steps", a, rc);
+  auto s = run_session("steps", a, rc);
   if (!s) return rc;
-  print_header(*s);
-  s->run_to_end();
   for (const Stage& st : s->stages()) {
     std::printf("%4d  %-7s %-6s %s\n", st.index, to_string(st.side),
                 st.step >= 0 ? ("t=" + std::to_string(st.step)).c_str() : "", st.title.c_str());

@@ -109,7 +109,7 @@ void App::draw_panels() {
     p->pos = ImGui::GetWindowPos();
     p->size = ImGui::GetWindowSize();
     p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
-    p->Draw(ctx);
+    if (p->ready(ctx.snap)) p->Draw(ctx);
     ImGui::End();
   }
   (void)pal;

@@ -22,6 +22,16 @@
 
 namespace sf::gui {
 
+// What every published snapshot takes from its engine whatever it shows: its number, the last
+// operation run, the messages and the last operation that failed.
+template <class Snap, class Engine>
+void stamp(Snap& s, const Engine& e, uint64_t generation) {
+  s.generation = generation;
+  s.ticket = e.ticket;
+  s.log = e.log;
+  s.last_error_ticket = e.last_error_ticket;
+}
+
 template <class Engine, class Snap>
 class JobThread {
  public:

@@ -22,23 +22,22 @@ namespace sf::gui {
 
 // [SECTION] names
 
-const char* to_string(AttnKind k) {
-  switch (k) {
-    case AttnKind::EncoderSelf: return "encoder self-attention";
-    case AttnKind::DecoderSelf: return "decoder masked self-attention";
-    case AttnKind::Cross: return "cross-attention";
-  }
-  return "?";
+namespace {
+
+// [kind] = {what the panels call it, the short name scripts and file names use}
+constexpr const char* kAttnNames[kAttnKinds][2] = {{"encoder self-attention", "enc-self"},
+                                                    {"decoder masked self-attention", "dec-self"},
+                                                    {"cross-attention", "cross"}};
+
+const char* attn_name(AttnKind k, int which) {
+  const int i = static_cast<int>(k);
+  return i >= 0 && i < kAttnKinds ? kAttnNames[i][which] : "?";
 }
 
-const char* short_name(AttnKind k) {
-  switch (k) {
-    case AttnKind::EncoderSelf: return "enc-self";
-    case AttnKind::DecoderSelf: return "dec-self";
-    case AttnKind::Cross: return "cross";
-  }
-  return "?";
-}
+}  // namespace
+
+const char* to_string(AttnKind k) { return attn_name(k, 0); }
+const char* short_name(AttnKind k) { return attn_name(k, 1); }
 
 namespace {
 

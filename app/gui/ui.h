@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "gfx/heatmap.h"
 #include "gfx/style.h"
 #include "imgui.h"
 #include "snapshot.h"
@@ -52,32 +53,48 @@ struct Ctx {
   App& app;
 };
 
+// What a panel needs before it can draw anything: the App checks it and says what is missing
+// (Panel::ready), so the panels never start with their own guard.
+enum class Needs { Nothing, Session, Decoder };
+
+// What a panel is called, where it opens and what it needs.
+struct PanelInfo {
+  const char* title;          // window title, also its imgui.ini id
+  const char* key;            // the name scripts and the View menu use
+  ImVec4 rect;                // default placement as fractions of the work area (x, y, w, h)
+  bool open_by_default = false;
+  Needs needs = Needs::Session;
+};
+
 class Panel {
  public:
+  explicit Panel(PanelInfo info) : info_(info) {}
   virtual ~Panel() = default;
-  virtual const char* title() const = 0;  // window title, also its imgui.ini id
-  virtual const char* key() const = 0;    // the name scripts and the View menu use
-  // Default placement as fractions of the work area (x, y, w, h).
-  virtual ImVec4 default_rect() const = 0;
-  virtual bool default_open() const { return false; }
+  const char* title() const { return info_.title; }
+  const char* key() const { return info_.key; }
+  ImVec4 default_rect() const { return info_.rect; }
+  bool default_open() const { return info_.open_by_default; }
+  // True when the snapshot has what the panel needs; otherwise draws why not (no model or input;
+  // an encoder-only model has no decoder) and returns false.
+  bool ready(const Snapshot& s) const;
   // Draws the contents (the App has already called ImGui::Begin).
   virtual void Draw(Ctx& ctx) = 0;
-  // The main heatmap of the panel for "Export heatmap as PNG" (false when there is none).
-  virtual bool export_heatmap(const std::string& path, std::string& error) {
-    (void)path;
-    error = std::string("the ") + title() + " panel has no heatmap to export";
-    return false;
-  }
+  // The panel's main heatmap, for "Export heatmap as PNG" (null: the panel has none).
+  virtual const Heatmap* main_heatmap() const { return nullptr; }
+  // Writes main_heatmap() as a PNG; false and a message naming the panel when it has none or
+  // nothing is computed in it yet.
+  bool export_heatmap(const std::string& path, std::string& error) const;
 
   bool open = false;
   ImVec2 pos, size;  // the window's last rectangle (for panel screenshots)
   // Rectangles (x0, y0, x1, y1) of this frame, written next to screenshots for the GUI tests:
   // the panel's main heatmap, and a marked element (the stepper's current stage box).
   ImVec4 heat_rect{0, 0, 0, 0}, mark_rect{0, 0, 0, 0};
+
+ private:
+  PanelInfo info_;
 };
 
-// Draws "No model or input loaded." and returns false when the snapshot has no session to show.
-bool require_session(const Snapshot& s);
 // Writes "<kind> · layer L · head H" for the shared attention selection and returns its view
 // (null: that sublayer is not computed yet at this stage).
 const AttnView* selected_attention(const Ctx& c);

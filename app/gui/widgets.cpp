@@ -118,6 +118,12 @@ void table_row(const char* key, const std::string& value) {
   ImGui::TextUnformatted(value.c_str());
 }
 
+bool still_running(const void* result, const char* what) {
+  if (result) return false;
+  ImGui::TextDisabled("%s", what);
+  return true;
+}
+
 // [SECTION] heatmap widget
 
 namespace {

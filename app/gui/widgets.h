@@ -31,6 +31,9 @@ void heading(const Fonts& f, const char* text);
 void text_coloured_wrapped(ImU32 col, const char* text);
 // One row of a two-column key/value table (inside ImGui::BeginTable): the key dimmed.
 void table_row(const char* key, const std::string& value);
+// A result the worker is still computing (the PE order demo, the leak demo): when `result` is
+// null, says `what` is running and returns true.
+bool still_running(const void* result, const char* what);
 
 // [SECTION] heatmap widget
 struct HeatmapOpts {

@@ -155,8 +155,7 @@ std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
     e.error(std::string("internal error in a demo: ") + ex.what());
   }
   auto s = std::make_shared<Snapshot>();
-  s->generation = generation;
-  s->ticket = e.ticket;
+  stamp(*s, e, generation);
   s->model = e.model;
   s->model_path = e.model_path;
   s->model_name = e.model_name;
@@ -167,8 +166,6 @@ std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
   if (e.session) s->session = std::make_shared<const Session>(*e.session);
   s->order_demo = e.order_demo;
   s->leak_demo = e.leak_demo;
-  s->log = e.log;
-  s->last_error_ticket = e.last_error_ticket;
   try {
     build_views(*s);
   } catch (const std::exception& ex) {

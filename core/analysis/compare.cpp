@@ -147,11 +147,19 @@ void Comparison::align() {
   for (int i = 0; i < 2; ++i) runs_[static_cast<size_t>(i)].jump(std::max(0, last_at_or_before(i, key_)));
 }
 
-void Comparison::home() {
-  key_ = std::min(align_key(runs_[0], 0), align_key(runs_[1], 0));
+bool Comparison::move_to(const AlignKey& k) {
+  key_ = k;
   align();
   message_.clear();
+  return true;
 }
+
+bool Comparison::refuse(std::string why) {
+  message_ = std::move(why);
+  return false;
+}
+
+void Comparison::home() { move_to(std::min(align_key(runs_[0], 0), align_key(runs_[1], 0))); }
 
 bool Comparison::forward() {
   std::optional<AlignKey> next;
@@ -161,14 +169,8 @@ bool Comparison::forward() {
     const AlignKey k = align_key(runs_[static_cast<size_t>(i)], j);
     if (!next || k < *next) next = k;
   }
-  if (!next) {
-    message_ = "already at the last stage: both runs have finished decoding";
-    return false;
-  }
-  key_ = *next;
-  align();
-  message_.clear();
-  return true;
+  if (!next) return refuse("already at the last stage: both runs have finished decoding");
+  return move_to(*next);
 }
 
 bool Comparison::back() {
@@ -183,14 +185,8 @@ bool Comparison::back() {
     }
     if (!prev || *prev < k) prev = k;
   }
-  if (!prev) {
-    message_ = "already at the first stage";
-    return false;
-  }
-  key_ = *prev;
-  align();
-  message_.clear();
-  return true;
+  if (!prev) return refuse("already at the first stage");
+  return move_to(*prev);
 }
 
 bool Comparison::next_token() {
@@ -202,51 +198,30 @@ bool Comparison::next_token() {
     const int E = encoder_stage_count(s.model().config), D = decoder_stage_count(s.model().config);
     any = ensure_stage(i, E + (target + 1) * D - 1) || any;
   }
-  if (!any) {
-    message_ = "no next token: both runs have finished decoding";
-    return false;
-  }
-  key_ = AlignKey{1, target, 5, 0, 0, 0};
-  align();
-  message_.clear();
-  return true;
+  if (!any) return refuse("no next token: both runs have finished decoding");
+  return move_to(AlignKey{1, target, 5, 0, 0, 0});
 }
 
 bool Comparison::prev_token() {
-  if (key_.side == 0) {
-    message_ = "no earlier token: still on the encoder side";
-    return false;
-  }
-  const int step = key_.step;
-  if (step > 0) {
-    key_ = AlignKey{1, step - 1, 5, 0, 0, 0};
-  } else {
-    // Before the first token: the encoder's last stage (Memory), or the very first stage.
-    std::optional<AlignKey> enc;
-    for (int i = 0; i < 2; ++i) {
-      const Session& s = runs_[static_cast<size_t>(i)];
-      const int E = encoder_stage_count(s.model().config);
-      if (E > 0) {
-        const AlignKey k = align_key(s, E - 1);
-        if (!enc || *enc < k) enc = k;
-      }
+  if (key_.side == 0) return refuse("no earlier token: still on the encoder side");
+  if (key_.step > 0) return move_to(AlignKey{1, key_.step - 1, 5, 0, 0, 0});
+  // Before the first token: the encoder's last stage (Memory), or the very first stage.
+  std::optional<AlignKey> enc;
+  for (int i = 0; i < 2; ++i) {
+    const Session& s = runs_[static_cast<size_t>(i)];
+    const int E = encoder_stage_count(s.model().config);
+    if (E > 0) {
+      const AlignKey k = align_key(s, E - 1);
+      if (!enc || *enc < k) enc = k;
     }
-    if (!enc) {
-      message_ = "no earlier token: this is the first decoding step";
-      return false;
-    }
-    key_ = *enc;
   }
-  align();
-  message_.clear();
-  return true;
+  if (!enc) return refuse("no earlier token: this is the first decoding step");
+  return move_to(*enc);
 }
 
 void Comparison::run_to_end() {
   for (Session& s : runs_) s.run_to_end();
-  key_ = std::max(align_key(runs_[0], runs_[0].stage_count() - 1), align_key(runs_[1], runs_[1].stage_count() - 1));
-  align();
-  message_.clear();
+  move_to(std::max(align_key(runs_[0], runs_[0].stage_count() - 1), align_key(runs_[1], runs_[1].stage_count() - 1)));
 }
 
 std::vector<AlignKey> Comparison::timeline() const {
@@ -266,14 +241,10 @@ int Comparison::position() const {
 bool Comparison::jump(int position) {
   const std::vector<AlignKey> t = timeline();
   if (position < 0 || position >= static_cast<int>(t.size())) {
-    message_ = "no point " + std::to_string(position) + " on the timeline (known: 0 .. " +
-               std::to_string(static_cast<int>(t.size()) - 1) + ")";
-    return false;
+    return refuse("no point " + std::to_string(position) + " on the timeline (known: 0 .. " +
+               std::to_string(static_cast<int>(t.size()) - 1) + ")");
   }
-  key_ = t[static_cast<size_t>(position)];
-  align();
-  message_.clear();
-  return true;
+  return move_to(t[static_cast<size_t>(position)]);
 }
 
 bool Comparison::at_end() const {

@@ -94,6 +94,8 @@ class Comparison {
  private:
   Comparison() = default;
   void align();                        // each run onto its last stage with key ≤ key_
+  bool move_to(const AlignKey& k);     // key_ = k, aligned, no message; true
+  bool refuse(std::string why);        // the message says why the move did not happen; false
   bool ensure_stage(int i, int index);  // computes run i's steps until `index` exists
 
   std::vector<Session> runs_;  // (2)

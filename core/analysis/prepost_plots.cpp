@@ -18,6 +18,42 @@ std::vector<double> iota_x(size_t n) {
   return x;
 }
 
+// A per-layer plot of the pair at initialisation: encoder (light, dashed) and decoder series of
+// each placement, the given members of GradNormResult on the y axis.
+PlotData pair_plot(const GradNormPair& g, std::vector<double> GradNormResult::*enc,
+                   std::vector<double> GradNormResult::*dec) {
+  PlotData p;
+  p.x_label = "layer";
+  p.integer_x = true;
+  p.series = {{"pre-LN encoder", iota_x((g.pre.*enc).size()), g.pre.*enc, kPreLight, true},
+              {"pre-LN decoder", iota_x((g.pre.*dec).size()), g.pre.*dec, kPre, false},
+              {"post-LN encoder", iota_x((g.post.*enc).size()), g.post.*enc, kPostLight, true},
+              {"post-LN decoder", iota_x((g.post.*dec).size()), g.post.*dec, kPost, false}};
+  return p;
+}
+
+// One series per training run: the newest run of each placement in the strong colour, earlier
+// ones lighter; constant-learning-rate runs dashed.
+class RunStyle {
+ public:
+  explicit RunStyle(const std::vector<RunCurves>& runs) {
+    for (const RunCurves& r : runs) (r.norm == NormPlacement::Pre ? pre_ : post_)++;
+  }
+  // Call once per run, in order.
+  PlotSeries series(const RunCurves& r) {
+    PlotSeries s;
+    s.name = r.label;
+    const bool is_pre = r.norm == NormPlacement::Pre;
+    const bool newest = --(is_pre ? pre_ : post_) == 0;
+    s.colour = is_pre ? (newest ? kPre : kPreLight) : (newest ? kPost : kPostLight);
+    s.dashed = r.schedule == "constant";
+    return s;
+  }
+
+ private:
+  int pre_ = 0, post_ = 0;
+};
+
 }  // namespace
 
 GradNormPair gradnorms_pair(GradNormOptions o) {
@@ -31,29 +67,17 @@ GradNormPair gradnorms_pair(GradNormOptions o) {
 }
 
 PlotData gradnorm_plot(const GradNormPair& g) {
-  PlotData p;
+  PlotData p = pair_plot(g, &GradNormResult::encoder_ffn, &GradNormResult::decoder_ffn);
   p.title = "gradient norm of each layer's W² (ffn.fc2.weight) at initialisation, mean over " +
             std::to_string(g.options.seeds) + " seeds";
-  p.x_label = "layer";
   p.y_label = "|grad W2|";
-  p.integer_x = true;
-  p.series = {{"pre-LN encoder", iota_x(g.pre.encoder_ffn.size()), g.pre.encoder_ffn, kPreLight, true},
-              {"pre-LN decoder", iota_x(g.pre.decoder_ffn.size()), g.pre.decoder_ffn, kPre, false},
-              {"post-LN encoder", iota_x(g.post.encoder_ffn.size()), g.post.encoder_ffn, kPostLight, true},
-              {"post-LN decoder", iota_x(g.post.decoder_ffn.size()), g.post.decoder_ffn, kPost, false}};
   return p;
 }
 
 PlotData stream_norm_plot(const GradNormPair& g) {
-  PlotData p;
+  PlotData p = pair_plot(g, &GradNormResult::encoder_stream, &GradNormResult::decoder_stream);
   p.title = "residual-stream norm leaving each layer at initialisation (mean over tokens and seeds)";
-  p.x_label = "layer";
   p.y_label = "|x|";
-  p.integer_x = true;
-  p.series = {{"pre-LN encoder", iota_x(g.pre.encoder_stream.size()), g.pre.encoder_stream, kPreLight, true},
-              {"pre-LN decoder", iota_x(g.pre.decoder_stream.size()), g.pre.decoder_stream, kPre, false},
-              {"post-LN encoder", iota_x(g.post.encoder_stream.size()), g.post.encoder_stream, kPostLight, true},
-              {"post-LN decoder", iota_x(g.post.decoder_stream.size()), g.post.decoder_stream, kPost, false}};
   return p;
 }
 
@@ -68,16 +92,9 @@ PlotData curve_plot(const std::vector<RunCurves>& runs, Curve which) {
     case Curve::ExactMatch: p.title = "exact match on held-out examples", p.y_label = "exact match", p.y_max = 1; break;
     case Curve::Accuracy: p.title = "token accuracy (teacher-forced, training batch)", p.y_label = "accuracy", p.y_max = 1; break;
   }
-  // The newest run of each placement in the strong colour, earlier ones lighter.
-  int pre = 0, post = 0;
-  for (const RunCurves& r : runs) (r.norm == NormPlacement::Pre ? pre : post)++;
+  RunStyle style(runs);
   for (const RunCurves& r : runs) {
-    PlotSeries s;
-    s.name = r.label;
-    const bool is_pre = r.norm == NormPlacement::Pre;
-    const bool newest = --(is_pre ? pre : post) == 0;
-    s.colour = is_pre ? (newest ? kPre : kPreLight) : (newest ? kPost : kPostLight);
-    s.dashed = r.schedule == "constant";
+    PlotSeries s = style.series(r);
     switch (which) {
       case Curve::Loss: s.x = r.step, s.y = r.loss; break;
       case Curve::LearningRate: s.x = r.step, s.y = r.lr; break;
@@ -133,15 +150,9 @@ PlotData layer_grad_profile(const std::vector<RunCurves>& runs, int step) {
       p.x_categories.push_back(s);
     }
   }
-  int pre = 0, post = 0;
-  for (const RunCurves& r : runs) (r.norm == NormPlacement::Pre ? pre : post)++;
+  RunStyle style(runs);
   for (const RunCurves& r : runs) {
-    PlotSeries s;
-    s.name = r.label;
-    const bool is_pre = r.norm == NormPlacement::Pre;
-    const bool newest = --(is_pre ? pre : post) == 0;
-    s.colour = is_pre ? (newest ? kPre : kPreLight) : (newest ? kPost : kPostLight);
-    s.dashed = r.schedule == "constant";
+    PlotSeries s = style.series(r);
     for (size_t i = 0; i < r.step.size() && i < r.grad_norm_layer.size(); ++i) {
       if (static_cast<int>(r.step[i]) != step) continue;
       s.x = iota_x(r.grad_norm_layer[i].size());

@@ -79,18 +79,30 @@ std::vector<int> first_ids(const std::vector<int>& ids, int batch) {
   return std::vector<int>(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(ids.size() / static_cast<size_t>(batch)));
 }
 
+// The start of a stack: its token ids ("src_ids" / "tgt_ids") and its embedding sum.
+void add_stack_input(TensorFile& f, const std::string& prefix, const char* ids, const std::string& stack,
+                     const EmbeddingTrace& e, int batch) {
+  f.add(prefix + ids, Tensor::from_ids(first_ids(e.ids, batch)));
+  add_embed(f, prefix + stack + ".embed", e, batch);
+}
+
+// A layer's self-attention sublayer: the connection (with norm1) and the attention inside it.
+void add_self_attention(TensorFile& f, const std::string& p, const ResidualTrace& block, const AttentionTrace& a,
+                        int batch) {
+  add_connection(f, p, ".self_block", ".norm1", block, batch);
+  add_attention(f, p + ".self_attn", a);
+}
+
 }  // namespace
 
 void append_decoder_tensors(const Model& m, const DecoderTrace& t, TensorFile& f, const std::string& prefix) {
   const int B = t.batch;
   const bool enc = m.config.has_encoder();
-  f.add(prefix + "tgt_ids", Tensor::from_ids(first_ids(t.embed.ids, B)));
-  add_embed(f, prefix + "decoder.embed", t.embed, B);
+  add_stack_input(f, prefix, "tgt_ids", "decoder", t.embed, B);
   for (size_t i = 0; i < t.layers.size(); ++i) {
     const std::string p = prefix + "decoder.layers." + std::to_string(i);
     const DecoderLayerTrace& l = t.layers[i];
-    add_connection(f, p, ".self_block", ".norm1", l.self_block, B);
-    add_attention(f, p + ".self_attn", l.self_attn);
+    add_self_attention(f, p, l.self_block, l.self_attn, B);
     if (enc) {
       add_connection(f, p, ".cross_block", ".norm2", l.cross_block, B);
       add_attention(f, p + ".cross_attn", l.cross_attn);
@@ -106,13 +118,11 @@ void append_decoder_tensors(const Model& m, const DecoderTrace& t, TensorFile& f
 void append_encoder_tensors(const Model& m, const EncoderTrace& e, TensorFile& f, const std::string& prefix) {
   if (!m.config.has_encoder()) return;
   const int B = e.batch;
-  f.add(prefix + "src_ids", Tensor::from_ids(first_ids(e.embed.ids, B)));
-  add_embed(f, prefix + "encoder.embed", e.embed, B);
+  add_stack_input(f, prefix, "src_ids", "encoder", e.embed, B);
   for (size_t i = 0; i < e.layers.size(); ++i) {
     const std::string p = prefix + "encoder.layers." + std::to_string(i);
     const EncoderLayerTrace& l = e.layers[i];
-    add_connection(f, p, ".self_block", ".norm1", l.self_block, B);
-    add_attention(f, p + ".self_attn", l.self_attn);
+    add_self_attention(f, p, l.self_block, l.self_attn, B);
     add_connection(f, p, ".ffn_block", ".norm2", l.ffn_block, B);
     add_ffn(f, p + ".ffn", l.ffn, B);
   }

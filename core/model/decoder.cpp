@@ -3,6 +3,7 @@
 #include "model/encoder.h"
 #include "model/linear.h"
 #include "model/mask.h"
+#include "model/sublayers.h"
 
 namespace sf {
 
@@ -105,16 +106,9 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
       y = std::move(z);
     }
 
-    residual_block(c.norm, w.ffn_norm(c.arch), y,
-                   [&](const Mat& in, Mat& out) { feed_forward(w.ffn, c.activation, in, out, lt ? &lt->ffn : nullptr); },
-                   x, lt ? &lt->ffn_block : nullptr);
+    ffn_connection(c, w.ffn_norm(c.arch), w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr);
   }
-
-  if (c.norm == NormPlacement::Pre) {
-    Mat y;
-    layer_norm_forward(x, m.weights.decoder_norm, y, tr ? &tr->final_norm : nullptr);
-    x = std::move(y);
-  }
+  close_stack(c.norm, m.weights.decoder_norm, x, tr ? &tr->final_norm : nullptr);
   Mat logits;  // (B·m, V)
   linear_forward(x, m.weights.generator_weight(c), m.weights.generator.bias, logits);
 

@@ -2,6 +2,7 @@
 
 #include "model/linear.h"
 #include "model/mask.h"
+#include "model/sublayers.h"
 
 namespace sf {
 
@@ -35,15 +36,9 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
                      attention_forward(w.self_attn, c.encoder_heads(), in, in, masks, out, lt ? &lt->self_attn : nullptr);
                    },
                    y, lt ? &lt->self_block : nullptr);
-    residual_block(c.norm, w.norm2, y,
-                   [&](const Mat& in, Mat& out) { feed_forward(w.ffn, c.activation, in, out, lt ? &lt->ffn : nullptr); },
-                   x, lt ? &lt->ffn_block : nullptr);
+    ffn_connection(c, w.norm2, w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr);
   }
-  if (c.norm == NormPlacement::Pre) {
-    Mat y;
-    layer_norm_forward(x, m.weights.encoder_norm, y, tr ? &tr->final_norm : nullptr);
-    x = std::move(y);
-  }
+  close_stack(c.norm, m.weights.encoder_norm, x, tr ? &tr->final_norm : nullptr);
   if (tr) tr->output = x;
   if (tr && c.mlm_head) mlm_logits(m, x, tr);
   return x;

@@ -1,5 +1,7 @@
 #include "stepper/stage.h"
 
+#include <cstdio>
+
 namespace sf {
 
 const char* to_string(Side s) { return s == Side::Encoder ? "encoder" : "decoder"; }
@@ -88,29 +90,41 @@ struct Ctx {
 std::string layer_rec(const Ctx& x, int l) { return x.rec + ".layers." + std::to_string(l); }
 std::string layer_param(const Ctx& x, int l) { return x.param + ".layers." + std::to_string(l); }
 
+// The names a LayerNorm stage reads and writes: L = the layer's recording, P = its parameters,
+// nn = the norm ("norm2"), blk = the residual block ("ffn_block"), nd = (rows, d).
+struct NormNames {
+  std::string L, P, nn, blk;
+  std::vector<int64_t> nd;
+  NormNames(const Ctx& x, const StageKey& k)
+      : L(layer_rec(x, k.layer)), P(layer_param(x, k.layer)), nn(norm_name(x.c, x.side, k.block)),
+        blk(block_trace(k.block)), nd{x.rows, x.d()} {}
+  TensorRef gamma(const Ctx& x) const { return {"γ", P + "." + nn + ".weight", {x.d()}}; }
+  TensorRef beta(const Ctx& x) const { return {"β", P + "." + nn + ".bias", {x.d()}}; }
+  TensorRef stat(const Ctx& x, const char* what) const { return {what, L + "." + nn + "." + what, {x.rows}}; }
+  std::string title(const Ctx& x, const StageKey& k, const char* what) const {
+    return std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · " + what + to_string(k.block);
+  }
+};
+
 void describe_norm(const Ctx& x, const StageKey& k, Stage& s) {
-  const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
-  const std::string nn = norm_name(x.c, x.side, k.block), blk = block_trace(k.block);
-  const std::vector<int64_t> nd{x.rows, x.d()};
-  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · LayerNorm before " +
-            to_string(k.block);
-  s.formula = "x̂ = (x − mean) / √(var + 1e-5) · γ + β, per row: " + shape_str(nd) + " → " + shape_str(nd);
-  s.reads = {{"x", L + "." + blk + ".input", nd}, {"γ", P + "." + nn + ".weight", {x.d()}}, {"β", P + "." + nn + ".bias", {x.d()}}};
-  s.writes = {{"mean", L + "." + nn + ".mean", {x.rows}}, {"var", L + "." + nn + ".var", {x.rows}},
-              {"x̂", L + "." + nn + ".out", nd}};
+  const NormNames n(x, k);
+  s.title = n.title(x, k, "LayerNorm before ");
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", static_cast<double>(x.c.layer_norm_eps));
+  s.formula = "x̂ = (x − mean) / √(var + " + std::string(eps) + ") · γ + β, per row: " + shape_str(n.nd) + " → " +
+              shape_str(n.nd);
+  s.reads = {{"x", n.L + "." + n.blk + ".input", n.nd}, n.gamma(x), n.beta(x)};
+  s.writes = {n.stat(x, "mean"), n.stat(x, "var"), {"x̂", n.L + "." + n.nn + ".out", n.nd}};
 }
 
 void describe_add_norm(const Ctx& x, const StageKey& k, Stage& s) {
-  const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
-  const std::string nn = norm_name(x.c, x.side, k.block), blk = block_trace(k.block);
-  const std::vector<int64_t> nd{x.rows, x.d()};
-  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · add & norm after " +
-            to_string(k.block);
-  s.formula = "x = LN(x + sublayer(x)): " + shape_str(nd) + " + " + shape_str(nd) + " → " + shape_str(nd);
-  s.reads = {{"x", L + "." + blk + ".input", nd}, {"sublayer(x)", L + "." + blk + ".sublayer_out", nd},
-             {"γ", P + "." + nn + ".weight", {x.d()}}, {"β", P + "." + nn + ".bias", {x.d()}}};
-  s.writes = {{"x + sublayer(x)", L + "." + blk + ".sum", nd}, {"mean", L + "." + nn + ".mean", {x.rows}},
-              {"var", L + "." + nn + ".var", {x.rows}}, {"x", L + "." + blk + ".output", nd}};
+  const NormNames n(x, k);
+  s.title = n.title(x, k, "add & norm after ");
+  s.formula = "x = LN(x + sublayer(x)): " + shape_str(n.nd) + " + " + shape_str(n.nd) + " → " + shape_str(n.nd);
+  s.reads = {{"x", n.L + "." + n.blk + ".input", n.nd}, {"sublayer(x)", n.L + "." + n.blk + ".sublayer_out", n.nd},
+             n.gamma(x), n.beta(x)};
+  s.writes = {{"x + sublayer(x)", n.L + "." + n.blk + ".sum", n.nd}, n.stat(x, "mean"), n.stat(x, "var"),
+              {"x", n.L + "." + n.blk + ".output", n.nd}};
 }
 
 void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {

@@ -76,23 +76,21 @@ ProbeSums probe_trace(const Config& c, const Trace& t) {
   p.ent_sum.assign(na, std::vector<double>(static_cast<size_t>(c.n_heads), 0));
   p.ent_count.assign(na, 0);
   size_t s = 0, a = 0;
-  if (c.has_encoder()) {
-    const std::vector<int>& ids = t.encoder.embed.ids;
-    const int pad = c.src_vocab.pad();
-    add_stream(p, s++, t.encoder.embed.sum, ids, pad);
-    for (const auto& l : t.encoder.layers) {
+  // A stack: the embedding sum's stream, then each layer's output stream and self-attention
+  // entropy; `also(layer)` adds what only that stack has (the decoder's cross-attention).
+  const auto stack = [&](const auto& st, int pad, const auto& also) {
+    const std::vector<int>& ids = st.embed.ids;
+    add_stream(p, s++, st.embed.sum, ids, pad);
+    for (const auto& l : st.layers) {
       add_stream(p, s++, l.ffn_block.output, ids, pad);
       add_entropy(p, a++, l.self_attn, ids, pad);
+      also(l);
     }
-  }
-  const std::vector<int>& ids = t.decoder.embed.ids;
-  const int pad = c.tgt_vocab.pad();
-  add_stream(p, s++, t.decoder.embed.sum, ids, pad);
-  for (const auto& l : t.decoder.layers) {
-    add_stream(p, s++, l.ffn_block.output, ids, pad);
-    add_entropy(p, a++, l.self_attn, ids, pad);
-    if (c.has_encoder()) add_entropy(p, a++, l.cross_attn, ids, pad);
-  }
+  };
+  if (c.has_encoder()) stack(t.encoder, c.src_vocab.pad(), [](const auto&) {});
+  stack(t.decoder, c.tgt_vocab.pad(), [&](const auto& l) {
+    if (c.has_encoder()) add_entropy(p, a++, l.cross_attn, t.decoder.embed.ids, c.tgt_vocab.pad());
+  });
   return p;
 }
 

@@ -25,20 +25,13 @@ namespace {
 
 int g_focus_frame = -10;  // the last frame the compare view had the keyboard focus
 
-class ComparePanel : public Panel {
+class ComparePanel : public HubPanel {
  public:
-  explicit ComparePanel(std::shared_ptr<PrePostHub> hub) : hub_(std::move(hub)) {}
-  const char* title() const override { return "Compare pre-LN / post-LN"; }
-  const char* key() const override { return "compare"; }
-  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 1.0f, 1.0f); }
+  explicit ComparePanel(std::shared_ptr<PrePostHub> hub) : HubPanel("Compare pre-LN / post-LN", "compare", std::move(hub)) {}
 
-  bool export_heatmap(const std::string& path, std::string& error) override {
-    if (heat_[2].empty()) return error = "the difference map is empty (open a pair and step into an attention layer)", false;
-    return heat_[2].write_png(path, error);
-  }
+  const Heatmap* main_heatmap() const override { return &heat_[2]; }
 
-  void Draw(Ctx& c) override {
-    hub_->poll();
+  void draw_view(Ctx& c) override {
     set_compare_focus(ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows));
     const auto snap = hub_->compare.snapshot();
     const CompareSnap& s = *snap;
@@ -394,7 +387,6 @@ class ComparePanel : public Panel {
     }
   }
 
-  std::shared_ptr<PrePostHub> hub_;
   bool opened_ = false;
   bool playing_ = false;
   double last_play_ = 0;

@@ -14,15 +14,11 @@ namespace sf::gui {
 
 namespace {
 
-class GradNormsPanel : public Panel {
+class GradNormsPanel : public HubPanel {
  public:
-  explicit GradNormsPanel(std::shared_ptr<PrePostHub> hub) : hub_(std::move(hub)) {}
-  const char* title() const override { return "Gradient norms at initialisation"; }
-  const char* key() const override { return "gradnorms"; }
-  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 1.0f, 1.0f); }
+  explicit GradNormsPanel(std::shared_ptr<PrePostHub> hub) : HubPanel("Gradient norms at initialisation", "gradnorms", std::move(hub)) {}
 
-  void Draw(Ctx& c) override {
-    hub_->poll();
+  void draw_view(Ctx& c) override {
     if (!hub_->gn_result && !hub_->gn_running()) hub_->start_gradnorms();  // the paper's setting on first view
     GradNormOptions& o = hub_->gn_opt;
     const float fs = ImGui::GetFontSize();
@@ -92,7 +88,6 @@ class GradNormsPanel : public Panel {
   }
 
  private:
-  std::shared_ptr<PrePostHub> hub_;
   PlotView views_[2];
 };
 

@@ -76,10 +76,7 @@ namespace {
 
 std::shared_ptr<const CompareSnap> publish(CompareEngine& e, uint64_t generation) {
   auto s = std::make_shared<CompareSnap>();
-  s->generation = generation;
-  s->ticket = e.ticket;
-  s->log = e.log;
-  s->last_error_ticket = e.last_error_ticket;
+  stamp(*s, e, generation);
   s->src = e.src;
   s->tgt = e.tgt;
   if (e.cmp) {

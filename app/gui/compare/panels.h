@@ -10,6 +10,22 @@
 
 namespace sf::gui {
 
+// A pre-LN vs post-LN panel: full-window, drawn from the shared hub (runs, training, gradnorms).
+class HubPanel : public Panel {
+ public:
+  HubPanel(const char* title, const char* key, std::shared_ptr<PrePostHub> hub)
+      : Panel({title, key, ImVec4(0.0f, 0.0f, 1.0f, 1.0f), false, Needs::Nothing}), hub_(std::move(hub)) {}
+  // Takes the hub's newest results, then draws the view.
+  void Draw(Ctx& c) final {
+    hub_->poll();
+    draw_view(c);
+  }
+
+ protected:
+  virtual void draw_view(Ctx& c) = 0;
+  std::shared_ptr<PrePostHub> hub_;
+};
+
 std::unique_ptr<Panel> make_compare_panel(std::shared_ptr<PrePostHub> hub);
 std::unique_ptr<Panel> make_training_panel(std::shared_ptr<PrePostHub> hub);
 std::unique_ptr<Panel> make_gradnorms_panel(std::shared_ptr<PrePostHub> hub);

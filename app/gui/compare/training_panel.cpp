@@ -20,15 +20,11 @@ namespace sf::gui {
 
 namespace {
 
-class TrainingPanel : public Panel {
+class TrainingPanel : public HubPanel {
  public:
-  explicit TrainingPanel(std::shared_ptr<PrePostHub> hub) : hub_(std::move(hub)) {}
-  const char* title() const override { return "Train pre-LN vs post-LN"; }
-  const char* key() const override { return "training"; }
-  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 1.0f, 1.0f); }
+  explicit TrainingPanel(std::shared_ptr<PrePostHub> hub) : HubPanel("Train pre-LN vs post-LN", "training", std::move(hub)) {}
 
-  void Draw(Ctx& c) override {
-    hub_->poll();
+  void draw_view(Ctx& c) override {
     if (ImGui::BeginTable("train", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
       const float fs = ImGui::GetFontSize();
       ImGui::TableSetupColumn("controls", ImGuiTableColumnFlags_WidthFixed, fs * 23);
@@ -250,7 +246,6 @@ class TrainingPanel : public Panel {
     }
   }
 
-  std::shared_ptr<PrePostHub> hub_;
   PlotView views_[5];
   Heatmap heat_[2];
 };

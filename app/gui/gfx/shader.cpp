@@ -31,16 +31,23 @@ bool read_shader_source(const std::string& dir, const std::string& name, std::st
 
 namespace {
 
+// "" when the shader compiled (the program linked), else the driver's log. `program`: a program's
+// link status; otherwise a shader's compile status.
+std::string failure_log(GLuint obj, bool program) {
+  GLint ok = 0;
+  (program ? glGetProgramiv : glGetShaderiv)(obj, program ? GL_LINK_STATUS : GL_COMPILE_STATUS, &ok);
+  if (ok) return "";
+  char log[2048] = {0};
+  (program ? glGetProgramInfoLog : glGetShaderInfoLog)(obj, sizeof log, nullptr, log);
+  return log[0] ? log : "(no log)";
+}
+
 GLuint compile(GLenum kind, const std::string& src, const std::string& name, std::string& error) {
   GLuint s = glCreateShader(kind);
   const char* p = src.c_str();
   glShaderSource(s, 1, &p, nullptr);
   glCompileShader(s);
-  GLint ok = 0;
-  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char log[2048] = {0};
-    glGetShaderInfoLog(s, sizeof log, nullptr, log);
+  if (const std::string log = failure_log(s, false); !log.empty()) {
     error = "shader '" + name + "' does not compile: " + log;
     glDeleteShader(s);
     return 0;
@@ -66,11 +73,7 @@ GLuint load_program(const std::string& dir, const std::string& vert, const std::
   glLinkProgram(prog);
   glDeleteShader(v);
   glDeleteShader(f);
-  GLint ok = 0;
-  glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[2048] = {0};
-    glGetProgramInfoLog(prog, sizeof log, nullptr, log);
+  if (const std::string log = failure_log(prog, true); !log.empty()) {
     error = "shaders '" + vert + "' + '" + frag + "' do not link: " + log;
     glDeleteProgram(prog);
     return 0;

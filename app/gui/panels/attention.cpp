@@ -36,19 +36,12 @@ void row_entropy(const Mat& w, const Mat& mask, std::vector<float>& h, std::vect
 
 class AttentionPanel : public Panel {
  public:
-  const char* title() const override { return "Attention"; }
-  const char* key() const override { return "attention"; }
-  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.40f, 0.42f, 0.60f); }
-  bool default_open() const override { return true; }
+  AttentionPanel() : Panel({"Attention", "attention", ImVec4(0.24f, 0.40f, 0.42f, 0.60f), true}) {}
 
-  bool export_heatmap(const std::string& path, std::string& error) override {
-    if (heat_.empty()) return error = "the attention heatmap is empty (nothing computed yet)", false;
-    return heat_.write_png(path, error);
-  }
+  const Heatmap* main_heatmap() const override { return &heat_; }
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!require_session(s)) return;
     draw_selection(c);
     ImGui::Separator();
     switch (c.ui.attn_mode) {

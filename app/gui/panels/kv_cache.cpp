@@ -20,18 +20,12 @@ namespace {
 
 class KvCachePanel : public Panel {
  public:
-  const char* title() const override { return "KV cache"; }
-  const char* key() const override { return "kv"; }
-  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.40f, 0.76f, 0.60f); }
+  KvCachePanel() : Panel({"KV cache", "kv", ImVec4(0.24f, 0.40f, 0.76f, 0.60f), false, Needs::Decoder}) {}
 
-  bool export_heatmap(const std::string& path, std::string& error) override {
-    if (maps_[0].empty()) return error = "KV cache: nothing cached yet", false;
-    return maps_[0].write_png(path, error);
-  }
+  const Heatmap* main_heatmap() const override { return &maps_[0]; }
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!require_session(s)) return;
     draw_header(c);
     ImGui::Separator();
     const float fs = ImGui::GetFontSize();

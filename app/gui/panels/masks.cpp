@@ -21,17 +21,11 @@ namespace {
 
 class MasksPanel : public Panel {
  public:
-  const char* title() const override { return "Masks"; }
-  const char* key() const override { return "masks"; }
-  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.40f, 0.76f, 0.60f); }
+  MasksPanel() : Panel({"Masks", "masks", ImVec4(0.24f, 0.40f, 0.76f, 0.60f)}) {}
 
-  bool export_heatmap(const std::string& path, std::string& error) override {
-    if (maps_[2].empty()) return error = "masks: nothing computed yet", false;
-    return maps_[2].write_png(path, error);
-  }
+  const Heatmap* main_heatmap() const override { return &maps_[2]; }
 
   void Draw(Ctx& c) override {
-    if (!require_session(c.snap)) return;
     const AttnView* v = selected_attention(c);
     ImGui::SameLine();
     ImGui::TextDisabled("(choose in the Attention panel)");
@@ -126,10 +120,7 @@ class MasksPanel : public Panel {
   void draw_leak(Ctx& c) {
     const auto& d = c.snap.leak_demo;
     const Palette& pal = palette();
-    if (!d) {
-      ImGui::TextDisabled("running the teacher-forced pass with and without the causal mask…");
-      return;
-    }
+    if (still_running(d.get(), "running the teacher-forced pass with and without the causal mask…")) return;
     const int h = std::min(c.ui.head, static_cast<int>(d->causal.weights.size()) - 1);
     ImGui::TextWrapped("Teacher forcing feeds the whole target at once. The causal mask is what stops position i from "
                        "reading positions after i — the tokens it is supposed to predict. Without it (right) the upper "

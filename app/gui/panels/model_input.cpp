@@ -23,10 +23,7 @@ namespace {
 
 class ModelPanel : public Panel {
  public:
-  const char* title() const override { return "Model & input"; }
-  const char* key() const override { return "model"; }
-  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.0f, 0.24f, 0.55f); }
-  bool default_open() const override { return true; }
+  ModelPanel() : Panel({"Model & input", "model", ImVec4(0.0f, 0.0f, 0.24f, 0.55f), true, Needs::Nothing}) {}
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;

@@ -20,14 +20,10 @@ namespace {
 
 class OutputPanel : public Panel {
  public:
-  const char* title() const override { return "Output"; }
-  const char* key() const override { return "output"; }
-  ImVec4 default_rect() const override { return ImVec4(0.0f, 0.55f, 0.24f, 0.45f); }
-  bool default_open() const override { return true; }
+  OutputPanel() : Panel({"Output", "output", ImVec4(0.0f, 0.55f, 0.24f, 0.45f), true}) {}
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!require_session(s)) return;
     draw_controls(c);
     ImGui::Separator();
     draw_distribution(c);

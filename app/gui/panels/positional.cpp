@@ -9,6 +9,7 @@
 // [SECTION] rotation
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "actions.h"
 #include "app.h"
@@ -23,18 +24,12 @@ namespace {
 
 class PositionalPanel : public Panel {
  public:
-  const char* title() const override { return "Positional encoding"; }
-  const char* key() const override { return "pe"; }
-  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.40f, 0.76f, 0.60f); }
+  PositionalPanel() : Panel({"Positional encoding", "pe", ImVec4(0.24f, 0.40f, 0.76f, 0.60f)}) {}
 
-  bool export_heatmap(const std::string& path, std::string& error) override {
-    if (pe_.empty()) return error = "positional encoding: no model", false;
-    return pe_.write_png(path, error);
-  }
+  const Heatmap* main_heatmap() const override { return &pe_; }
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!require_session(s)) return;
     if (s.model != model_) prepare(s.model);
     draw_switch(c);
     ImGui::Separator();
@@ -46,21 +41,16 @@ class PositionalPanel : public Panel {
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("pe-right", ImVec2(0, 0));
+    // The tabs in the order scripts number them (`pe-tab N`).
+    static const std::pair<const char*, void (PositionalPanel::*)(Ctx&)> tabs[] = {
+        {"sin / cos curves", &PositionalPanel::draw_curves},
+        {"similarity p_t·p_s", &PositionalPanel::draw_similarity},
+        {"rotation M(k, φ)", &PositionalPanel::draw_rotation},
+        {"word order test", &PositionalPanel::draw_order}};
     if (ImGui::BeginTabBar("petabs")) {
-      if (ImGui::BeginTabItem("sin / cos curves", nullptr, tab_flags(c, 0))) {
-        draw_curves(c);
-        ImGui::EndTabItem();
-      }
-      if (ImGui::BeginTabItem("similarity p_t·p_s", nullptr, tab_flags(c, 1))) {
-        draw_similarity(c);
-        ImGui::EndTabItem();
-      }
-      if (ImGui::BeginTabItem("rotation M(k, φ)", nullptr, tab_flags(c, 2))) {
-        draw_rotation(c);
-        ImGui::EndTabItem();
-      }
-      if (ImGui::BeginTabItem("word order test", nullptr, tab_flags(c, 3))) {
-        draw_order(c);
+      for (int i = 0; i < 4; ++i) {
+        if (!ImGui::BeginTabItem(tabs[i].first, nullptr, tab_flags(c, i))) continue;
+        (this->*tabs[i].second)(c);
         ImGui::EndTabItem();
       }
       ImGui::EndTabBar();
@@ -102,10 +92,7 @@ class PositionalPanel : public Panel {
   void draw_order(Ctx& c) {
     const auto& d = c.snap.order_demo;
     const Palette& pal = palette();
-    if (!d) {
-      ImGui::TextDisabled("running the model on the reversed input…");
-      return;
-    }
+    if (still_running(d.get(), "running the model on the reversed input…")) return;
     ImGui::TextWrapped("The %s is run as typed and reversed, with and without positional encoding. Without PE every "
                        "token's output is the same vector wherever the token stands: attention sees a set, not a sequence.",
                        c.snap.model->config.has_encoder() ? "encoder" : "decoder");

@@ -18,18 +18,11 @@ namespace {
 
 class QkvPanel : public Panel {
  public:
-  const char* title() const override { return "Q, K, V"; }
-  const char* key() const override { return "qkv"; }
-  ImVec4 default_rect() const override { return ImVec4(0.66f, 0.40f, 0.34f, 0.60f); }
-  bool default_open() const override { return true; }
+  QkvPanel() : Panel({"Q, K, V", "qkv", ImVec4(0.66f, 0.40f, 0.34f, 0.60f), true}) {}
 
-  bool export_heatmap(const std::string& path, std::string& error) override {
-    if (q_.empty()) return error = "Q, K, V: nothing computed yet", false;
-    return q_.write_png(path, error);
-  }
+  const Heatmap* main_heatmap() const override { return &q_; }
 
   void Draw(Ctx& c) override {
-    if (!require_session(c.snap)) return;
     const AttnView* v = selected_attention(c);
     if (!v) {
       ImGui::TextDisabled("not computed yet at this stage");

@@ -17,13 +17,10 @@ namespace {
 
 class ResidualPanel : public Panel {
  public:
-  const char* title() const override { return "Residual & LayerNorm"; }
-  const char* key() const override { return "residual"; }
-  ImVec4 default_rect() const override { return ImVec4(0.66f, 0.40f, 0.34f, 0.60f); }
+  ResidualPanel() : Panel({"Residual & LayerNorm", "residual", ImVec4(0.66f, 0.40f, 0.34f, 0.60f)}) {}
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!require_session(s)) return;
     const Config& cfg = s.model->config;
     const Palette& pal = palette();
     ImGui::TextWrapped("%s: %s", cfg.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",

@@ -34,14 +34,10 @@ struct Box {
 
 class StepperPanel : public Panel {
  public:
-  const char* title() const override { return "Stepper"; }
-  const char* key() const override { return "stepper"; }
-  ImVec4 default_rect() const override { return ImVec4(0.24f, 0.0f, 0.76f, 0.40f); }
-  bool default_open() const override { return true; }
+  StepperPanel() : Panel({"Stepper", "stepper", ImVec4(0.24f, 0.0f, 0.76f, 0.40f), true}) {}
 
   void Draw(Ctx& c) override {
     const Snapshot& s = c.snap;
-    if (!require_session(s)) return;
     draw_controls(c);
     draw_timeline(c);
     ImGui::Spacing();

@@ -1,0 +1,28 @@
+// sublayers.h — what the encoder and decoder stacks (encoder.cpp, decoder.cpp) run the same way:
+// the position-wise feed-forward sublayer inside its residual connection (Vaswani et al. 2017,
+// §3.3: FFN(x) = act(x W1ᵀ + b1) W2ᵀ + b2), and pre-LN's closing LayerNorm of a stack (Xiong et
+// al. 2020; post-LN has none).
+#pragma once
+
+#include <utility>
+
+#include "model/feed_forward.h"
+#include "model/residual.h"
+
+namespace sf {
+
+// x (n, d) → y (n, d) = the FFN sublayer in its connection (c.norm decides the placement).
+inline void ffn_connection(const Config& c, const LayerNormWeights& ln, const FeedForwardWeights& w, const Mat& x,
+                           Mat& y, FeedForwardTrace* ft, ResidualTrace* rt) {
+  residual_block(c.norm, ln, x, [&](const Mat& in, Mat& out) { feed_forward(w, c.activation, in, out, ft); }, y, rt);
+}
+
+// Pre-LN: x (n, d) ← LN(x) with the stack's final norm; post-LN: x unchanged.
+inline void close_stack(NormPlacement placement, const LayerNormWeights& ln, Mat& x, LayerNormTrace* tr) {
+  if (placement != NormPlacement::Pre) return;
+  Mat y;  // (n, d)
+  layer_norm_forward(x, ln, y, tr);
+  x = std::move(y);
+}
+
+}  // namespace sf
