@@ -41,7 +41,6 @@ class AttentionPanel : public Panel {
   const Heatmap* main_heatmap() const override { return &heat_; }
 
   void Draw(Ctx& c) override {
-    const Snapshot& s = c.snap;
     draw_selection(c);
     ImGui::Separator();
     switch (c.ui.attn_mode) {

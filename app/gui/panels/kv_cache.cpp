@@ -25,7 +25,6 @@ class KvCachePanel : public Panel {
   const Heatmap* main_heatmap() const override { return &maps_[0]; }
 
   void Draw(Ctx& c) override {
-    const Snapshot& s = c.snap;
     draw_header(c);
     ImGui::Separator();
     const float fs = ImGui::GetFontSize();

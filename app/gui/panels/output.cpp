@@ -23,7 +23,6 @@ class OutputPanel : public Panel {
   OutputPanel() : Panel({"Output", "output", ImVec4(0.0f, 0.55f, 0.24f, 0.45f), true}) {}
 
   void Draw(Ctx& c) override {
-    const Snapshot& s = c.snap;
     draw_controls(c);
     ImGui::Separator();
     draw_distribution(c);

@@ -37,7 +37,6 @@ class StepperPanel : public Panel {
   StepperPanel() : Panel({"Stepper", "stepper", ImVec4(0.24f, 0.0f, 0.76f, 0.40f), true}) {}
 
   void Draw(Ctx& c) override {
-    const Snapshot& s = c.snap;
     draw_controls(c);
     draw_timeline(c);
     ImGui::Spacing();
