@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh), then runs the whole test suite with CTest:
-#   1. the Release build: unit, golden, stepper, training and GUI tests (GUI under Xvfb);
-#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build of the same suite (GUI tests
-#      included, leak checks off for them: Mesa's driver leaks at exit, see docs).
+# Sets up (scripts/setup.sh), then runs the whole test suite with CTest, three passes:
+#   1. the Release build for this CPU (-march=native): unit, golden, stepper, training and GUI
+#      tests (GUI under Xvfb), the slow kill -9 test included;
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build of the same suite for a portable
+#      instruction set (x86-64-v3 = AVX2 + FMA where the CPU has them, else x86-64-v2), so that
+#      every machine also runs the suite on a second SIMD code path (docs/reliability.md,
+#      "Numerics across builds"); GUI tests included, leak checks off for them (Mesa leaks at exit);
+#   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 30; scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
-echo "== sanitizer build (ASan + UBSan) =="
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_NATIVE=ON
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then MARCH=x86-64-v3; else MARCH=x86-64-v2; fi
+echo "== sanitizer build (ASan + UBSan, -march=$MARCH) =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_NATIVE=OFF \
+  -DSTEPFORMER_MARCH="$MARCH"
 cmake --build build-asan -j"$(nproc)"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)" -LE slow)
+
+echo "== fuzzing (libFuzzer, ${STEPFORMER_FUZZ_SECONDS:-30} s per harness) =="
+bash scripts/fuzz.sh "${STEPFORMER_FUZZ_SECONDS:-30}"
 echo "test: all passed"

@@ -4,6 +4,7 @@
 // the documented layout, and a shipped copy model decodes held-out inputs exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -46,21 +47,39 @@ std::vector<float> all_weights(const Trainer& t) {
   return v;
 }
 
-// Copy of 1-6 symbols from 6, d_model 32, 1+1 layers, batch 32, constant lr 3e-3, no smoothing.
-// Measured: loss 3.1 at step 1, 0.3 at step 100, ~0.03 (noisy) over steps 381-400; greedy exact
-// match 97 % on held-out examples at step 400. About 3 s.
-TEST(Train, CopyLossFallsBelowThresholdIn400Steps) {
-  auto t = Trainer::create(tiny_copy());
-  ASSERT_TRUE(t.ok()) << t.error();
-  double first = 0, last20 = 0;
-  while (!t->finished()) {
-    const StepStats s = t->step();
-    if (s.step == 1) first = s.loss;
-    if (s.step > 380) last20 += s.loss / 20;
+// Copy of 1-6 symbols from 6, d_model 32, 1+1 layers, batch 32, constant lr 3e-3 with a linear
+// cool-down over the last 300 of 1000 steps, no smoothing, five seeds.
+//
+// Why five seeds and these margins (docs/reliability.md, "Numerics across builds"): the exact
+// trajectory of a run depends on the build — FMA contraction, AVX-512 vs AVX2 vector width and
+// the sanitizers' changed inlining reassociate float sums — so one seed's final accuracy is only
+// reproducible within one build. Measured over seeds 1-10 in five builds (native Release, x86-64-v3
+// Release, -O2, ASan native, ASan x86-64-v3): every run's loss falls from > 3 to < 0.001 over the
+// last 20 steps; greedy exact match is >= 0.99 for most seeds and 0.745 for the rest (a run that
+// settles with the longest copies wrong), never lower, and every build has >= 2 of seeds 1-5
+// at >= 0.99. So each seed must learn (loss, em >= 0.6) and at least one must learn it all.
+TEST(Train, CopyLossFallsAndTheTaskIsLearnedOnEveryBuild) {
+  double best_em = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    TrainOptions o = tiny_copy(seed);
+    o.steps = 1000;
+    o.schedule.cooldown = 300;
+    o.probe_every = 0;
+    auto t = Trainer::create(o);
+    ASSERT_TRUE(t.ok()) << t.error();
+    double first = 0, last20 = 0;
+    while (!t->finished()) {
+      const StepStats s = t->step();
+      if (s.step == 1) first = s.loss;
+      if (s.step > o.steps - 20) last20 += s.loss / 20;
+    }
+    const double em = t->evaluate(200).exact_match();
+    EXPECT_GT(first, 2.0) << "seed " << seed;
+    EXPECT_LT(last20, 0.05) << "seed " << seed << ": mean copy loss over the last 20 steps";
+    EXPECT_GE(em, 0.6) << "seed " << seed << ": greedy exact match on 200 held-out examples";
+    best_em = std::max(best_em, em);
   }
-  EXPECT_GT(first, 2.0);
-  EXPECT_LT(last20, 0.15) << "mean copy loss over steps 381-400";
-  EXPECT_GE(t->evaluate(200).exact_match(), 0.9);
+  EXPECT_GE(best_em, 0.99) << "no seed learned the whole copy task";
 }
 
 TEST(Train, DeterministicForASeed) {
