@@ -10,6 +10,7 @@ PACKAGES=(build-essential cmake pkg-config
   libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libstb-dev libglfw3-dev libgl-dev libgl1-mesa-dri fonts-dejavu-core
   xvfb xauth
+  libsentencepiece-dev libicu-dev  # the Hugging Face tokenizers (core/text)
   clang-14 libclang-rt-14-dev)  # the last two: the libFuzzer harnesses (scripts/fuzz.sh)
 
 missing=()

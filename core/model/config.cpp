@@ -32,7 +32,16 @@ const char* to_string(Positional p) {
   }
   return "?";
 }
-const char* to_string(Tokenizer t) { return t == Tokenizer::Word ? "word" : "char"; }
+const char* to_string(Tokenizer t) {
+  switch (t) {
+    case Tokenizer::Word: return "word";
+    case Tokenizer::Character: return "char";
+    case Tokenizer::ByteBpe: return "byte_bpe";
+    case Tokenizer::WordPiece: return "wordpiece";
+    case Tokenizer::SentencePiece: return "sentencepiece";
+  }
+  return "?";
+}
 
 namespace {
 

@@ -1,9 +1,10 @@
 // hf_tokenizers.h — loaders that turn Hugging Face tokenizer files into a Vocab.
 //
 // Each loader reads the files a hub checkpoint ships and returns a Vocab whose tokenize()
-// dispatches to the matching subword tokenizer (text/byte_bpe, text/wordpiece, SentencePiece).
-// Every bad file (missing, truncated JSON, unknown merge symbol, duplicate token, empty vocab,
-// unreadable .spm) is a Result error naming the file, what was expected and what was found.
+// dispatches to the matching subword tokenizer (text/byte_bpe.h, text/wordpiece.h,
+// text/sentencepiece.h). Every bad file (missing, truncated JSON, unknown merge symbol, duplicate
+// token, empty vocab, unreadable .spm) is a Result error naming the file, what was expected and
+// what was found. Semantics and fixtures: tests/fixtures/hf/README.md.
 #pragma once
 
 #include <string>
@@ -13,17 +14,23 @@
 
 namespace sf {
 
-// GPT-2 byte-level BPE from vocab.json (token -> id) and merges.txt (ranked merge pairs).
-// Specials: <|endoftext|> is bos = eos; no pad, no unk (byte-level BPE covers every byte).
+// GPT-2 byte-level BPE from vocab.json (token -> id, ids 0..n-1) and merges.txt (ranked merge
+// pairs; both symbols and their concatenation must be tokens of vocab.json). The 256 one-byte
+// tokens must exist. Specials: <|endoftext|> is bos = eos; no pad, no unk (every byte is a token).
 Result<Vocab> load_byte_bpe(const std::string& vocab_json, const std::string& merges_txt);
 
 // BERT WordPiece from vocab.txt (one token per line, id = line number). `lowercase`: the uncased
-// models' BasicTokenizer (lowercase + strip accents). Specials: [PAD] [UNK] [CLS] [SEP] [MASK].
+// models' BasicTokenizer (lowercase + NFD + strip accents). Specials, looked up by name: [UNK]
+// [CLS] [SEP] required, [PAD] and [MASK] when present.
 Result<Vocab> load_wordpiece(const std::string& vocab_txt, bool lowercase);
+// do_lower_case from tokenizer_config.json; true (BertTokenizer's default) when the file or the
+// key is absent.
+Result<bool> wordpiece_lowercase(const std::string& tokenizer_config_json);
 
-// One side of a Marian model: the SentencePiece model (source.spm or target.spm) splits text into
-// pieces, vocab.json (piece -> id, shared by both sides) numbers them; an unknown piece -> <unk>.
-// Specials: <pad>, </s>, <unk>; no <s>. The framing code appends </s>.
+// One side of a Marian model: the SentencePiece model (source.spm for source text, target.spm for
+// target text) splits text into pieces, vocab.json (piece -> id, shared by both sides) numbers
+// them; a piece vocab.json lacks -> <unk>. Specials: <pad>, </s>, <unk>; no <s>. Vocab::encode()
+// appends </s>.
 Result<Vocab> load_sentencepiece(const std::string& spm_model, const std::string& vocab_json);
 
 }  // namespace sf

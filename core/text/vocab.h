@@ -1,6 +1,12 @@
-// vocab.h — token strings <-> ids, with the four special tokens every vocabulary must hold.
+// vocab.h — token strings <-> ids, the special tokens of each tokenizer kind, and tokenize().
+//
+// stepformer's own models use the Word and Character tokenizers and need the four specials
+// <pad> <s> </s> <unk>. Hugging Face checkpoints bring their own tokenizers (text/hf_tokenizers.h
+// loads them): byte-level BPE (GPT-2), WordPiece (BERT) and SentencePiece (Marian), each with its
+// own set of special tokens, looked up by name.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -9,43 +15,95 @@
 
 namespace sf {
 
-// How text becomes tokens. `word`: whitespace-separated vocabulary entries. `character`: every
-// character is a token and a space is the token "_" (used by the dates task).
-enum class Tokenizer { Word, Character };
+// How text becomes tokens. `Word`: whitespace-separated vocabulary entries. `Character`: every
+// character is a token and a space is the token "_" (used by the dates task). `ByteBpe`: GPT-2's
+// byte-level BPE. `WordPiece`: BERT's basic tokenizer + greedy longest-match "##" pieces.
+// `SentencePiece`: a SentencePiece model's pieces looked up in a separate vocab.json (Marian).
+enum class Tokenizer { Word, Character, ByteBpe, WordPiece, SentencePiece };
 
+// One text as tokens; every vector has one entry per token (n).
 struct Tokenized {
-  std::vector<int> ids;              // (n)
-  std::vector<std::string> pieces;   // (n) the text each id came from
-  std::vector<int> unknown;          // positions mapped to <unk>
+  std::vector<int> ids;              // (n) vocabulary ids
+  // (n) the text each id came from, in the tokenizer's own spelling: the vocabulary entry
+  // ('Ġworld', '##ing', '▁Haus', '[CLS]'), except for a position listed in `unknown`, where it is
+  // the input that had no entry (BERT: the whole word, 'ﬁne'; Marian: 'ö'; Word: the word).
+  std::vector<std::string> pieces;
+  // (n) what a panel shows for the token: the vocabulary entry made readable — GPT-2's byte
+  // alphabet decoded ('Ġworld' -> ' world', a lone UTF-8 byte -> '<0xC3>'), WordPiece and
+  // SentencePiece entries as they are ('##ing', '▁Haus'), '[UNK]' / '<unk>' for unknown input.
+  std::vector<std::string> display;
+  // (n) 1 when the token begins a word: the first piece of a pre-tokenised word (GPT-2: of a
+  // regex match, which carries its leading space; WordPiece: not '##'; SentencePiece: starts with
+  // '▁' or the text), every special token and every Word/Character token. 0 for continuations.
+  std::vector<char> word_start;
+  std::vector<int> unknown;          // positions mapped to <unk> / [UNK]
+};
+
+// The engine behind a subword Vocab (text/byte_bpe.h, text/wordpiece.h, text/sentencepiece.h).
+// Immutable after loading and safe to share between copies of a Vocab and between threads.
+class Vocab;
+class SubwordTokenizer {
+ public:
+  virtual ~SubwordTokenizer() = default;
+  // Appends the tokens of `text` to `out` (no framing specials; see Vocab::encode).
+  virtual void tokenize(const Vocab& v, const std::string& text, Tokenized& out) const = 0;
+  virtual std::string detokenize(const Vocab& v, const std::vector<int>& ids) const = 0;
+  // The readable form of one vocabulary entry (Tokenized::display).
+  virtual std::string display(const std::string& token) const { return token; }
 };
 
 class Vocab {
  public:
   Vocab() = default;
-  // Fails when a token repeats or a special token is missing.
+  // Fails when a token is empty or repeats, or a special token the kind requires is missing:
+  //   Word, Character: <pad> <s> </s> <unk>
+  //   ByteBpe:         <|endoftext|> (= bos = eos; no pad, no unk)
+  //   WordPiece:       [UNK] [CLS] [SEP] required, [PAD] [MASK] when present (no bos/eos)
+  //   SentencePiece:   <pad> </s> <unk> (no bos)
+  // A subword kind tokenizes with the engine its loader sets; without one it splits like `Word`.
   static Result<Vocab> make(std::vector<std::string> tokens, Tokenizer tokenizer, const std::string& what);
+  // For the loaders (text/hf_tokenizers.cpp): the engine that tokenizes this vocabulary.
+  void set_engine(std::shared_ptr<const SubwordTokenizer> engine) { engine_ = std::move(engine); }
 
   int size() const { return static_cast<int>(tokens_.size()); }
   const std::string& token(int id) const;  // "<?>" for an id out of range
   int id(const std::string& token) const;  // -1 when absent
   const std::vector<std::string>& tokens() const { return tokens_; }
   Tokenizer tokenizer() const { return tokenizer_; }
+  // Special token ids, -1 where the kind has none (see make()).
   int pad() const { return pad_; }
   int bos() const { return bos_; }
   int eos() const { return eos_; }
   int unk() const { return unk_; }
+  int cls() const { return cls_; }
+  int sep() const { return sep_; }
+  int mask() const { return mask_; }
+  bool is_special(int id) const;
+  // The readable form of a vocabulary entry (Tokenized::display).
+  std::string display(int id) const;
 
   // Splits text and maps each piece to its id; pieces not in the vocabulary become <unk> and are
   // listed in `unknown`. Never fails: the caller decides whether unknown words are acceptable.
+  // Special tokens written literally in the text ('<|endoftext|>', '[MASK]') are kept whole for
+  // the subword kinds. No framing: see encode().
   Tokenized tokenize(const std::string& text) const;
-  // Joins ids back into text (no specials dropped; the caller chooses what to pass).
+  // tokenize() plus the specials the model family puts around one text, as Hugging Face's
+  // tokenizer(text) does: WordPiece [CLS] … [SEP]; SentencePiece … </s>; nothing for the others.
+  Tokenized encode(const std::string& text) const;
+  // Joins ids back into text (no specials dropped; the caller chooses what to pass). Byte-level
+  // BPE restores the exact bytes (invalid UTF-8 -> U+FFFD); WordPiece joins words with spaces and
+  // glues '##' pieces; SentencePiece turns '▁' into spaces.
   std::string detokenize(const std::vector<int>& ids) const;
+
+  // Used by the engines: appends one token to `t`.
+  void push(Tokenized& t, int id, std::string piece, bool word_start) const;
 
  private:
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, int> index_;
   Tokenizer tokenizer_ = Tokenizer::Word;
-  int pad_ = -1, bos_ = -1, eos_ = -1, unk_ = -1;
+  std::shared_ptr<const SubwordTokenizer> engine_;
+  int pad_ = -1, bos_ = -1, eos_ = -1, unk_ = -1, cls_ = -1, sep_ = -1, mask_ = -1;
 };
 
 }  // namespace sf
