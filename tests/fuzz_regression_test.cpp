@@ -19,6 +19,7 @@ extern "C" int sf_fuzz_config(const uint8_t* data, size_t size);
 extern "C" int sf_fuzz_vocab(const uint8_t* data, size_t size);
 extern "C" int sf_fuzz_metrics(const uint8_t* data, size_t size);
 extern "C" int sf_fuzz_script(const uint8_t* data, size_t size);
+extern "C" int sf_fuzz_tokenizers(const uint8_t* data, size_t size);
 
 namespace sf {
 namespace {
@@ -52,6 +53,7 @@ TEST(FuzzRegression, Config) { EXPECT_GE(replay("config", sf_fuzz_config), 5u); 
 TEST(FuzzRegression, Vocab) { EXPECT_GE(replay("vocab", sf_fuzz_vocab), 4u); }
 TEST(FuzzRegression, Metrics) { EXPECT_GE(replay("metrics", sf_fuzz_metrics), 3u); }
 TEST(FuzzRegression, Script) { EXPECT_GE(replay("script", sf_fuzz_script), 4u); }
+TEST(FuzzRegression, Tokenizers) { EXPECT_GE(replay("tokenizers", sf_fuzz_tokenizers), 6u); }
 
 }  // namespace
 }  // namespace sf
