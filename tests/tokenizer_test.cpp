@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,38 @@ TEST(Tokenizer, MarianTinyMatchesTheReference) {
     for (int id : s.ids) unknown += id == src.unk();
   });
   EXPECT_EQ(unknown, 43u);  // as the README counts
+}
+
+// gpt2-tiny's vocab.json + merges.txt as one Hugging Face tokenizer.json (as the hub's gpt2 has
+// it: no normalizer, ByteLevel pre-tokenizer, BPE model, <|endoftext|> an added token).
+json gpt2_tokenizer_json(bool pair_merges) {
+  json vocab = json::parse(file_text(hf("gpt2-tiny/vocab.json")));
+  json merges = json::array();
+  std::istringstream in(file_text(hf("gpt2-tiny/merges.txt")));
+  std::string line;
+  std::getline(in, line);  // #version
+  while (std::getline(in, line))
+    if (!line.empty()) {
+      const size_t sp = line.find(' ');
+      merges.push_back(pair_merges ? json::array({line.substr(0, sp), line.substr(sp + 1)}) : json(line));
+    }
+  return {{"version", "1.0"},
+          {"added_tokens", json::array({{{"id", 756}, {"content", "<|endoftext|>"}, {"special", true}}})},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+}
+
+TEST(Tokenizer, Gpt2FromTokenizerJsonMatchesTheReference) {
+  for (bool pairs : {false, true}) {
+    TempFile f(gpt2_tokenizer_json(pairs).dump(), "tokenizer.json");
+    auto v = load_byte_bpe_tokenizer_json(f.path);
+    ASSERT_TRUE(v.ok()) << v.error();
+    EXPECT_EQ(v->eos(), 756);
+    for_each_case("gpt2-tiny/tokenization.json", 26, [&](const json& c, const std::string& text) {
+      EXPECT_EQ(v->encode(text).ids, ints(c["ids"]));
+    });
+  }
 }
 
 // ---------------------------------------------------------------- details the reference pins down
@@ -379,6 +412,28 @@ TEST(TokenizerBadFiles, TokenizerConfig) {
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.error().find("do_lower_case"), std::string::npos) << b.error();
   EXPECT_NE(b.error().find("\"yes\""), std::string::npos) << b.error();
+}
+
+TEST(TokenizerBadFiles, TokenizerJsonOtherThanGpt2s) {
+  auto with = [](const char* pointer, json value) {
+    json j = gpt2_tokenizer_json(false);
+    j[json::json_pointer(pointer)] = std::move(value);
+    return j.dump();
+  };
+  TempFile wp(with("/model/type", "WordPiece"), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(wp.path), {wp.path, "model.type \"BPE\"", "'WordPiece'"});
+  TempFile prefix(with("/pre_tokenizer/add_prefix_space", true), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(prefix.path), {prefix.path, "add_prefix_space", "not supported"});
+  TempFile norm(with("/normalizer", {{"type", "NFC"}}), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(norm.path), {norm.path, "no normalizer", "'NFC'"});
+  TempFile seq(with("/pre_tokenizer", {{"type", "Sequence"}}), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(seq.path), {seq.path, "ByteLevel", "'Sequence'"});
+  TempFile merge(with("/model/merges/3", "nospace"), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(merge.path), {merge.path, "model.merges[3]", "\"left right\"", "nospace"});
+  TempFile sym(with("/model/merges/0", "zz q"), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(sym.path), {sym.path, "model.merges[0]", "'zz'", "left symbol"});
+  TempFile cut(gpt2_tokenizer_json(false).dump().substr(0, 5000), "tokenizer.json");
+  expect_error(load_byte_bpe_tokenizer_json(cut.path), {cut.path, "invalid JSON"});
 }
 
 // ---------------------------------------------------------------- the full GPT-2 vocabulary

@@ -84,18 +84,13 @@ class VocabJsonReader : public nlohmann::json_sax<json> {
   std::string key_;
 };
 
-// vocab.json -> tokens by id. The ids must number the tokens 0..n-1, each once.
-Result<std::vector<std::string>> read_vocab_json(const std::string& path) {
-  auto text = read_file(path, "a JSON object {token: id}");
-  if (!text) return Error{text.error()};
-  VocabJsonReader r;
-  json::sax_parse(*text, &r);
-  if (!r.error.empty()) return Error{path + ": " + r.error};
-  const size_t n = r.entries.size();
-  if (n == 0) return Error{path + ": expected at least one token, found an empty object"};
+// (token, id) pairs -> tokens by id. The ids must number the tokens 0..n-1, each once.
+Result<std::vector<std::string>> tokens_by_id(std::vector<std::pair<std::string, int64_t>> entries, const std::string& path) {
+  const size_t n = entries.size();
+  if (n == 0) return Error{path + ": expected at least one token, found an empty vocabulary"};
   std::vector<std::string> tokens(n);
   std::vector<char> seen(n, 0);
-  for (auto& [tok, id] : r.entries) {
+  for (auto& [tok, id] : entries) {
     if (id < 0 || static_cast<size_t>(id) >= n)
       return Error{path + ": token " + shown(tok) + " has id " + std::to_string(id) + ", expected ids 0.." +
                    std::to_string(n - 1) + " (one per token)"};
@@ -111,11 +106,26 @@ Result<std::vector<std::string>> read_vocab_json(const std::string& path) {
   return tokens;
 }
 
+// vocab.json -> tokens by id.
+Result<std::vector<std::string>> read_vocab_json(const std::string& path) {
+  auto text = read_file(path, "a JSON object {token: id}");
+  if (!text) return Error{text.error()};
+  VocabJsonReader r;
+  json::sax_parse(*text, &r);
+  if (!r.error.empty()) return Error{path + ": " + r.error};
+  return tokens_by_id(std::move(r.entries), path);
+}
+
+// One merge as written, and where (for messages).
+struct MergeText {
+  std::string left, right, at;
+};
+
 // merges.txt: '#version: …' header, then one merge per line, 'left right', rank = order.
-Result<std::vector<std::array<int, 3>>> read_merges(const std::string& path, const Vocab& v, const std::string& vocab_path) {
+Result<std::vector<MergeText>> read_merges(const std::string& path) {
   auto text = read_file(path, "BPE merges, one 'left right' pair per line");
   if (!text) return Error{text.error()};
-  std::vector<std::array<int, 3>> merges;
+  std::vector<MergeText> merges;
   std::istringstream in(*text);
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
@@ -123,30 +133,20 @@ Result<std::vector<std::array<int, 3>>> read_merges(const std::string& path, con
     if (number == 1 && line.compare(0, 8, "#version") == 0) continue;
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const size_t space = line.find(' ');
-    const std::string left = line.substr(0, space);
-    const std::string right = space == std::string::npos ? "" : line.substr(space + 1);
-    const std::string at = path + " line " + std::to_string(number) + ": ";
-    if (left.empty() || right.empty() || right.find(' ') != std::string::npos)
-      return Error{at + "expected two symbols separated by one space, found " + shown(line)};
-    std::array<int, 3> m{v.id(left), v.id(right), v.id(left + right)};
-    for (int k = 0; k < 3; ++k)
-      if (m[static_cast<size_t>(k)] < 0) {
-        const std::string& sym = k == 0 ? left : k == 1 ? right : left + right;
-        return Error{at + "expected symbols that " + vocab_path + " holds, found " + shown(sym) + " (" +
-                     (k == 2 ? "the merged symbol" : k == 0 ? "the left symbol" : "the right symbol") +
-                     "), which it does not"};
-      }
-    merges.push_back(m);
+    MergeText m{line.substr(0, space), space == std::string::npos ? "" : line.substr(space + 1),
+                path + " line " + std::to_string(number) + ": "};
+    if (m.left.empty() || m.right.empty() || m.right.find(' ') != std::string::npos)
+      return Error{m.at + "expected two symbols separated by one space, found " + shown(line)};
+    merges.push_back(std::move(m));
   }
   return merges;
 }
 
-}  // namespace
-
-Result<Vocab> load_byte_bpe(const std::string& vocab_json, const std::string& merges_txt) {
-  auto tokens = read_vocab_json(vocab_json);
-  if (!tokens) return Error{tokens.error()};
-  auto v = Vocab::make(std::move(*tokens), Tokenizer::ByteBpe, vocab_json);
+// The byte-level BPE Vocab from its tokens and merges, every symbol checked; `specials`: further
+// tokens kept whole when written in the text (tokenizer.json's added tokens).
+Result<Vocab> byte_bpe_vocab(std::vector<std::string> tokens, const std::vector<MergeText>& merge_text,
+                             const std::string& vocab_what, const std::vector<std::string>& specials = {}) {
+  auto v = Vocab::make(std::move(tokens), Tokenizer::ByteBpe, vocab_what);
   if (!v) return v;
   std::vector<int> byte_ids(256);
   for (int b = 0; b < 256; ++b) {
@@ -156,14 +156,106 @@ Result<Vocab> load_byte_bpe(const std::string& vocab_json, const std::string& me
     if (byte_ids[static_cast<size_t>(b)] < 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", b);
-      return Error{vocab_json + ": expected the 256 one-byte tokens of GPT-2's byte alphabet, found no '" + sym +
+      return Error{vocab_what + ": expected the 256 one-byte tokens of GPT-2's byte alphabet, found no '" + sym +
                    "' (byte " + hex + ")"};
     }
   }
-  auto merges = read_merges(merges_txt, *v, vocab_json);
-  if (!merges) return Error{merges.error()};
-  v->set_engine(std::make_shared<ByteBpe>(std::move(byte_ids), *merges, std::vector<int>{v->eos()}));
+  std::vector<std::array<int, 3>> merges;
+  merges.reserve(merge_text.size());
+  for (const MergeText& t : merge_text) {
+    const std::string merged = t.left + t.right;
+    const std::array<int, 3> m{v->id(t.left), v->id(t.right), v->id(merged)};
+    for (int k = 0; k < 3; ++k)
+      if (m[static_cast<size_t>(k)] < 0)
+        return Error{t.at + "expected symbols that " + vocab_what + " holds, found " +
+                     shown(k == 0 ? t.left : k == 1 ? t.right : merged) + " (" +
+                     (k == 2 ? "the merged symbol" : k == 0 ? "the left symbol" : "the right symbol") + "), which it does not"};
+    merges.push_back(m);
+  }
+  std::vector<int> special_ids{v->eos()};
+  for (const std::string& s : specials)
+    if (v->id(s) != v->eos()) special_ids.push_back(v->id(s));
+  v->set_engine(std::make_shared<ByteBpe>(std::move(byte_ids), merges, std::move(special_ids)));
   return v;
+}
+
+}  // namespace
+
+Result<Vocab> load_byte_bpe(const std::string& vocab_json, const std::string& merges_txt) {
+  auto tokens = read_vocab_json(vocab_json);
+  if (!tokens) return Error{tokens.error()};
+  auto merges = read_merges(merges_txt);
+  if (!merges) return Error{merges.error()};
+  return byte_bpe_vocab(std::move(*tokens), *merges, vocab_json);
+}
+
+Result<Vocab> load_byte_bpe_tokenizer_json(const std::string& tokenizer_json) {
+  auto text = read_file(tokenizer_json, "a Hugging Face tokenizer.json");
+  if (!text) return Error{text.error()};
+  const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const std::string& path = tokenizer_json;
+  if (j.is_discarded() || !j.is_object())
+    return Error{path + ": expected a JSON object (tokenizer.json), found " + (j.is_discarded() ? "invalid JSON" : j.type_name())};
+  // Only GPT-2's pipeline is exact here: no normalizer, the ByteLevel pre-tokenizer alone (its
+  // GPT-2 regex, no added prefix space), a BPE model.
+  auto type_of = [](const json& o) {
+    return o.is_object() && o.contains("type") && o["type"].is_string() ? o["type"].get<std::string>() : std::string("none");
+  };
+  const json none;
+  const json& model = j.contains("model") ? j["model"] : none;
+  const json& pre = j.contains("pre_tokenizer") ? j["pre_tokenizer"] : none;
+  const json& norm = j.contains("normalizer") ? j["normalizer"] : none;
+  if (type_of(model) != "BPE")
+    return Error{path + ": expected a byte-level BPE tokenizer (model.type \"BPE\"), found model.type " + shown(type_of(model))};
+  if (type_of(pre) != "ByteLevel")
+    return Error{path + ": expected GPT-2's pre-tokenizer (pre_tokenizer.type \"ByteLevel\"), found " + shown(type_of(pre))};
+  if (pre.contains("add_prefix_space") && pre["add_prefix_space"] == true)
+    return Error{path + ": expected pre_tokenizer.add_prefix_space false (GPT-2), found true, which is not supported"};
+  if (!norm.is_null())
+    return Error{path + ": expected no normalizer (GPT-2), found normalizer " + shown(type_of(norm)) + ", which is not supported"};
+  const json& vocab = model.contains("vocab") ? model["vocab"] : none;
+  if (!vocab.is_object()) return Error{path + ": expected model.vocab to be an object {token: id}, found " + std::string(vocab.type_name())};
+  std::vector<std::pair<std::string, int64_t>> entries;
+  entries.reserve(vocab.size());
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!it.value().is_number_integer())
+      return Error{path + ": model.vocab token " + shown(it.key()) + ": expected an integer id, found " + it.value().dump()};
+    entries.emplace_back(it.key(), it.value().get<int64_t>());
+  }
+  // Added tokens (<|endoftext|>) are usually in model.vocab too; those that are not extend it.
+  std::vector<std::string> added;
+  for (const json& a : j.value("added_tokens", json::array())) {
+    if (!a.is_object() || !a.value("content", json()).is_string() || !a.value("id", json()).is_number_integer())
+      return Error{path + ": expected each of added_tokens to hold \"id\" and \"content\", found " + shown(a.dump())};
+    const std::string content = a["content"];
+    added.push_back(content);
+    if (!vocab.contains(content)) entries.emplace_back(content, a["id"].get<int64_t>());
+  }
+  auto tokens = tokens_by_id(std::move(entries), path);
+  if (!tokens) return Error{tokens.error()};
+  const json& list = model.contains("merges") ? model["merges"] : none;
+  if (!list.is_array()) return Error{path + ": expected model.merges to be a list, found " + std::string(list.type_name())};
+  std::vector<MergeText> merges;
+  merges.reserve(list.size());
+  for (size_t r = 0; r < list.size(); ++r) {
+    const json& m = list[r];
+    MergeText t{"", "", path + " model.merges[" + std::to_string(r) + "]: "};
+    if (m.is_string()) {  // "left right" (tokenizers < 0.20)
+      const std::string s = m;
+      const size_t space = s.find(' ');
+      if (space != std::string::npos) {
+        t.left = s.substr(0, space);
+        t.right = s.substr(space + 1);
+      }
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {  // ["left", "right"]
+      t.left = m[0];
+      t.right = m[1];
+    }
+    if (t.left.empty() || t.right.empty() || t.right.find(' ') != std::string::npos)
+      return Error{t.at + "expected \"left right\" or [\"left\", \"right\"], found " + shown(m.dump())};
+    merges.push_back(std::move(t));
+  }
+  return byte_bpe_vocab(std::move(*tokens), merges, path, added);
 }
 
 Result<Vocab> load_wordpiece(const std::string& vocab_txt, bool lowercase) {

@@ -18,6 +18,10 @@ namespace sf {
 // pairs; both symbols and their concatenation must be tokens of vocab.json). The 256 one-byte
 // tokens must exist. Specials: <|endoftext|> is bos = eos; no pad, no unk (every byte is a token).
 Result<Vocab> load_byte_bpe(const std::string& vocab_json, const std::string& merges_txt);
+// The same from a Hugging Face tokenizer.json (model.vocab, model.merges as "a b" or ["a", "b"],
+// added_tokens kept whole in the text), for folders that ship only that file. Refuses pipelines
+// other than GPT-2's (a normalizer, a pre-tokenizer other than plain ByteLevel, add_prefix_space).
+Result<Vocab> load_byte_bpe_tokenizer_json(const std::string& tokenizer_json);
 
 // BERT WordPiece from vocab.txt (one token per line, id = line number). `lowercase`: the uncased
 // models' BasicTokenizer (lowercase + NFD + strip accents). Specials, looked up by name: [UNK]

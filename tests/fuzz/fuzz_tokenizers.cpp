@@ -2,6 +2,7 @@
 // (text/hf_tokenizers.h) on untrusted files, and tokenize/detokenize on untrusted text.
 // Input: byte 0 picks what (low two bits) and an option (bit 2); the rest is split at NUL bytes:
 //   0  byte-level BPE:  vocab.json NUL merges.txt NUL text
+//                       (bit 2: tokenizer.json NUL text)
 //   1  WordPiece:       vocab.txt NUL text                  (bit 2: lowercase)
 //   2  SentencePiece:   vocab.json NUL text with the fixture's source.spm
 //                       (bit 2: the .spm bytes come first: spm NUL vocab.json NUL text)
@@ -89,7 +90,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int what = data[0] & 3;
   const bool option = data[0] & 4;
   const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  if (what == 0) {
+  if (what == 0 && option) {
+    const auto p = split_nul(rest, 2);
+    check(sf::load_byte_bpe_tokenizer_json(scratch("tokenizer.json", p[0])), p[1]);
+  } else if (what == 0) {
     const auto p = split_nul(rest, 3);
     check(sf::load_byte_bpe(scratch("vocab.json", p[0]), scratch("merges.txt", p[1])), p[2]);
   } else if (what == 1) {
