@@ -17,6 +17,7 @@
 #include "test_util.h"
 #include "text/byte_bpe.h"
 #include "text/hf_tokenizers.h"
+#include "text/sentencepiece.h"
 #include "text/unicode.h"
 #include "text/wordpiece.h"
 
@@ -310,6 +311,27 @@ TEST(Tokenizer, MarianDisplayWordStartsAndDetokenize) {
   const Tokenized u = marian("source.spm").tokenize("中文字符");
   ASSERT_EQ(u.unknown.size(), 1u);
   EXPECT_EQ(u.display[static_cast<size_t>(u.unknown[0])], "<unk>");
+}
+
+TEST(Tokenizer, MarianLanguageCodeIsOneToken) {
+  // transformers' MarianTokenizer: a leading '>>xx<<' is a token of its own; every match of
+  // '>>.+<<' (greedy, within a line) is removed from the text SentencePiece sees.
+  std::string rest;
+  EXPECT_EQ(split_language_code(">>fr<< Bonjour", rest), (std::vector<std::string>{">>fr<<"}));
+  EXPECT_EQ(rest, " Bonjour");
+  EXPECT_TRUE(split_language_code("Hi >>de<< there >>x<< you", rest).empty());
+  EXPECT_EQ(rest, "Hi  you");  // greedy: from the first '>>' to the last '<<'
+  EXPECT_EQ(split_language_code(">><<a>>b<<\n>>c<<", rest), (std::vector<std::string>{">><<a>>b<<"}));
+  EXPECT_EQ(rest, "\n");
+  EXPECT_TRUE(split_language_code(">><< x", rest).empty());  // '.+' needs a character
+  EXPECT_EQ(rest, ">><< x");
+  const Vocab v = marian("target.spm");
+  const Tokenized t = v.tokenize(">>de<< Die Katze");
+  const Tokenized plain = v.tokenize("Die Katze");
+  ASSERT_EQ(t.ids.size(), plain.ids.size() + 1);
+  EXPECT_EQ(t.pieces[0], ">>de<<");
+  EXPECT_EQ(t.ids[0], v.unk());  // not in this vocab.json (a multilingual model's has it)
+  EXPECT_EQ(std::vector<int>(t.ids.begin() + 1, t.ids.end()), plain.ids);
 }
 
 TEST(Tokenizer, WordAndCharacterVocabulariesUnchanged) {

@@ -2,11 +2,23 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
+
 namespace sf {
 
 namespace {
+
 const std::string kSpace = "\xE2\x96\x81";  // '▁' U+2581, SentencePiece's word-boundary mark
+
+// The end of a match of Python's re `>>.+<<` starting at `i` (greedy, '.' stops at a newline):
+// after the last '<<' of the line, if that leaves at least one character between; npos if none.
+size_t language_code_end(const std::string& text, size_t i, size_t line_end) {
+  if (text.compare(i, 2, ">>") != 0 || line_end < i + 5) return std::string::npos;
+  const size_t last = text.rfind("<<", line_end - 2);
+  return last != std::string::npos && last >= i + 3 ? last + 2 : std::string::npos;
 }
+
+}  // namespace
 
 Result<std::shared_ptr<const SentencePiece>> SentencePiece::load(const std::string& bytes, const std::string& what) {
   auto sp = std::make_shared<sentencepiece::SentencePieceProcessor>();
@@ -20,9 +32,34 @@ Result<std::shared_ptr<const SentencePiece>> SentencePiece::load(const std::stri
   return std::shared_ptr<const SentencePiece>(std::move(engine));
 }
 
+std::vector<std::string> split_language_code(const std::string& text, std::string& rest) {
+  auto line_end = [&](size_t i) { return std::min(text.find('\n', i), text.size()); };
+  std::vector<std::string> code;
+  const size_t first = language_code_end(text, 0, line_end(0));
+  if (first != std::string::npos) code.push_back(text.substr(0, first));
+  rest.clear();
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, ">>") != 0) {
+      rest += text[i++];
+      continue;
+    }
+    const size_t eol = line_end(i), end = language_code_end(text, i, eol);
+    if (end != std::string::npos) {
+      i = end;  // re.sub drops every match, not only the leading one
+    } else {    // no '<<' far enough on this line: no later '>>' on it matches either
+      rest.append(text, i, eol - i);
+      i = eol;
+    }
+  }
+  return code;
+}
+
 void SentencePiece::tokenize(const Vocab& v, const std::string& text, Tokenized& out) const {
-  std::vector<std::string> pieces;
-  if (!sp_->Encode(text, &pieces).ok()) pieces.clear();  // only fails on a model that did not load
+  std::string rest;
+  std::vector<std::string> pieces = split_language_code(text, rest);
+  std::vector<std::string> body;
+  if (!sp_->Encode(rest, &body).ok()) body.clear();  // only fails on a model that did not load
+  pieces.insert(pieces.end(), std::make_move_iterator(body.begin()), std::make_move_iterator(body.end()));
   for (size_t k = 0; k < pieces.size(); ++k) {
     const bool start = k == 0 || pieces[k].compare(0, kSpace.size(), kSpace) == 0;
     const int id = v.id(pieces[k]);  // unknown characters come out as their own text -> <unk>

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "text/vocab.h"
@@ -14,6 +15,11 @@ class SentencePieceProcessor;
 }
 
 namespace sf {
+
+// Marian's multilingual models take a target-language code first (">>fr<< Bonjour"): as
+// transformers' MarianTokenizer, a code at the start (Python re `>>.+<<`) is one token of its own,
+// and every match is removed from the text SentencePiece sees. Returns the code (or nothing).
+std::vector<std::string> split_language_code(const std::string& text, std::string& rest);
 
 class SentencePiece : public SubwordTokenizer {
  public:
