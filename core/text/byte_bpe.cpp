@@ -1,7 +1,8 @@
 // byte_bpe.cpp — GPT-2 byte-level BPE; the reference is tests/reference/hf/tokenizers.py.
 #include "text/byte_bpe.h"
 
-#include <climits>
+#include <functional>
+#include <queue>
 
 #include "text/special_split.h"
 #include "text/unicode.h"
@@ -86,35 +87,56 @@ ByteBpe::ByteBpe(std::vector<int> byte_ids, const std::vector<std::array<int, 3>
 
 // Repeatedly merges the adjacent pair of lowest rank — all its non-overlapping occurrences, left
 // to right — until no adjacent pair is a merge (OpenAI's encoder; the order matters when a merge
-// of a later rank feeds one of an earlier rank).
+// of a later rank feeds one of an earlier rank). O(n log n): candidate pairs in a heap ordered by
+// (rank, position), symbols in a linked list. One pass pops every candidate of the lowest rank
+// before the pairs its merges create are pushed — those cannot have that rank (a merged symbol is
+// longer than either part), so each pass sees exactly the pairs the word had when it began.
 std::vector<int> ByteBpe::merge_word(std::vector<int> parts) const {
-  auto key = [&](size_t k) { return static_cast<uint64_t>(static_cast<uint32_t>(parts[k])) << 32 | static_cast<uint32_t>(parts[k + 1]); };
-  while (parts.size() > 1) {
-    int best = INT_MAX;
-    const Merge* m = nullptr;
-    uint64_t best_key = 0;
-    for (size_t k = 0; k + 1 < parts.size(); ++k) {
-      auto it = merges_.find(key(k));
-      if (it != merges_.end() && it->second.rank < best) {
-        best = it->second.rank;
-        m = &it->second;
-        best_key = it->first;
-      }
-    }
-    if (!m) break;
-    std::vector<int> merged;
-    merged.reserve(parts.size());
-    for (size_t k = 0; k < parts.size();) {
-      if (k + 1 < parts.size() && key(k) == best_key) {
-        merged.push_back(m->merged);
-        k += 2;
-      } else {
-        merged.push_back(parts[k++]);
-      }
-    }
-    parts.swap(merged);
+  const int n = static_cast<int>(parts.size());
+  if (n < 2) return parts;
+  std::vector<int> next(static_cast<size_t>(n)), prev(static_cast<size_t>(n));  // -1: none
+  for (int i = 0; i < n; ++i) {
+    next[static_cast<size_t>(i)] = i + 1 < n ? i + 1 : -1;
+    prev[static_cast<size_t>(i)] = i - 1;
   }
-  return parts;
+  struct Candidate {
+    int rank, pos, left, right;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+  auto consider = [&](int pos) {
+    if (pos < 0 || next[static_cast<size_t>(pos)] < 0) return;
+    const int l = parts[static_cast<size_t>(pos)], r = parts[static_cast<size_t>(next[static_cast<size_t>(pos)])];
+    auto it = merges_.find(static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32 | static_cast<uint32_t>(r));
+    if (it != merges_.end()) heap.push({it->second.rank, pos, l, r});
+  };
+  for (int i = 0; i + 1 < n; ++i) consider(i);
+  std::vector<char> alive(static_cast<size_t>(n), 1);
+  std::vector<int> merged_at;
+  while (!heap.empty()) {
+    const int rank = heap.top().rank;
+    merged_at.clear();
+    while (!heap.empty() && heap.top().rank == rank) {
+      const Candidate c = heap.top();
+      heap.pop();
+      const auto p = static_cast<size_t>(c.pos);
+      const int q = next[p];
+      // Stale when a symbol of the pair was merged away since the candidate was pushed.
+      if (!alive[p] || parts[p] != c.left || q < 0 || parts[static_cast<size_t>(q)] != c.right) continue;
+      parts[p] = merges_.at(static_cast<uint64_t>(static_cast<uint32_t>(c.left)) << 32 | static_cast<uint32_t>(c.right)).merged;
+      alive[static_cast<size_t>(q)] = 0;
+      next[p] = next[static_cast<size_t>(q)];
+      if (next[p] >= 0) prev[static_cast<size_t>(next[p])] = c.pos;
+      merged_at.push_back(c.pos);
+    }
+    for (int pos : merged_at) {
+      consider(prev[static_cast<size_t>(pos)]);
+      consider(pos);
+    }
+  }
+  std::vector<int> out;
+  for (int i = 0; i >= 0; i = next[static_cast<size_t>(i)]) out.push_back(parts[static_cast<size_t>(i)]);
+  return out;
 }
 
 std::vector<int> ByteBpe::bpe(const std::string& word) const {
