@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/allocator.h"
+#include "base/threads.h"
 #include "cli/commands.h"
 #ifdef STEPFORMER_WITH_GUI
 #include "gui/explorer.h"
@@ -16,7 +17,7 @@ namespace {
 void usage(std::ostream& out) {
   out << "stepformer — step through a Transformer\n\n";
 #ifdef STEPFORMER_WITH_GUI
-  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation] [--size WxH]\n"
+  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation] [--size WxH] [--threads N]\n"
          "    open the explorer (no command); see docs/explorer.md\n";
 #endif
   auto cmds = sf::cli::command_registry();
@@ -24,6 +25,8 @@ void usage(std::ostream& out) {
   for (auto& c : cmds) out << "  " << c.usage << "\n";
   out << "\n  stepformer <command> --help   every option of a command, with an example\n"
          "  stepformer --version\n"
+         "  --threads N   with the explorer and every command but train: cores for the matrix products,\n"
+         "                0 = every core (the default); train's --threads counts batch shards, one core each\n"
          "exit status: 0 ok, 1 bad input, 2 bad usage, 130 interrupted (train, Ctrl-C)\n";
 }
 
@@ -36,8 +39,32 @@ bool asks_for_help(int argc, char** argv) {
 
 void command_help(const sf::cli::Command& c) {
   std::cout << "usage: " << c.usage << "\n\n" << c.help;
+  if (std::string(c.name) != "train")
+    std::cout << "  --threads N          cores for the matrix products, 0 = every core (the default)\n";
   std::cout << "exit status: 0 ok, 1 bad input (unreadable, malformed or unwritable file, refused text), "
                "2 bad usage" << (std::string(c.name) == "train" ? ", 130 interrupted (Ctrl-C)" : "") << "\n";
+}
+
+// `--threads N` for the explorer and every command but `train` (whose --threads counts batch
+// shards): taken out of argv here, so no command parses it, and set for the whole process (the
+// GUI's worker thread takes it too). Prints a message and returns false on a bad value.
+bool take_threads_option(int& argc, char** argv) {
+  sf::set_default_threads(0);  // every core unless told otherwise
+  if (argc > 1 && std::string(argv[1]) == "train") return true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--threads") continue;
+    int n = 0;
+    if (i + 1 >= argc || !sf::parse_threads(argv[i + 1], n)) {
+      std::cerr << "stepformer: --threads expects an integer 0..1024 (0: every core), found '"
+                << (i + 1 < argc ? argv[i + 1] : "nothing") << "'\n";
+      return false;
+    }
+    sf::set_default_threads(n);
+    for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];  // argv[argc] (null) moves down too
+    argc -= 2;
+    --i;
+  }
+  return true;
 }
 
 const sf::cli::Command* find_command(const std::string& name) {
@@ -50,6 +77,7 @@ const sf::cli::Command* find_command(const std::string& name) {
 
 int main(int argc, char** argv) {
   sf::tune_allocator();
+  if (!take_threads_option(argc, argv)) return 2;
 #ifdef STEPFORMER_WITH_GUI
   if (sf::gui::is_explorer_invocation(argc, argv)) return sf::gui::run_explorer(argc, argv);
 #endif

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 
 #include "test_util.h"
 
@@ -100,6 +101,28 @@ TEST(Cli, BadInputExitsOneOnStderr) {
   EXPECT_THAT(err, HasSubstr("missing required option --model"));
   EXPECT_EQ(test::run_stepformer("gradnorms --layers x", out, err), 2);
   EXPECT_EQ(test::run_stepformer("info", out, err), 2);
+}
+
+// `--threads N` (the explorer and every command but train, whose --threads counts batch shards):
+// named in each help, a bad value is bad usage, and the answer does not depend on it.
+TEST(Cli, ThreadsOptionForEveryInferenceCommand) {
+  std::string out, err;
+  for (const auto& [cmd, options] : kOptions) {
+    if (cmd == "train") continue;
+    EXPECT_EQ(test::run_stepformer(cmd + " --help", out, err), 0) << cmd;
+    EXPECT_THAT(out, HasSubstr("--threads N")) << cmd;
+  }
+  EXPECT_EQ(test::run_stepformer("decode --threads two --src 1", out, err), 2);
+  EXPECT_THAT(err, HasSubstr("--threads expects an integer 0..1024 (0: every core), found 'two'"));
+  const std::string model = test::source_path("assets/models/copy-preln.safetensors");
+  std::string one, all;
+  EXPECT_EQ(test::run_stepformer("decode --model " + model + " --src '3 1 4 1 5 9 2 6' --threads 1", one, err), 0)
+      << err;
+  EXPECT_EQ(test::run_stepformer("decode --threads 0 --model " + model + " --src '3 1 4 1 5 9 2 6'", all, err), 0)
+      << err;
+  EXPECT_THAT(one, HasSubstr("output: 3 1 4 1 5 9 2 6"));
+  const std::regex timing(" +[0-9.]+ ms");  // each step's wall time
+  EXPECT_EQ(std::regex_replace(one, timing, ""), std::regex_replace(all, timing, ""));
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ void glfw_error(int code, const char* what) { std::fprintf(stderr, "stepformer: 
 
 const char* kUsage =
     "usage: stepformer [--model M.safetensors] [--script S.txt] [--screenshot OUT.png] [--bench-frames N]\n"
-    "                  [--scale S] [--presentation] [--size WxH]\n";
+    "                  [--scale S] [--presentation] [--size WxH] [--threads N]\n";
 
 }  // namespace
 

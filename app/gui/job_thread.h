@@ -20,6 +20,8 @@
 #include <thread>
 #include <utility>
 
+#include "base/threads.h"
+
 namespace sf::gui {
 
 // What every published snapshot takes from its engine whatever it shows: its number, the last
@@ -78,6 +80,7 @@ class JobThread {
 
  private:
   void run() {
+    apply_default_threads();  // the process's --threads (base/threads.h): this thread's products
     Engine e;
     uint64_t generation = 0;  // worker thread only
     for (;;) {

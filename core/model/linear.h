@@ -6,9 +6,15 @@
 
 namespace sf {
 
+// y = x Wᵀ: x (n, in), weight (out, in) -> y (n, out). Eigen splits matrix products between the
+// calling thread's cores (base/threads.h) but runs a matrix-vector product (a cached decoding step:
+// n = 1) on one; for those this splits W's rows between the cores, at multiples of 16 rows, so
+// that every output comes from the same matrix-vector kernel as without the split.
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y);
+
 // x (n, in) -> y (n, out)
 inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y) {
-  y.noalias() = x * weight.transpose();
+  matmul_transposed(x, weight, y);
   y.rowwise() += bias;
 }
 inline void linear_forward(const Mat& x, const Linear& l, Mat& y) { linear_forward(x, l.weight, l.bias, y); }

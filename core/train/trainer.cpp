@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/threads.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "train/backward.h"
@@ -69,6 +70,8 @@ StepStats Trainer::step() {
     b0 += count;
   }
   auto run = [&](Shard& sh) {
+    // A shard is one core: `threads` counts shards, and each shard's products stay on its thread.
+    const ScopedThreads one(1);
     const Batch& b = sh.batch;
     if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
     EncoderContext enc;

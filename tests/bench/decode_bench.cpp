@@ -8,6 +8,8 @@
 #include <benchmark/benchmark.h>
 
 #include "base/allocator.h"
+#include "base/threads.h"
+#include "bench_common.h"
 #include "stepper/decoding.h"
 #include "model/encoder.h"
 
@@ -32,13 +34,7 @@ const Base& base() {
     c.norm = NormPlacement::Pre;
     c.activation = Activation::Relu;
     c.positional = Positional::Sinusoidal;
-    std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>"};
-    while (v.size() < 1000) v.push_back("w" + std::to_string(v.size()));
-    c.src_vocab = *Vocab::make(v, Tokenizer::Word, "src");
-    c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
-    Weights w;
-    init_xavier(w, c, 1);
-    Base out{Model::make(c, std::move(w)), {}, {}};
+    Base out{random_model(c, 1000), {}, {}};
     for (int i = 0; i < 64; ++i) out.src.push_back(4 + (i * 7) % 990);
     out.memory = encode(out.model, out.src, 1, nullptr);
     return out;
@@ -51,14 +47,6 @@ std::vector<int> prefix(int t) {
   std::vector<int> ids{1};
   for (int i = 1; i < t; ++i) ids.push_back(4 + (i * 13) % 990);
   return ids;
-}
-
-// Rolls the cache back by one row, so every iteration measures the same step t.
-void drop_last_row(KvCache& c) {
-  --c.length;
-  --c.step;
-  c.ids.pop_back();
-  c.row_step.pop_back();
 }
 
 void step_cached(benchmark::State& state) {
@@ -159,6 +147,7 @@ BENCHMARK(greedy_256)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 int main(int argc, char** argv) {
   sf::tune_allocator();  // as the stepformer executable does
+  sf::set_threads(1);     // every figure here is one thread, as the peer's
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

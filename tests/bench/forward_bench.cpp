@@ -1,10 +1,12 @@
-// Full encoder-decoder forward pass with recording on, batch 1, one thread (issue: core).
+// Full encoder-decoder forward pass with recording on, batch 1, one thread and every core.
 //   ./build/tests/bench/forward_bench
 // PyTorch 1.13 + OpenBLAS on this machine: small 1.8 ms, base 77 ms (issue text); our own peer
 // measurement is in tests/bench/peers/RESULTS.md.
 #include <benchmark/benchmark.h>
 
 #include "base/allocator.h"
+#include "base/threads.h"
+#include "bench_common.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
 
@@ -20,16 +22,11 @@ Model make_model(int d, int h, int layers, int dff, int vocab, int max_len) {
   c.d_ff = dff;
   c.max_len = max_len;
   c.norm = NormPlacement::Post;
-  std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>"};
-  while (static_cast<int>(v.size()) < vocab) v.push_back("w" + std::to_string(v.size()));
-  c.src_vocab = *Vocab::make(v, Tokenizer::Word, "src");
-  c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
-  Weights w;
-  init_xavier(w, c, 1);
-  return Model::make(c, std::move(w));
+  return random_model(c, vocab);
 }
 
-void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, bool record) {
+void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, bool record, int n_threads) {
+  set_threads(n_threads);
   const Model m = make_model(d, h, layers, dff, 1000, 256);  // vocabulary 1000, as the torch peer
   std::vector<int> src(static_cast<size_t>(n)), tgt(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -44,14 +41,17 @@ void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, 
     benchmark::DoNotOptimize(logits.data());
   }
   state.counters["tokens"] = n;
+  state.counters["threads"] = threads();
 }
 
-// small: d_model 128, 4 heads, 2+2 layers, d_ff 512, 32 tokens each side.
-BENCHMARK_CAPTURE(forward, small_recorded, 128, 4, 2, 512, 32, true)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(forward, small_unrecorded, 128, 4, 2, 512, 32, false)->Unit(benchmark::kMillisecond);
-// base: d_model 512, 8 heads, 6+6 layers, d_ff 2048, 64 tokens each side.
-BENCHMARK_CAPTURE(forward, base_recorded, 512, 8, 6, 2048, 64, true)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(forward, base_unrecorded, 512, 8, 6, 2048, 64, false)->Unit(benchmark::kMillisecond);
+// small: d_model 128, 4 heads, 2+2 layers, d_ff 512, 32 tokens each side; one thread.
+BENCHMARK_CAPTURE(forward, small_recorded, 128, 4, 2, 512, 32, true, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(forward, small_unrecorded, 128, 4, 2, 512, 32, false, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+// base: d_model 512, 8 heads, 6+6 layers, d_ff 2048, 64 tokens each side; one thread, then every
+// core (base/threads.h).
+BENCHMARK_CAPTURE(forward, base_recorded, 512, 8, 6, 2048, 64, true, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(forward, base_unrecorded, 512, 8, 6, 2048, 64, false, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(forward, base_recorded_all_cores, 512, 8, 6, 2048, 64, true, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace sf

@@ -2,7 +2,8 @@
 (d_model 512, 8 heads, 6+6 layers, d_ff 2048, pre-LN relu sinusoidal, 64 source tokens,
 vocab 1000), batch 1, one thread, float32, no grad.
 
-    /usr/bin/python3 tests/bench/peers/torch_decode.py [--runs N] [--vocab V]
+    /usr/bin/python3 tests/bench/peers/torch_decode.py [--runs N] [--vocab V] [--steps 8 32 ..]
+                                                       [--json PATH]
 
 "Step t" is the production of the t-th output token: the decoder input is then t tokens long
 (<s> plus t-1 generated tokens).  Two strategies:
@@ -31,6 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
 sys.path.insert(0, HERE)
 import reference_model as rm  # noqa: E402
 from torch_forward import CONFIGS, make_config  # noqa: E402
+from results_json import record  # noqa: E402
 
 STEPS = (8, 32, 64, 128, 256)
 
@@ -98,10 +100,13 @@ def main():
     ap.add_argument("--runs", type=int, default=9, help="greedy runs for the kv-cache timing")
     ap.add_argument("--vocab", type=int, default=1000)
     ap.add_argument("--src-tokens", type=int, default=64)
+    ap.add_argument("--steps", type=int, nargs="*", default=list(STEPS), help="steps reported")
+    ap.add_argument("--json", default="", help="merge the figures into this JSON file")
     args = ap.parse_args()
+    steps = sorted(args.steps)
     torch.set_num_threads(1)
     spec = CONFIGS["base"]
-    max_steps = max(STEPS)
+    max_steps = max(steps)
     cfg = make_config(spec, args.vocab, max_len=max_steps + 1)
     gen = torch.Generator().manual_seed(0)
     params = rm.init_params(cfg, generator=gen)
@@ -143,7 +148,7 @@ def main():
 
         # ---- full recomputation at the reported steps
         full = {}
-        for s in STEPS:
+        for s in steps:
             prefix = torch.tensor(tokens[:s], dtype=torch.long)
             reps = 7 if s <= 64 else 3
             times = []
@@ -162,9 +167,10 @@ def main():
     print("encoder (once per sequence): %.2f ms; kv-cache setup (cross K/V): %.2f ms"
           % (enc_ms, statistics.median(setup_ms)))
     print("%6s %16s %16s %12s" % ("step", "kv-cache ms", "full-recomp ms", "max|dlogit|"))
-    for s in STEPS:
+    for s in steps:
         print("%6d %16.3f %16.3f %12.1e" % (s, statistics.median(per_step[s - 1]), full[s][0],
                                            full[s][1]))
+        record(args.json, "decode_cached/%d" % s, per_step[s - 1], 1)
     print("kv-cache greedy, %d tokens total (setup included): median %.1f ms over %d runs"
           % (max_steps, statistics.median(total_ms), args.runs))
 

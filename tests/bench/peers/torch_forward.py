@@ -1,12 +1,14 @@
 """PyTorch peer benchmark: full encoder-decoder forward of the reference model (batch 1,
 one thread, no grad, float32): embeddings + encoder + decoder + generator + log_softmax.
 
-    /usr/bin/python3 tests/bench/peers/torch_forward.py [--repeats N] [--vocab V]
+    /usr/bin/python3 tests/bench/peers/torch_forward.py [--repeats N] [--vocab V] [--threads 1 0]
+                                                        [--json PATH] [small] [base]
 
 Configurations (random weights, random non-pad tokens):
   small: d_model 128, 4 heads, 2+2 layers, d_ff 512,  32 source / 32 target tokens
   base:  d_model 512, 8 heads, 6+6 layers, d_ff 2048, 64 source / 64 target tokens
-Prints the median wall time in milliseconds (time.perf_counter) over repeated runs.
+Prints the median wall time in milliseconds (time.perf_counter) over repeated runs, for each
+thread count asked for (default one; 0 = every core).
 """
 
 import argparse
@@ -17,9 +19,11 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "reference"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
+sys.path.insert(0, HERE)
 import reference_model as rm  # noqa: E402
+from results_json import record  # noqa: E402
 
 CONFIGS = {
     "small": dict(d_model=128, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=512,
@@ -43,9 +47,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=0, help="override repeat count")
     ap.add_argument("--vocab", type=int, default=1000)
+    ap.add_argument("--threads", type=int, nargs="*", default=[1], help="0 = every core")
+    ap.add_argument("--json", default="", help="merge the figures into this JSON file")
     ap.add_argument("configs", nargs="*", default=list(CONFIGS))
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    for threads in args.threads:
+        torch.set_num_threads(threads if threads > 0 else os.cpu_count())
+        run(args, threads)
+
+
+def run(args, threads):
     print("torch %s, threads %d, float32, batch 1, vocab %d, pre-LN relu sinusoidal"
           % (torch.__version__, torch.get_num_threads(), args.vocab))
     for name in args.configs:
@@ -72,6 +83,7 @@ def main():
               % (name, cfg["d_model"], cfg["n_heads"], cfg["n_encoder_layers"],
                  cfg["n_decoder_layers"], cfg["d_ff"], n, n, statistics.median(times),
                  min(times), repeats))
+        record(args.json, "forward_%s/threads:%d" % (name, threads), times, torch.get_num_threads())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """PyTorch peer for tests/bench/train_bench.cpp: training throughput on the copy task.
 
     /usr/bin/python3 tests/bench/peers/torch_train.py [--threads 1 2] [--seconds 20] [--steps-to-99]
+                                                      [--norms pre post] [--json PATH]
 
 Same configuration as the C++ benchmark: d_model 128, 4 heads, 2+2 layers, d_ff 512, ReLU,
 sinusoidal positions, pre-LN or post-LN (torch.nn.Transformer, norm_first), batch 64 of copy
@@ -16,8 +17,14 @@ import math
 import statistics
 import time
 
+import os
+import sys
+
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_json import record  # noqa: E402
 
 V, PAD, BOS, EOS = 11, 0, 1, 2
 SYMBOLS = list(range(4, 11))
@@ -87,12 +94,14 @@ def main():
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--steps-to-99", action="store_true")
+    ap.add_argument("--norms", nargs="*", default=["pre", "post"], choices=["pre", "post"])
+    ap.add_argument("--json", default="", help="merge the step times into this JSON file")
     args = ap.parse_args()
     print("torch %s, copy task: d_model 128, 4 heads, 2+2 layers, d_ff 512, batch 64, length 10, vocab 11"
           % torch.__version__)
     for threads in args.threads:
         torch.set_num_threads(threads)
-        for norm_first in (True, False):
+        for norm_first in [n == "pre" for n in args.norms]:
             torch.manual_seed(1)
             model = Model(norm_first)
             opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
@@ -100,8 +109,11 @@ def main():
             for _ in range(5):
                 train_step(model, opt, gen)
             tokens, steps, t0, c0 = 0, 0, time.perf_counter(), time.process_time()
+            step_ms = []
             while time.perf_counter() - t0 < args.seconds:
+                a = time.perf_counter()
                 tokens += train_step(model, opt, gen)
+                step_ms.append((time.perf_counter() - a) * 1e3)
                 steps += 1
             el, cpu = time.perf_counter() - t0, time.process_time() - c0
             # On a shared machine the wall clock includes waiting for a core; the process CPU time
@@ -110,6 +122,8 @@ def main():
                   "%.1f ms CPU per step, %.0f target tokens per CPU-second"
                   % (threads, "pre" if norm_first else "post", tokens / el, steps / el, steps,
                      1e3 * cpu / steps, tokens / cpu))
+            record(args.json, "train_step/threads:%d/%s" % (threads, "pre" if norm_first else "post"),
+                   step_ms, threads)
     if args.steps_to_99:
         torch.set_num_threads(args.threads[-1])
         for norm_first in (True, False):

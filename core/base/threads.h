@@ -1,0 +1,44 @@
+// threads.h — how many cores inference uses on the calling thread.
+//
+// The matrix products run on Eigen's OpenMP threads (when the build has OpenMP); their count is
+// OpenMP's per-thread setting, so the CLI's main thread, the GUI's worker and each training shard
+// choose their own without touching each other. A thread that has not chosen takes the process
+// default at its first product: one core in the library (so tests running side by side do not
+// oversubscribe the machine), every core in the stepformer executable (`--threads N`). Eigen
+// computes its blocking for one thread and splits the output between threads, so a result does not
+// depend on the thread count beyond float rounding.
+#pragma once
+
+namespace sf {
+
+// Logical cores of the machine (≥ 1).
+int hardware_threads();
+
+// Threads for the products the calling thread runs from now on; n ≤ 0 means every core.
+// Without OpenMP in the build this does nothing and threads() stays 1.
+void set_threads(int n);
+// The calling thread's count; applies the process default first when the thread has not chosen.
+// Every product entry point (matmul_transposed, attend) calls it before Eigen runs.
+int threads();
+
+// The process's choice (`--threads N`, 0 = every core): applied to the calling thread and taken by
+// every thread that has not chosen (at its first product, or with apply_default_threads()).
+void set_default_threads(int n);
+void apply_default_threads();
+
+// Parses a `--threads` value: an integer 0 .. 1024 (0: every core). Returns false on anything else.
+bool parse_threads(const char* text, int& n);
+
+// Sets the calling thread's count for a scope (a training shard runs single-threaded).
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int n) : saved_(threads()) { set_threads(n); }
+  ~ScopedThreads() { set_threads(saved_); }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace sf

@@ -1,0 +1,88 @@
+// GPT-2 small shape (issue 11): forward of 128 tokens and per-token cached decoding, on one thread
+// and on every core. Random weights (no network): the speed does not depend on their values.
+//   ./build/tests/bench/gpt2_bench --benchmark_repetitions=3
+// Shape: d_model 768, 12 heads, 12 layers, d_ff 3072, vocabulary 50257, n_ctx 1024, pre-LN,
+// GELU (tanh form), learned positions, output tied to the token embedding, batch 1, float32.
+// The PyTorch twin is tests/bench/peers/torch_gpt2.py (the same shapes, Hugging Face's op order).
+// The benchmark argument is the thread count (0: every core, base/threads.h).
+#include <benchmark/benchmark.h>
+
+#include "base/allocator.h"
+#include "bench_common.h"
+#include "base/threads.h"
+#include "stepper/decoding.h"
+
+namespace sf {
+namespace {
+
+constexpr int kVocab = 50257;
+constexpr int kPrompt = 128;
+
+const Model& gpt2() {
+  static const Model m = [] {
+    Config c;
+    c.arch = Arch::DecoderOnly;
+    c.d_model = 768;
+    c.n_heads = 12;
+    c.n_decoder_layers = 12;
+    c.d_ff = 3072;
+    c.max_len = 1024;
+    c.norm = NormPlacement::Pre;
+    c.activation = Activation::GeluTanh;
+    c.positional = Positional::Learned;
+    c.share_embeddings = true;
+    c.scale_embeddings = false;
+    return random_model(c, kVocab);
+  }();
+  return m;
+}
+
+std::vector<int> prompt(int n) {
+  std::vector<int> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(4 + (i * 7919) % (kVocab - 4));
+  return ids;
+}
+
+// The whole decoder over 128 tokens, logits for every position (B = 1, nothing recorded).
+void forward_128(benchmark::State& state) {
+  set_threads(static_cast<int>(state.range(0)));
+  const Model& m = gpt2();
+  const std::vector<int> ids = prompt(kPrompt);
+  for (auto _ : state) {
+    Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.counters["threads"] = threads();
+}
+
+// One cached step after a 128-token prompt: the 129th position through every layer, the tied
+// output projection (50257 × 768) and argmax. The cache is rolled back after each step.
+void decode_step(benchmark::State& state) {
+  set_threads(static_cast<int>(state.range(0)));
+  const Model& m = gpt2();
+  Hypothesis h;
+  start_hypothesis(m, prompt(kPrompt), true, h);
+  // Prefill (cache rows 0 .. 127); its prediction is the token the timed step feeds.
+  h.ids.push_back(argmax(next_logits(m, EncoderContext{}, h, true, nullptr)));
+  for (auto _ : state) {
+    const RowVec logits = next_logits(m, EncoderContext{}, h, true, nullptr);
+    benchmark::DoNotOptimize(argmax(logits));
+    drop_last_row(h.cache);
+  }
+  state.counters["threads"] = threads();
+}
+
+BENCHMARK(forward_128)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(decode_step)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace sf
+
+int main(int argc, char** argv) {
+  sf::tune_allocator();  // as the stepformer executable does
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

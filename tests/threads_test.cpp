@@ -1,0 +1,106 @@
+// threads_test.cpp — inference on several cores gives the one-core results (base/threads.h):
+// matrix products split by Eigen (a forward over many tokens) and by matmul_transposed (the
+// matrix-vector products of a cached step) agree with one thread to float rounding, and cached
+// decoding still equals recomputation. `--threads` values are checked.
+#include <gtest/gtest.h>
+
+#include "base/threads.h"
+#include "model/encoder.h"
+#include "model/linear.h"
+#include "stepper/decoding.h"
+
+namespace sf {
+namespace {
+
+// Large enough that Eigen splits its products (64 tokens, d 256) and that the generator
+// (4000 × 256 ≥ 256 Ki weights) takes the split matrix-vector path.
+Model make_model() {
+  Config c;
+  c.arch = Arch::EncoderDecoder;
+  c.d_model = 256;
+  c.n_heads = 4;
+  c.n_encoder_layers = c.n_decoder_layers = 2;
+  c.d_ff = 1024;
+  c.max_len = 128;
+  c.norm = NormPlacement::Pre;
+  c.activation = Activation::GeluTanh;
+  std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>"};
+  while (v.size() < 4000) v.push_back("w" + std::to_string(v.size()));
+  c.src_vocab = *Vocab::make(v, Tokenizer::Word, "src");
+  c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
+  Weights w;
+  init_xavier(w, c, 7);
+  return Model::make(c, std::move(w));
+}
+
+std::vector<int> tokens(int n, int mul) {
+  std::vector<int> ids{1};
+  for (int i = 1; i < n; ++i) ids.push_back(4 + (i * mul) % 3990);
+  return ids;
+}
+
+struct Results {
+  Mat teacher_forced;     // (64, V)
+  RowVec cached, recomputed;  // (V) the next-token logits after 40 tokens
+};
+
+Results run_on(const Model& m, int n_threads) {
+  const ScopedThreads scope(n_threads);
+  const std::vector<int> src = tokens(64, 7), tgt = tokens(64, 11);
+  const Mat memory = encode(m, src, 1, nullptr);
+  const EncoderContext enc{&memory, &src};
+  Results r;
+  r.teacher_forced = decode(m, tgt, 1, enc, nullptr, nullptr);
+  Hypothesis h;
+  start_hypothesis(m, std::vector<int>(tgt.begin(), tgt.begin() + 39), true, h);
+  next_logits(m, enc, h, true, nullptr);  // prefill 39 rows
+  h.ids.push_back(tgt[39]);
+  r.cached = next_logits(m, enc, h, true, nullptr);  // one row: the matrix-vector path
+  Hypothesis full;
+  start_hypothesis(m, h.ids, false, full);
+  r.recomputed = next_logits(m, enc, full, false, nullptr);
+  return r;
+}
+
+TEST(Threads, SeveralCoresGiveTheOneCoreResults) {
+  const Model m = make_model();
+  const Results one = run_on(m, 1);
+  const Results two = run_on(m, 2);
+  EXPECT_LE((one.teacher_forced - two.teacher_forced).cwiseAbs().maxCoeff(), 1e-5f);
+  EXPECT_LE((one.cached - two.cached).cwiseAbs().maxCoeff(), 1e-5f);
+  EXPECT_LE((two.cached - two.recomputed).cwiseAbs().maxCoeff(), 1e-4f);
+  EXPECT_LE((one.cached - one.recomputed).cwiseAbs().maxCoeff(), 1e-4f);
+  // Logits are not trivially equal: the test would notice a split that dropped rows.
+  EXPECT_GT(one.cached.cwiseAbs().maxCoeff(), 0.1f);
+}
+
+TEST(Threads, MatrixVectorSplitCoversEveryOutput) {
+  Mat w = Mat::Random(1000, 300);  // 300 000 weights: split; 1000 rows: not a multiple of 16·T
+  const Mat x = Mat::Random(1, 300);
+  const Mat expected = x * w.transpose();
+  for (int t : {1, 2, 3, 7}) {
+    const ScopedThreads scope(t);
+    Mat y;
+    matmul_transposed(x, w, y);
+    ASSERT_EQ(y.cols(), 1000) << t;
+    EXPECT_LE((y - expected).cwiseAbs().maxCoeff(), 1e-4f) << t << " threads";
+  }
+}
+
+TEST(Threads, ScopedCountIsRestoredAndValuesAreChecked) {
+  const int before = threads();
+  {
+    const ScopedThreads one(1);
+    EXPECT_EQ(threads(), 1);
+  }
+  EXPECT_EQ(threads(), before);
+  int n = -1;
+  EXPECT_TRUE(parse_threads("0", n));
+  EXPECT_EQ(n, 0);
+  EXPECT_TRUE(parse_threads("12", n));
+  EXPECT_EQ(n, 12);
+  for (const char* bad : {"", "-1", "two", "2x", "1025", " 3"}) EXPECT_FALSE(parse_threads(bad, n)) << bad;
+}
+
+}  // namespace
+}  // namespace sf
