@@ -93,7 +93,7 @@ STEPFORMER_COMMAND(reg_compare, "compare",
                    "stepformer compare --a A.safetensors (--b B.safetensors | --switch) --src \"...\" [--stages]\n"
                    "    two models on one input in lockstep: aligned stages, decoded text, per-layer statistics",
                    "options:\n"
-                   "  --a A.safetensors  the first model (required)\n"
+                   "  --a A.safetensors  the first model (a Hugging Face folder also works) (required)\n"
                    "  --b B.safetensors  the second model (or --switch)\n"
                    "  --switch           B is A's weights with the LayerNorm placement switched (an experiment)\n"
                    "  --src \"...\"        the source text (required)\n"

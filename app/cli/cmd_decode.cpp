@@ -194,7 +194,7 @@ TensorFile recording(const Session& s) {
 }
 
 #define SF_DECODE_OPTIONS                                                                              \
-  "  --model M          the model (.safetensors) to run (required)\n"                                  \
+  "  --model M          the model to run: a .safetensors file or a Hugging Face folder (required)\n"                                  \
   "  --src \"...\"        the source text (the prompt, for a decoder-only model) (required)\n"        \
   "  --greedy           take the most probable token at each step (the default)\n"                     \
   "  --sample           sample from the softmax; with --temperature T (> 0, default 1),\n"             \

@@ -48,7 +48,7 @@ static int cmd_info(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {});
   if (!a.ok() || a.positional().size() != 1) {
     std::cerr << "stepformer info: " << (a.ok() ? "expected one model file" : a.error())
-              << "\nusage: stepformer info M.safetensors\n";
+              << "\nusage: stepformer info M.safetensors | DIR\n";
     return 2;
   }
   auto m = load_model(a.positional()[0]);
@@ -57,14 +57,26 @@ static int cmd_info(int argc, char** argv) {
     return 1;
   }
   const Config& c = m->config;
+  const ModelSource& s = m->source;
   std::cout << a.positional()[0] << "\n"
+            << "  family       " << s.family << (s.architecture.empty() ? "" : " (" + s.architecture + ")") << "\n"
+            << "  stored dtype " << s.stored_dtype << (s.converted ? " (converted to F32 on load)" : "") << "\n";
+  if (s.is_hub()) {
+    std::cout << "  files        ";
+    for (size_t i = 0; i < s.files.size(); ++i) {
+      const size_t slash = s.files[i].find_last_of('/');
+      std::cout << (i ? ", " : "") << (slash == std::string::npos ? s.files[i] : s.files[i].substr(slash + 1));
+    }
+    std::cout << "\n";
+  }
+  std::cout
             << "  arch         " << to_string(c.arch) << "\n"
             << "  norm         " << to_string(c.norm) << "-LN\n"
             << "  d_model      " << c.d_model << "   n_heads " << c.n_heads << "   d_k " << c.d_k() << "   d_ff " << c.d_ff
             << "\n"
             << "  layers       " << c.n_encoder_layers << " encoder + " << c.n_decoder_layers << " decoder\n"
             << "  positional   " << to_string(c.positional) << "   max_len " << c.max_len << "\n"
-            << "  activation   " << to_string(c.activation) << "   tokenizer " << to_string(c.tgt_vocab.tokenizer())
+            << "  activation   " << to_string(c.activation) << "   tokenizer " << s.tokenizer
             << "   shared embeddings " << (c.share_embeddings ? "yes" : "no") << "\n";
   if (c.has_encoder()) std::cout << "  src vocab    " << c.src_vocab.size() << " tokens\n";
   std::cout << "  tgt vocab    " << c.tgt_vocab.size() << " tokens\n\n  parameters by component\n";
@@ -86,11 +98,15 @@ STEPFORMER_COMMAND(reg_init, "init",
                    "  stepformer init --config tests/gui/model.json --seed 1 --out /tmp/m.safetensors\n",
                    cmd_init);
 STEPFORMER_COMMAND(reg_info, "info",
-                   "stepformer info M.safetensors\n    configuration and parameter count per component",
+                   "stepformer info M.safetensors | DIR\n"
+                   "    configuration, where the weights came from, parameter count per component",
                    "arguments:\n"
-                   "  M.safetensors        a model or checkpoint file (exactly one)\n"
-                   "example:\n"
-                   "  stepformer info assets/models/copy-preln.safetensors\n",
+                   "  M.safetensors        a stepformer model or checkpoint file, or\n"
+                   "  DIR                  a Hugging Face model folder (gpt2, marian, bert: config.json,\n"
+                   "                       model.safetensors, tokenizer files; docs/real-models.md)\n"
+                   "examples:\n"
+                   "  stepformer info assets/models/copy-preln.safetensors\n"
+                   "  stepformer info tests/fixtures/hf/gpt2-tiny\n",
                    cmd_info);
 
 }  // namespace sf::cli

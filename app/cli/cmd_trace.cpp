@@ -203,7 +203,7 @@ STEPFORMER_COMMAND(reg_trace, "trace",
                   "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] --out T.safetensors\n"
                   "    run (teacher-forced on --tgt) and write every recorded tensor",
                   "options:\n"
-                  "  --model M            the model (required)\n"
+                  "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
                   "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
                   "  --tgt \"...\"          the target text the decoder is teacher-forced on\n"
                   "  --no-pe              leave out the positional encoding (an experiment)\n"
@@ -215,7 +215,7 @@ STEPFORMER_COMMAND(reg_trace, "trace",
                   cmd_trace);
 STEPFORMER_COMMAND(reg_walk, "walk", "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal",
                   "options:\n"
-                  "  --model M            the model (required)\n"
+                  "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
                   "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
                   "  --tgt \"...\"          force the decode on this target text instead of greedy decoding\n"
                   "example:\n"

@@ -3,24 +3,35 @@
 #include <cmath>
 #include <set>
 
+#include "io/hf_model.h"
+#include "io/mapped_file.h"
+#include "io/tensor_placement.h"
+
 namespace sf {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
+// The configuration a stepformer file carries in __metadata__.
+Result<Config> config_of(const std::map<std::string, std::string>& metadata, const std::string& what) {
+  auto it = metadata.find("stepformer.config");
+  if (it == metadata.end())
+    return Error{what + ": expected the configuration as __metadata__[\"stepformer.config\"], found none"};
+  auto cfg = parse_config(it->second);
+  if (!cfg) return Error{what + ": " + cfg.error()};
+  return cfg;
+}
+
+// " for a decoder-only pre-LN model with ..." — what an unexpected tensor did not fit.
+std::string model_kind(const Config& c) {
+  return std::string(" for a ") + to_string(c.arch) + " " + to_string(c.norm) + "-LN model with " +
+         to_string(c.positional) + " PE" + (c.share_embeddings ? " and shared embeddings" : "");
 }
 
 }  // namespace
 
 Result<Model> model_from_tensors(const TensorFile& f, const std::string& what) {
-  auto it = f.metadata.find("stepformer.config");
-  if (it == f.metadata.end())
-    return Error{what + ": expected the configuration as __metadata__[\"stepformer.config\"], found none"};
-  auto cfg = parse_config(it->second);
-  if (!cfg) return Error{what + ": " + cfg.error()};
+  auto cfg = config_of(f.metadata, what);
+  if (!cfg) return Error{cfg.error()};
   Weights w;
   allocate(w, *cfg);
   std::set<std::string> expected;
@@ -28,10 +39,10 @@ Result<Model> model_from_tensors(const TensorFile& f, const std::string& what) {
     expected.insert(p.name);
     const Tensor* t = f.find(p.name);
     std::vector<int64_t> want = p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols};
-    if (!t) return Error{what + ": missing tensor '" + p.name + "' of shape " + shape_str(want)};
+    if (!t) return Error{what + ": missing tensor '" + p.name + "' of shape " + shape_string(want)};
     if (t->dtype != DType::F32) return Error{what + ": tensor '" + p.name + "' has dtype I64, expected F32"};
     if (t->shape != want)
-      return Error{what + ": tensor '" + p.name + "': shape " + shape_str(t->shape) + ", expected " + shape_str(want)};
+      return Error{what + ": tensor '" + p.name + "': shape " + shape_string(t->shape) + ", expected " + shape_string(want)};
     for (int64_t i = 0; i < p.numel(); ++i) {
       const float v = t->f32[static_cast<size_t>(i)];
       if (!std::isfinite(v))
@@ -41,17 +52,35 @@ Result<Model> model_from_tensors(const TensorFile& f, const std::string& what) {
     }
   }
   for (auto& [name, t] : f.tensors)
-    if (!expected.count(name))
-      return Error{what + ": unexpected tensor '" + name + "' for a " + to_string(cfg->arch) + " " +
-                   to_string(cfg->norm) + "-LN model with " + to_string(cfg->positional) + " PE" +
-                   (cfg->share_embeddings ? " and shared embeddings" : "")};
+    if (!expected.count(name)) return Error{what + ": unexpected tensor '" + name + "'" + model_kind(*cfg)};
   return Model::make(std::move(*cfg), std::move(w));
 }
 
 Result<Model> load_model(const std::string& path) {
-  auto f = read_safetensors(path);
-  if (!f) return Error{f.error()};
-  return model_from_tensors(*f, "'" + path + "'");
+  if (is_hf_path(path)) return load_hf_model(path);
+  const std::string what = "'" + path + "'";
+  auto file = MappedFile::open(path);
+  if (!file) return Error{file.error()};
+  auto header = parse_safetensors_header(file->data(), file->size(), what);
+  if (!header) return Error{header.error()};
+  auto cfg = config_of(header->metadata, what);
+  if (!cfg) return Error{cfg.error()};
+  // Every tensor copied once from the mapped file straight into its parameter.
+  Weights w;
+  allocate(w, *cfg);
+  std::map<std::string, TensorPlan> plans;
+  for (ParamRef& p : param_table(w, *cfg))
+    plans[p.name] = TensorPlan{p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols},
+                               {{p.data, p.rows, p.cols}}};
+  auto report = place_tensors(*file, *header, plans, what, [](const std::string& n) { return n; }, model_kind(*cfg));
+  if (!report) return Error{report.error()};
+  Model m = Model::make(std::move(*cfg), std::move(w));
+  m.source.path = path;
+  m.source.files = {path};
+  m.source.stored_dtype = report->dtype_summary();
+  m.source.converted = report->converted();
+  m.source.tokenizer = to_string(m.config.tgt_vocab.tokenizer());
+  return m;
 }
 
 TensorFile model_to_tensors(const Model& m, const std::map<std::string, std::string>& extra_metadata) {

@@ -64,32 +64,32 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return r + ")";
 }
 
-TensorFile parse(const std::string& bytes, const std::string& what) {
-  if (bytes.size() < 8)
-    throw InputError(what + ": expected at least an 8-byte header length, found a file of " +
-                     std::to_string(bytes.size()) + " bytes");
+// The header's dtypes and their element sizes (the safetensors specification's list).
+constexpr std::pair<const char*, size_t> kDTypes[] = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2},
+                                                      {"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1},
+                                                      {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},
+                                                      {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+
+SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::string& what) {
+  if (size < 8)
+    throw InputError(what + ": expected at least an 8-byte header length, found a file of " + std::to_string(size) +
+                     " bytes");
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
-  if (n > bytes.size() - 8)
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  if (n > size - 8)
     throw InputError(what + ": header length " + std::to_string(n) + " runs past the end of the file (" +
-                     std::to_string(bytes.size()) + " bytes): truncated or not a safetensors file");
+                     std::to_string(size) + " bytes): truncated or not a safetensors file");
   // The reference implementation's limit; a JSON DOM takes several times its text.
   if (n > kMaxHeaderBytes)
     throw InputError(what + ": header length " + std::to_string(n) + " exceeds the limit of " +
                      std::to_string(kMaxHeaderBytes) + " bytes");
-  json h = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), nullptr, false);
+  json h = json::parse(bytes + 8, bytes + 8 + n, nullptr, false);
   if (h.is_discarded() || !h.is_object())
     throw InputError(what + ": expected a JSON object as header, found bytes that do not parse");
-  const uint64_t data_size = bytes.size() - 8 - n;
-  const char* data = bytes.data() + 8 + n;
+  const uint64_t data_size = size - 8 - n;
 
-  TensorFile f;
-  struct Span {
-    uint64_t b, e;
-    std::string name;
-    size_t index;  // in f.tensors as read
-  };
-  std::vector<Span> spans;
+  SafetensorsHeader f;
+  f.data_start = 8 + n;
   for (auto it = h.begin(); it != h.end(); ++it) {
     const std::string& name = it.key();
     const json& e = it.value();
@@ -106,17 +106,14 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
       throw InputError(what + ": " + t + " expected dtype, shape and data_offsets");
     if (!e["dtype"].is_string()) throw InputError(what + ": " + t + " dtype expected a string");
-    std::string dt = e["dtype"].get<std::string>();
-    Tensor ten;
-    size_t elem = 0;
-    if (dt == "F32") {
-      ten.dtype = DType::F32;
-      elem = 4;
-    } else if (dt == "I64") {
-      ten.dtype = DType::I64;
-      elem = 8;
-    } else {
-      throw InputError(what + ": " + t + " has dtype " + dt + ", expected F32 (or I64 for token ids)");
+    TensorEntry ten;
+    ten.name = name;
+    ten.dtype = e["dtype"].get<std::string>();
+    const size_t elem = dtype_size(ten.dtype);
+    if (elem == 0) {
+      std::string known;
+      for (auto& [d, sz] : kDTypes) known += (known.empty() ? "" : ", ") + std::string(d);
+      throw InputError(what + ": " + t + " has dtype " + short_dump(e["dtype"]) + ", expected one of " + known);
     }
     if (!e["shape"].is_array()) throw InputError(what + ": " + t + " shape expected a list");
     // The element count is checked against kMaxElements before each multiplication, so it never
@@ -144,37 +141,72 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
                        std::to_string(data_size) + " bytes): truncated file");
     if (en - b != numel * elem)
       throw InputError(what + ": " + t + " has " + std::to_string(en - b) + " bytes, expected " +
-                       std::to_string(numel * elem) + " for shape " + shape_str(ten.shape) + " x " + dt);
-    if (ten.dtype == DType::F32) {
-      ten.f32.resize(numel);
-      if (numel) std::memcpy(ten.f32.data(), data + b, numel * 4);
-    } else {
-      ten.i64.resize(numel);
-      if (numel) std::memcpy(ten.i64.data(), data + b, numel * 8);
-    }
-    spans.push_back({b, en, name, f.tensors.size()});
-    f.tensors.emplace_back(name, std::move(ten));
+                       std::to_string(numel * elem) + " for shape " + shape_str(ten.shape) + " x " + ten.dtype);
+    ten.begin = b;
+    ten.end = en;
+    f.entries.push_back(std::move(ten));
   }
-  // Sorted by begin; a non-empty span overlaps an earlier one iff it starts before the furthest
+  // Sorted by begin (file order, so save(load(x)) is reproducible and a mapped reader walks the
+  // file forwards); a non-empty span overlaps an earlier one iff it starts before the furthest
   // end seen so far (not only the previous span's end: [0,100] then [0,0] then [50,60]).
-  std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.b < b.b; });
+  std::stable_sort(f.entries.begin(), f.entries.end(),
+                   [](const TensorEntry& a, const TensorEntry& b) { return a.begin < b.begin; });
   uint64_t furthest = 0;
-  const Span* owner = nullptr;
-  for (const Span& sp : spans) {
-    if (sp.e == sp.b) continue;
-    if (owner && sp.b < furthest)
+  const TensorEntry* owner = nullptr;
+  for (const TensorEntry& sp : f.entries) {
+    if (sp.end == sp.begin) continue;
+    if (owner && sp.begin < furthest)
       throw InputError(what + ": tensors '" + owner->name + "' and '" + sp.name + "' have overlapping data_offsets");
-    if (sp.e > furthest) furthest = sp.e, owner = &sp;
+    if (sp.end > furthest) furthest = sp.end, owner = &sp;
   }
-  // File order by offset, so save(load(x)) is reproducible.
-  std::vector<std::pair<std::string, Tensor>> ordered;
-  ordered.reserve(spans.size());
-  for (const Span& sp : spans) ordered.push_back(std::move(f.tensors[sp.index]));
-  f.tensors = std::move(ordered);
+  return f;
+}
+
+TensorFile parse(const std::string& bytes, const std::string& what) {
+  SafetensorsHeader h = parse_header(bytes.data(), bytes.size(), what);
+  const char* data = bytes.data() + h.data_start;
+  TensorFile f;
+  f.metadata = std::move(h.metadata);
+  for (const TensorEntry& e : h.entries) {
+    Tensor ten;
+    ten.shape = e.shape;
+    const size_t numel = static_cast<size_t>(e.numel());
+    if (e.dtype == "F32") {
+      ten.f32.resize(numel);
+      if (numel) std::memcpy(ten.f32.data(), data + e.begin, numel * 4);
+    } else if (e.dtype == "I64") {
+      ten.dtype = DType::I64;
+      ten.i64.resize(numel);
+      if (numel) std::memcpy(ten.i64.data(), data + e.begin, numel * 8);
+    } else {
+      throw InputError(what + ": tensor '" + e.name + "' has dtype " + e.dtype + ", expected F32 (or I64 for token ids)");
+    }
+    f.tensors.emplace_back(e.name, std::move(ten));
+  }
   return f;
 }
 
 }  // namespace
+
+size_t dtype_size(const std::string& dtype) {
+  for (auto& [d, size] : kDTypes)
+    if (dtype == d) return size;
+  return 0;
+}
+
+int64_t TensorEntry::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+Result<SafetensorsHeader> parse_safetensors_header(const char* bytes, uint64_t size, const std::string& what) {
+  try {
+    return parse_header(bytes, size, what);
+  } catch (const InputError& e) {
+    return Error{e.what()};
+  }
+}
 
 Result<TensorFile> parse_safetensors(const std::string& bytes, const std::string& what) {
   try {

@@ -39,6 +39,28 @@ struct TensorFile {
   void add(std::string name, Tensor t) { tensors.emplace_back(std::move(name), std::move(t)); }
 };
 
+// One tensor as the header describes it, before any data is read (what a mapped reader needs).
+struct TensorEntry {
+  std::string name;
+  std::string dtype;            // as stored: "F32", "F16", "BF16", "I64", "U8", "BOOL", ...
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;  // byte offsets inside the data block
+  int64_t numel() const;
+};
+
+struct SafetensorsHeader {
+  std::map<std::string, std::string> metadata;
+  std::vector<TensorEntry> entries;  // in data order (by begin offset)
+  uint64_t data_start = 0;           // file offset of the data block: 8 + header length
+};
+
+// Bytes per element of a safetensors dtype name ("F32" -> 4, "BF16" -> 2); 0 for an unknown name.
+size_t dtype_size(const std::string& dtype);
+
+// Validates the header of a file of `size` bytes held at `bytes` (a mapped file): everything
+// read_safetensors checks except the dtype restriction — every safetensors dtype is accepted.
+Result<SafetensorsHeader> parse_safetensors_header(const char* bytes, uint64_t size, const std::string& what);
+
 // Reads and validates everything: header length within the file, JSON well formed, every entry's
 // dtype known (F32, I64; other safetensors dtypes are rejected by name), offsets inside the data
 // block, non-overlapping, and equal to shape x dtype size.

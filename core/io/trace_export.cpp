@@ -128,11 +128,14 @@ void append_encoder_tensors(const Model& m, const EncoderTrace& e, TensorFile& f
   }
   add_norm(f, prefix + "encoder.norm", e.final_norm, B);
   add_rows(f, prefix, {{"encoder.output", &e.output}}, B);
+  // An encoder-only model's masked-LM predictions take the names a decoder's would.
+  if (e.logits.size())
+    add_rows(f, prefix, {{"logits", &e.logits}, {"log_probs", &e.log_probs}, {"probs", &e.probs}}, B);
 }
 
 void append_trace_tensors(const Model& m, const Trace& t, TensorFile& f, const std::string& prefix) {
   append_encoder_tensors(m, t.encoder, f, prefix);
-  append_decoder_tensors(m, t.decoder, f, prefix);
+  if (m.config.has_decoder()) append_decoder_tensors(m, t.decoder, f, prefix);
 }
 
 }  // namespace sf

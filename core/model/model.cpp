@@ -7,7 +7,9 @@
 namespace sf {
 
 Model Model::make(Config c, Weights w) {
-  Model m{std::move(c), std::move(w), Mat()};
+  Model m;
+  m.config = std::move(c);
+  m.weights = std::move(w);
   m.sinusoid = positional_table(m.config.positional, m.config.max_len, m.config.d_model);
   return m;
 }

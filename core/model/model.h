@@ -8,6 +8,7 @@
 #include "base/result.h"
 #include "base/tensor.h"
 #include "model/embedding.h"
+#include "model/model_source.h"
 #include "model/weights.h"
 
 namespace sf {
@@ -16,6 +17,7 @@ struct Model {
   Config config;
   Weights weights;
   Mat sinusoid;  // (max_len, d) the sinusoidal table (either layout), computed once (empty for learned PE)
+  ModelSource source;  // where it was loaded from (family, files, stored dtype, tokenizer)
 
   // Builds the derived tables; call after the weights are set.
   static Model make(Config c, Weights w);

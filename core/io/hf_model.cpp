@@ -1,0 +1,222 @@
+#include "io/hf_model.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "io/hf_weights.h"
+#include "io/mapped_file.h"
+#include "text/hf_tokenizers.h"
+
+namespace sf {
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+std::string parent(const std::string& p) {
+  const size_t s = p.find_last_of('/');
+  return s == std::string::npos ? "." : s == 0 ? "/" : p.substr(0, s);
+}
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+bool ends_with(const std::string& s, const std::string& p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"'" + path + "': cannot open (missing file or no permission)"};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The weight files a hub folder may hold instead of model.safetensors, and what to say.
+std::string other_weights_message(const std::string& folder) {
+  const std::string convert =
+      "convert it on a machine with transformers: python3 -c \"from transformers import AutoModel; "
+      "AutoModel.from_pretrained('DIR').save_pretrained('DIR', safe_serialization=True)\" "
+      "(for GPT-2 / Marian / BERT use GPT2LMHeadModel / MarianMTModel / BertForMaskedLM to keep the head), or "
+      "download model.safetensors from the hub (most repositories have it)";
+  if (exists(join(folder, "model.safetensors.index.json")))
+    return "the weights are sharded (model.safetensors.index.json + model-0000N-of-0000M.safetensors); "
+           "stepformer reads one model.safetensors — merge them with save_pretrained(max_shard_size=\"100GB\")";
+  if (exists(join(folder, "pytorch_model.bin")))
+    return "found pytorch_model.bin, a Python pickle; stepformer reads only model.safetensors (no Python at run "
+           "time, and a pickle can run code) — " + convert;
+  if (exists(join(folder, "tf_model.h5")))
+    return "found tf_model.h5 (TensorFlow/Keras HDF5); stepformer reads only model.safetensors — " + convert;
+  if (exists(join(folder, "flax_model.msgpack")))
+    return "found flax_model.msgpack (JAX/Flax); stepformer reads only model.safetensors — " + convert;
+  return "no weights found (expected model.safetensors)";
+}
+
+}  // namespace
+
+bool is_hf_path(const std::string& path) {
+  if (is_dir(path)) return true;
+  if (!ends_with(path, ".safetensors") || !exists(join(parent(path), "config.json"))) return false;
+  auto f = MappedFile::open(path);
+  if (!f) return false;
+  auto h = parse_safetensors_header(f->data(), f->size(), path);
+  return h && !h->metadata.count("stepformer.config");
+}
+
+Result<HfFiles> find_hf_files(const std::string& path) {
+  HfFiles f;
+  if (is_dir(path)) {
+    f.folder = path;
+    f.weights = join(path, "model.safetensors");
+  } else {
+    f.folder = parent(path);
+    f.weights = path;
+  }
+  f.config = join(f.folder, "config.json");
+  const std::string where = "'" + f.folder + "'";
+  if (!exists(f.config)) {
+    const bool own = exists(join(f.folder, "model.safetensors")) || exists(join(f.folder, "pytorch_model.bin"));
+    return Error{where + ": expected a Hugging Face model folder with config.json, found " +
+                 (own ? "weights without config.json (download config.json from the same hub repository)"
+                      : "no config.json (a stepformer model is a single .safetensors file; a hub model is a folder "
+                        "with config.json, model.safetensors and its tokenizer files)")};
+  }
+  if (!exists(f.weights)) return Error{where + ": " + other_weights_message(f.folder)};
+  return f;
+}
+
+Result<HfConfig> read_hf_config(const HfFiles& files) {
+  auto text = read_text(files.config);
+  if (!text) return Error{text.error()};
+  return parse_hf_config(*text, "'" + files.config + "'");
+}
+
+Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
+  HfVocabs v;
+  // A required tokenizer file, or a message naming it and what the folder has instead.
+  auto need = [&](const std::string& name) -> Result<std::string> {
+    const std::string p = join(folder, name);
+    if (exists(p)) {
+      v.files.push_back(p);
+      return p;
+    }
+    std::string also = exists(join(folder, "tokenizer.json"))
+                           ? " (the folder has tokenizer.json, which stepformer does not read: download " + name +
+                                 " from the same hub repository)"
+                           : "";
+    return Error{"'" + folder + "': missing " + name + ", the " + h.model_type + " tokenizer file" + also};
+  };
+  auto fail = [](const Error& e) -> Result<HfVocabs> { return e; };
+  if (h.model_type == "gpt2") {
+    auto vj = need("vocab.json");
+    if (!vj) return fail({vj.error()});
+    auto mt = need("merges.txt");
+    if (!mt) return fail({mt.error()});
+    auto tv = load_byte_bpe(*vj, *mt);
+    if (!tv) return fail({tv.error()});
+    v.tgt = std::move(*tv);
+    v.tokenizer = "byte-level BPE";
+  } else if (h.model_type == "bert") {
+    auto vt = need("vocab.txt");
+    if (!vt) return fail({vt.error()});
+    bool lower = true;  // BertTokenizer's default
+    const std::string tc = join(folder, "tokenizer_config.json");
+    if (exists(tc)) {
+      v.files.push_back(tc);
+      auto text = read_text(tc);
+      if (!text) return fail({text.error()});
+      auto j = nlohmann::json::parse(*text, nullptr, false);
+      if (j.is_discarded() || !j.is_object())
+        return fail({"'" + tc + "': expected a JSON object, found text that does not parse as one"});
+      if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) lower = j["do_lower_case"].get<bool>();
+    }
+    auto tv = load_wordpiece(*vt, lower);
+    if (!tv) return fail({tv.error()});
+    v.tgt = std::move(*tv);
+    v.tokenizer = "WordPiece";
+  } else {  // marian
+    auto src = need("source.spm");
+    if (!src) return fail({src.error()});
+    auto tgt = need("target.spm");
+    if (!tgt) return fail({tgt.error()});
+    auto sv_json = need("vocab.json");
+    if (!sv_json) return fail({sv_json.error()});
+    std::string tv_json = *sv_json;
+    if (!h.config.share_embeddings) {
+      auto t = need("target_vocab.json");
+      if (!t) return fail({t.error()});
+      tv_json = *t;
+    }
+    auto sv = load_sentencepiece(*src, *sv_json);
+    if (!sv) return fail({sv.error()});
+    auto tv = load_sentencepiece(*tgt, tv_json);
+    if (!tv) return fail({tv.error()});
+    v.src = std::move(*sv);
+    v.tgt = std::move(*tv);
+    v.tokenizer = "SentencePiece";
+  }
+  if (h.model_type != "marian") v.src = v.tgt;
+  return v;
+}
+
+Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
+  const std::string what = "'" + files.weights + "'";
+  auto file = MappedFile::open(files.weights);
+  if (!file) return Error{file.error()};
+  auto header = parse_safetensors_header(file->data(), file->size(), what);
+  if (!header) return Error{header.error()};
+  settle_hf_config(h, *file, *header);
+  Config& c = h.config;
+  // The tables' rows are config.json's vocab_size; the tokenizer must number exactly as many.
+  auto size_check = [&](const Vocab& v, int want, const char* side) -> std::string {
+    if (v.size() == want) return "";
+    return "'" + files.folder + "': the " + side + " tokenizer has " + std::to_string(v.size()) +
+           " tokens but config.json says vocab_size " + std::to_string(want) +
+           "; expected the tokenizer files of the same hub repository";
+  };
+  if (auto e = size_check(vocabs.tgt, h.vocab_size, c.has_encoder() && c.has_decoder() ? "target" : ""); !e.empty())
+    return Error{e};
+  if (c.has_encoder())
+    if (auto e = size_check(vocabs.src, h.src_vocab_size, "source"); !e.empty()) return Error{e};
+  if (c.has_encoder()) c.src_vocab = std::move(vocabs.src);
+  c.tgt_vocab = std::move(vocabs.tgt);
+  Weights w;
+  allocate(w, c);
+  auto report = read_hf_weights(*file, *header, h, w, what);
+  if (!report) return Error{report.error()};
+  // A Marian generator tied to the decoder table while the encoder has its own.
+  if (!c.share_embeddings && c.has_encoder() && h.tie_word_embeddings && w.generator.weight.size())
+    w.generator.weight = w.tgt_embed;
+  Model m = Model::make(std::move(c), std::move(w));
+  ModelSource& s = m.source;
+  s.family = h.model_type;
+  s.architecture = h.architecture;
+  s.path = files.folder;
+  s.files = {files.weights, files.config};
+  s.files.insert(s.files.end(), vocabs.files.begin(), vocabs.files.end());
+  s.stored_dtype = report->dtype_summary();
+  s.converted = report->converted();
+  s.tokenizer = vocabs.tokenizer;
+  return m;
+}
+
+Result<Model> load_hf_model(const std::string& path) {
+  auto files = find_hf_files(path);
+  if (!files) return Error{files.error()};
+  auto h = read_hf_config(*files);
+  if (!h) return Error{h.error()};
+  auto v = load_hf_vocabs(files->folder, *h);
+  if (!v) return Error{v.error()};
+  return load_hf_model(*files, std::move(*h), std::move(*v));
+}
+
+}  // namespace sf

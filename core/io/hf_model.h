@@ -1,0 +1,51 @@
+// hf_model.h — a Hugging Face hub folder (or its model.safetensors) opened as a Model, unchanged:
+// config.json -> Config (io/hf_config.h), model.safetensors -> Weights (io/hf_weights.h, mapped,
+// each tensor copied once), the tokenizer files -> Vocab (text/hf_tokenizers.h).
+//
+// Files read per family (docs/real-models.md, "Loading"):
+//   gpt2   model.safetensors, config.json, vocab.json, merges.txt
+//   marian model.safetensors, config.json, source.spm, target.spm, vocab.json (target_vocab.json
+//          with separate vocabularies), tokenizer_config.json
+//   bert   model.safetensors, config.json, vocab.txt, tokenizer_config.json (do_lower_case)
+// pytorch_model.bin, tf_model.h5, flax_model.msgpack and sharded checkpoints are refused with a
+// message that says how to convert them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "io/hf_config.h"
+#include "model/model.h"
+
+namespace sf {
+
+// Where a hub model's files are.
+struct HfFiles {
+  std::string folder;   // the model folder
+  std::string weights;  // folder/model.safetensors (or the .safetensors file that was named)
+  std::string config;   // folder/config.json
+};
+
+// True when `path` should be opened as a hub model: a folder, or a .safetensors file without
+// stepformer's configuration that has a config.json beside it.
+bool is_hf_path(const std::string& path);
+
+// Resolves a folder or a .safetensors path; refuses pickles, TF/Flax files and shards by name.
+Result<HfFiles> find_hf_files(const std::string& path);
+Result<HfConfig> read_hf_config(const HfFiles& files);
+
+// The tokenizer(s) of a hub folder: source and target vocabularies (the same for GPT-2 and BERT).
+struct HfVocabs {
+  Vocab src, tgt;
+  std::string tokenizer;           // "byte-level BPE", "SentencePiece", "WordPiece"
+  std::vector<std::string> files;  // the tokenizer files read
+};
+Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h);
+
+// The model from its files with the vocabularies given (their sizes must match the tables).
+Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs);
+// Everything: find the files, read config.json, the tokenizer files and the weights.
+Result<Model> load_hf_model(const std::string& path);
+
+}  // namespace sf

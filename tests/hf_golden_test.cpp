@@ -1,0 +1,155 @@
+// Golden tests of the Hugging Face loader: the hub-layout fixtures of tests/fixtures/hf (GPT-2,
+// GPT-2 stored as F16, Marian, BERT) opened unchanged, run forward, and compared with what the
+// independent PyTorch reference (tests/reference/hf/models.py) computed: embedding sums, every
+// attention map (1e-5), every block output and stack output (1e-5), logits (1e-4).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "io/hf_model.h"
+#include "io/hf_weights.h"
+#include "io/mapped_file.h"
+#include "io/trace_export.h"
+#include "model/decoder.h"
+#include "model/encoder.h"
+#include "test_util.h"
+
+namespace sf {
+namespace {
+
+std::string hf_dir(const std::string& name) { return test::fixture("hf/" + name); }
+
+TensorFile expected_of(const std::string& name) {
+  auto f = read_safetensors(hf_dir(name) + "/expected.safetensors");
+  EXPECT_TRUE(f.ok()) << f.error();
+  return f.ok() ? std::move(*f) : TensorFile{};
+}
+
+// Stand-in vocabularies of the right size, with the special tokens the forward pass reads at
+// their real ids (BERT: [PAD] 0 masks keys, [SEP] 5 counts segments): the weights and config
+// path tested on its own, whatever the tokenizer loaders do.
+Vocab stand_in(int size, int pad, int sep) {
+  std::vector<std::string> t;
+  for (int i = 0; i < size; ++i) t.push_back("t" + std::to_string(i));
+  t[size_t(pad)] = "<pad>";
+  if (sep >= 0) t[size_t(sep)] = "[SEP]";
+  int free = 0;
+  for (const char* s : {"<s>", "</s>", "<unk>"}) {
+    while (free == pad || free == sep) ++free;
+    t[size_t(free++)] = s;
+  }
+  return *Vocab::make(t, Tokenizer::Word, "stand-in");
+}
+
+Model load_with_stand_in_vocabs(const std::string& path) {
+  auto files = find_hf_files(path);
+  EXPECT_TRUE(files.ok()) << files.error();
+  if (!files) return {};
+  auto h = read_hf_config(*files);
+  EXPECT_TRUE(h.ok()) << h.error();
+  if (!h) return {};
+  HfVocabs v;
+  const int pad = h->model_type == "gpt2" ? 0 : h->pad_token_id;
+  v.tgt = stand_in(h->vocab_size, pad, h->model_type == "bert" ? 5 : -1);
+  v.src = h->model_type == "marian" ? stand_in(h->src_vocab_size, pad, -1) : v.tgt;
+  auto m = load_hf_model(*files, *h, v);
+  EXPECT_TRUE(m.ok()) << m.error();
+  return m ? std::move(*m) : Model{};
+}
+
+// Runs the model on the fixture's ids (names prefixed `prefix`) and records the trace tensors.
+TensorFile run_like_fixture(const Model& m, const TensorFile& ex, const std::string& prefix) {
+  Trace t;
+  std::vector<int> src;
+  EncoderContext enc;
+  Mat memory;
+  if (m.config.has_encoder()) {
+    src = test::ids_of(*ex.find(prefix + "src_ids"));
+    EXPECT_TRUE(check_ids(m, src, true).ok());
+    memory = encode(m, src, 1, &t.encoder);
+    enc = {&memory, &src};
+  }
+  if (m.config.has_decoder()) {
+    std::vector<int> tgt = test::ids_of(*ex.find(prefix + "tgt_ids"));
+    EXPECT_TRUE(check_ids(m, tgt, false).ok());
+    decode(m, tgt, 1, enc, nullptr, &t.decoder);
+  }
+  TensorFile got;
+  append_trace_tensors(m, t, got, prefix);
+  if (m.config.n_token_types > 0)
+    got.add(prefix + "token_type_ids", Tensor::from_ids(t.encoder.embed.token_types));
+  return got;
+}
+
+// Compares every tensor of the fixture whose name has `prefix` (and no further "pair." prefix).
+int compare(const TensorFile& got, const TensorFile& ex, const std::string& prefix, const std::string& what) {
+  int compared = 0;
+  for (auto& [name, want] : ex.tensors) {
+    if (name.rfind(prefix, 0) != 0 || (prefix.empty() && name.rfind("pair.", 0) == 0)) continue;
+    const std::string base = name.substr(prefix.size());
+    // Not part of a stepformer run: the labels, BERT's pooler, the padding mask (its effect is
+    // checked through the attention weights, whose padded keys must be exactly 0).
+    if (base == "tgt_y" || base == "pooler_output" || base == "attention_mask") continue;
+    const Tensor* have = got.find(name);
+    EXPECT_TRUE(have) << what << ": the trace has no tensor '" << name << "'";
+    if (!have) continue;
+    if (want.dtype == DType::I64) {
+      EXPECT_EQ(have->i64, want.i64) << what << ": " << name;
+      continue;
+    }
+    const bool is_logits = base == "logits";
+    EXPECT_LE(test::max_abs_diff(*have, want), is_logits ? 1e-4 : 1e-5) << what << ": " << name;
+    ++compared;
+  }
+  return compared;
+}
+
+struct Case {
+  const char* folder;
+  const char* prefix;
+  int min_compared;  // embed sum + per layer (attention(s) + block output) + stack output(s) + logits
+};
+
+class HfGolden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HfGolden, WeightsAndConfigMatchTheReference) {
+  const Case c = GetParam();
+  const Model m = load_with_stand_in_vocabs(hf_dir(c.folder));
+  const TensorFile ex = expected_of(c.folder);
+  const TensorFile got = run_like_fixture(m, ex, c.prefix);
+  EXPECT_GE(compare(got, ex, c.prefix, std::string(c.folder) + "/" + c.prefix), c.min_compared);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, HfGolden,
+                         ::testing::Values(Case{"gpt2-tiny", "", 7}, Case{"gpt2-tiny-f16", "", 7},
+                                           Case{"marian-tiny", "", 15}, Case{"bert-tiny", "", 7},
+                                           Case{"bert-tiny", "pair.", 7}),
+                         [](const auto& info) {
+                           std::string n = std::string(info.param.folder) + info.param.prefix;
+                           for (char& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+TEST(HfLoad, ModelSourceSaysWhereTheWeightsCameFrom) {
+  const Model f32 = load_with_stand_in_vocabs(hf_dir("gpt2-tiny"));
+  EXPECT_EQ(f32.source.family, "gpt2");
+  EXPECT_EQ(f32.source.architecture, "GPT2LMHeadModel");
+  EXPECT_EQ(f32.source.stored_dtype, "F32");
+  EXPECT_FALSE(f32.source.converted);
+  EXPECT_TRUE(f32.config.share_embeddings);  // no lm_head.weight: tied to wte
+  const Model f16 = load_with_stand_in_vocabs(hf_dir("gpt2-tiny-f16") + "/model.safetensors");
+  EXPECT_EQ(f16.source.stored_dtype, "F16");
+  EXPECT_TRUE(f16.source.converted);
+  const Model bert = load_with_stand_in_vocabs(hf_dir("bert-tiny"));
+  EXPECT_EQ(bert.source.family, "bert");
+  EXPECT_TRUE(bert.config.mlm_head);
+  EXPECT_EQ(bert.config.arch, Arch::EncoderOnly);
+  const Model marian = load_with_stand_in_vocabs(hf_dir("marian-tiny"));
+  EXPECT_EQ(marian.config.encoder_heads(), 4);
+  EXPECT_EQ(marian.config.n_heads, 2);
+  EXPECT_EQ(marian.config.encoder_d_ff(), 48);
+  EXPECT_EQ(marian.config.d_ff, 64);
+}
+
+}  // namespace
+}  // namespace sf
