@@ -5,9 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "io/hf_model.h"
-#include "io/hf_weights.h"
-#include "io/mapped_file.h"
+#include "io/checkpoint.h"
 #include "io/trace_export.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
@@ -24,34 +22,8 @@ TensorFile expected_of(const std::string& name) {
   return f.ok() ? std::move(*f) : TensorFile{};
 }
 
-// Stand-in vocabularies of the right size, with the special tokens the forward pass reads at
-// their real ids (BERT: [PAD] 0 masks keys, [SEP] 5 counts segments): the weights and config
-// path tested on its own, whatever the tokenizer loaders do.
-Vocab stand_in(int size, int pad, int sep) {
-  std::vector<std::string> t;
-  for (int i = 0; i < size; ++i) t.push_back("t" + std::to_string(i));
-  t[size_t(pad)] = "<pad>";
-  if (sep >= 0) t[size_t(sep)] = "[SEP]";
-  int free = 0;
-  for (const char* s : {"<s>", "</s>", "<unk>"}) {
-    while (free == pad || free == sep) ++free;
-    t[size_t(free++)] = s;
-  }
-  return *Vocab::make(t, Tokenizer::Word, "stand-in");
-}
-
-Model load_with_stand_in_vocabs(const std::string& path) {
-  auto files = find_hf_files(path);
-  EXPECT_TRUE(files.ok()) << files.error();
-  if (!files) return {};
-  auto h = read_hf_config(*files);
-  EXPECT_TRUE(h.ok()) << h.error();
-  if (!h) return {};
-  HfVocabs v;
-  const int pad = h->model_type == "gpt2" ? 0 : h->pad_token_id;
-  v.tgt = stand_in(h->vocab_size, pad, h->model_type == "bert" ? 5 : -1);
-  v.src = h->model_type == "marian" ? stand_in(h->src_vocab_size, pad, -1) : v.tgt;
-  auto m = load_hf_model(*files, *h, v);
+Model load_folder(const std::string& path) {
+  auto m = load_model(path);
   EXPECT_TRUE(m.ok()) << m.error();
   return m ? std::move(*m) : Model{};
 }
@@ -113,10 +85,28 @@ class HfGolden : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HfGolden, WeightsAndConfigMatchTheReference) {
   const Case c = GetParam();
-  const Model m = load_with_stand_in_vocabs(hf_dir(c.folder));
+  const Model m = load_folder(hf_dir(c.folder));
   const TensorFile ex = expected_of(c.folder);
   const TensorFile got = run_like_fixture(m, ex, c.prefix);
   EXPECT_GE(compare(got, ex, c.prefix, std::string(c.folder) + "/" + c.prefix), c.min_compared);
+}
+
+// From the folder's own tokenizer to the ids the reference ran: text in, the same tokens.
+TEST(HfGoldenText, TheFoldersTokenizerGivesTheReferenceIds) {
+  for (const char* folder : {"gpt2-tiny", "gpt2-tiny-f16"}) {
+    const Model m = load_folder(hf_dir(folder));
+    const TensorFile ex = expected_of(folder);
+    EXPECT_EQ(m.config.tgt_vocab.encode(ex.metadata.at("text")).ids, test::ids_of(*ex.find("tgt_ids"))) << folder;
+  }
+  const Model marian = load_folder(hf_dir("marian-tiny"));
+  const TensorFile mx = expected_of("marian-tiny");
+  EXPECT_EQ(marian.config.src_vocab.encode(mx.metadata.at("source_text")).ids, test::ids_of(*mx.find("src_ids")));
+  // The decoder input: decoder_start_token_id (<pad>), then the target's pieces (labels shifted right).
+  std::vector<int> tgt = with_bos(marian.config.tgt_vocab, marian.config.tgt_vocab.tokenize(mx.metadata.at("target_text")).ids);
+  EXPECT_EQ(tgt, test::ids_of(*mx.find("tgt_ids")));
+  const Model bert = load_folder(hf_dir("bert-tiny"));
+  const TensorFile bx = expected_of("bert-tiny");
+  EXPECT_EQ(bert.config.src_vocab.encode(bx.metadata.at("text")).ids, test::ids_of(*bx.find("src_ids")));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfGolden,
@@ -131,24 +121,29 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HfGolden,
                          });
 
 TEST(HfLoad, ModelSourceSaysWhereTheWeightsCameFrom) {
-  const Model f32 = load_with_stand_in_vocabs(hf_dir("gpt2-tiny"));
+  const Model f32 = load_folder(hf_dir("gpt2-tiny"));
   EXPECT_EQ(f32.source.family, "gpt2");
   EXPECT_EQ(f32.source.architecture, "GPT2LMHeadModel");
   EXPECT_EQ(f32.source.stored_dtype, "F32");
+  EXPECT_EQ(f32.source.tokenizer, "byte-level BPE");
+  EXPECT_EQ(f32.source.files.size(), 4u);  // model.safetensors, config.json, vocab.json, merges.txt
   EXPECT_FALSE(f32.source.converted);
   EXPECT_TRUE(f32.config.share_embeddings);  // no lm_head.weight: tied to wte
-  const Model f16 = load_with_stand_in_vocabs(hf_dir("gpt2-tiny-f16") + "/model.safetensors");
+  const Model f16 = load_folder(hf_dir("gpt2-tiny-f16") + "/model.safetensors");
   EXPECT_EQ(f16.source.stored_dtype, "F16");
   EXPECT_TRUE(f16.source.converted);
-  const Model bert = load_with_stand_in_vocabs(hf_dir("bert-tiny"));
+  const Model bert = load_folder(hf_dir("bert-tiny"));
   EXPECT_EQ(bert.source.family, "bert");
   EXPECT_TRUE(bert.config.mlm_head);
+  EXPECT_EQ(bert.source.tokenizer, "WordPiece");
   EXPECT_EQ(bert.config.arch, Arch::EncoderOnly);
-  const Model marian = load_with_stand_in_vocabs(hf_dir("marian-tiny"));
+  const Model marian = load_folder(hf_dir("marian-tiny"));
   EXPECT_EQ(marian.config.encoder_heads(), 4);
   EXPECT_EQ(marian.config.n_heads, 2);
   EXPECT_EQ(marian.config.encoder_d_ff(), 48);
   EXPECT_EQ(marian.config.d_ff, 64);
+  EXPECT_EQ(marian.source.tokenizer, "SentencePiece");
+  EXPECT_EQ(marian.config.src_vocab.size(), 328);
 }
 
 }  // namespace

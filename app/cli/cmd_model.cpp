@@ -74,6 +74,10 @@ static int cmd_info(int argc, char** argv) {
             << "  norm         " << to_string(c.norm) << "-LN\n"
             << "  d_model      " << c.d_model << "   n_heads " << c.n_heads << "   d_k " << c.d_k() << "   d_ff " << c.d_ff
             << "\n"
+            << (c.encoder_heads() != c.n_heads || c.encoder_d_ff() != c.d_ff
+                    ? "  encoder      n_heads " + std::to_string(c.encoder_heads()) + "   d_ff " +
+                          std::to_string(c.encoder_d_ff()) + "   (the line above: the decoder)\n"
+                    : "")
             << "  layers       " << c.n_encoder_layers << " encoder + " << c.n_decoder_layers << " decoder\n"
             << "  positional   " << to_string(c.positional) << "   max_len " << c.max_len << "\n"
             << "  activation   " << to_string(c.activation) << "   tokenizer " << s.tokenizer

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "io/hf_weights.h"
@@ -128,18 +127,11 @@ Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
   } else if (h.model_type == "bert") {
     auto vt = need("vocab.txt");
     if (!vt) return fail({vt.error()});
-    bool lower = true;  // BertTokenizer's default
     const std::string tc = join(folder, "tokenizer_config.json");
-    if (exists(tc)) {
-      v.files.push_back(tc);
-      auto text = read_text(tc);
-      if (!text) return fail({text.error()});
-      auto j = nlohmann::json::parse(*text, nullptr, false);
-      if (j.is_discarded() || !j.is_object())
-        return fail({"'" + tc + "': expected a JSON object, found text that does not parse as one"});
-      if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) lower = j["do_lower_case"].get<bool>();
-    }
-    auto tv = load_wordpiece(*vt, lower);
+    if (exists(tc)) v.files.push_back(tc);
+    auto lower = wordpiece_lowercase(tc);  // do_lower_case; true when absent
+    if (!lower) return fail({lower.error()});
+    auto tv = load_wordpiece(*vt, *lower);
     if (!tv) return fail({tv.error()});
     v.tgt = std::move(*tv);
     v.tokenizer = "WordPiece";
