@@ -362,6 +362,7 @@ TEST(TokenizerBadFiles, MissingFiles) {
                {"/nonexistent/vocab.json", "expected a JSON object", "no readable file"});
   expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), "/nonexistent/merges.txt"), {"/nonexistent/merges.txt", "merges"});
   expect_error(load_wordpiece("/nonexistent/vocab.txt", true), {"/nonexistent/vocab.txt", "one token per line"});
+  expect_error(load_wordpiece(hf("bert-tiny"), true), {"bert-tiny", "one token per line", "found a folder"});
   expect_error(load_sentencepiece("/nonexistent/source.spm", hf("marian-tiny/vocab.json")),
                {"/nonexistent/source.spm", "SentencePiece model"});
 }

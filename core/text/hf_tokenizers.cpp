@@ -1,6 +1,8 @@
 // hf_tokenizers.cpp — reading and checking the tokenizer files of Hugging Face checkpoints.
 #include "text/hf_tokenizers.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -19,6 +21,9 @@ namespace {
 using json = nlohmann::json;
 
 Result<std::string> read_file(const std::string& path, const char* expected) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Error{path + ": expected " + expected + ", found a folder"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": expected " + expected + ", found no readable file (" + std::strerror(errno) + ")"};
   std::ostringstream s;
