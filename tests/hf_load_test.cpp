@@ -197,6 +197,20 @@ TEST(HfVariants, Bf16IsWidenedExactly) {
   }
 }
 
+TEST(HfVariants, Gpt2WithOnlyTokenizerJson) {
+  Scratch s("gpt2-tiny", "gpt2_tokjson");
+  fs::remove(s.dir + "/vocab.json");
+  fs::remove(s.dir + "/merges.txt");
+  std::ofstream(s.dir + "/tokenizer.json") << test::gpt2_tokenizer_json(false).dump();
+  auto m = load_model(s.dir);
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->source.files.back(), s.dir + "/tokenizer.json");
+  TensorFile ex = *read_safetensors(test::fixture("hf/gpt2-tiny/expected.safetensors"));
+  EXPECT_EQ(m->config.tgt_vocab.encode(ex.metadata.at("text")).ids, test::ids_of(*ex.find("tgt_ids")));
+  fs::remove(s.dir + "/tokenizer.json");
+  EXPECT_THAT(load_error(s.dir), HasSubstr("missing vocab.json, the gpt2 tokenizer file (or tokenizer.json)"));
+}
+
 TEST(HfBadInput, PickleAndOtherFormatsAreRefusedByName) {
   Scratch s("gpt2-tiny", "gpt2_pickle");
   fs::rename(s.model(), s.dir + "/pytorch_model.bin");

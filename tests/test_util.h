@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,28 @@ inline int run_stepformer(const std::string& args, std::string& out, std::string
   std::remove(outf.c_str());
   std::remove(errf.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+// gpt2-tiny's vocab.json + merges.txt as one Hugging Face tokenizer.json (as the hub's gpt2 has
+// it: no normalizer, ByteLevel pre-tokenizer, BPE model, <|endoftext|> an added token); merges
+// as "a b" strings or, with pair_merges, as ["a", "b"] pairs.
+inline nlohmann::json gpt2_tokenizer_json(bool pair_merges) {
+  using nlohmann::json;
+  json vocab = json::parse(read_text(fixture("hf/gpt2-tiny/vocab.json")));
+  json merges = json::array();
+  std::istringstream in(read_text(fixture("hf/gpt2-tiny/merges.txt")));
+  std::string line;
+  std::getline(in, line);  // #version
+  while (std::getline(in, line))
+    if (!line.empty()) {
+      const size_t sp = line.find(' ');
+      merges.push_back(pair_merges ? json::array({line.substr(0, sp), line.substr(sp + 1)}) : json(line));
+    }
+  return {{"version", "1.0"},
+          {"added_tokens", json::array({{{"id", 756}, {"content", "<|endoftext|>"}, {"special", true}}})},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
 }
 
 }  // namespace sf::test

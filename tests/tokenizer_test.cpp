@@ -175,25 +175,7 @@ TEST(Tokenizer, MarianTinyMatchesTheReference) {
   EXPECT_EQ(unknown, 43u);  // as the README counts
 }
 
-// gpt2-tiny's vocab.json + merges.txt as one Hugging Face tokenizer.json (as the hub's gpt2 has
-// it: no normalizer, ByteLevel pre-tokenizer, BPE model, <|endoftext|> an added token).
-json gpt2_tokenizer_json(bool pair_merges) {
-  json vocab = json::parse(file_text(hf("gpt2-tiny/vocab.json")));
-  json merges = json::array();
-  std::istringstream in(file_text(hf("gpt2-tiny/merges.txt")));
-  std::string line;
-  std::getline(in, line);  // #version
-  while (std::getline(in, line))
-    if (!line.empty()) {
-      const size_t sp = line.find(' ');
-      merges.push_back(pair_merges ? json::array({line.substr(0, sp), line.substr(sp + 1)}) : json(line));
-    }
-  return {{"version", "1.0"},
-          {"added_tokens", json::array({{{"id", 756}, {"content", "<|endoftext|>"}, {"special", true}}})},
-          {"normalizer", nullptr},
-          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}}},
-          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
-}
+using test::gpt2_tokenizer_json;
 
 TEST(Tokenizer, Gpt2FromTokenizerJsonMatchesTheReference) {
   for (bool pairs : {false, true}) {

@@ -1,6 +1,9 @@
 #include "base/allocator.h"
 
 #include <malloc.h>
+#include <sys/mman.h>
+
+#include <cstdint>
 
 namespace sf {
 
@@ -8,6 +11,17 @@ void tune_allocator() {
 #ifdef M_MMAP_THRESHOLD
   mallopt(M_MMAP_THRESHOLD, 64 << 20);  // blocks below 64 MiB come from the heap, not mmap
   mallopt(M_TRIM_THRESHOLD, 256 << 20);  // keep up to 256 MiB of freed heap for the next run
+#endif
+}
+
+void advise_huge_pages(void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+#else
+  (void)p, (void)bytes;
 #endif
 }
 

@@ -116,11 +116,20 @@ Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
   };
   auto fail = [](const Error& e) -> Result<HfVocabs> { return e; };
   if (h.model_type == "gpt2") {
-    auto vj = need("vocab.json");
-    if (!vj) return fail({vj.error()});
-    auto mt = need("merges.txt");
-    if (!mt) return fail({mt.error()});
-    auto tv = load_byte_bpe(*vj, *mt);
+    // vocab.json + merges.txt (the original files), else the tokenizer.json newer repositories have.
+    const std::string tj = join(folder, "tokenizer.json");
+    const bool pair = exists(join(folder, "vocab.json")) && exists(join(folder, "merges.txt"));
+    Result<Vocab> tv = Error{""};
+    if (!pair && exists(tj)) {
+      v.files.push_back(tj);
+      tv = load_byte_bpe_tokenizer_json(tj);
+    } else {
+      auto vj = need("vocab.json");
+      if (!vj) return fail({vj.error() + " (or tokenizer.json)"});
+      auto mt = need("merges.txt");
+      if (!mt) return fail({mt.error() + " (or tokenizer.json)"});
+      tv = load_byte_bpe(*vj, *mt);
+    }
     if (!tv) return fail({tv.error()});
     v.tgt = std::move(*tv);
     v.tokenizer = "byte-level BPE";

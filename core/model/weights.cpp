@@ -2,14 +2,23 @@
 
 #include <cmath>
 
+#include "base/allocator.h"
 #include "base/rng.h"
 
 namespace sf {
 
 namespace {
 
+// A zero (rows, cols) matrix; large ones on transparent huge pages (base/allocator.h).
+Mat zeros(int rows, int cols) {
+  Mat m(rows, cols);
+  advise_huge_pages(m.data(), static_cast<size_t>(m.size()) * sizeof(float));
+  m.setZero();
+  return m;
+}
+
 void alloc_linear(Linear& l, int out, int in) {
-  l.weight = Mat::Zero(out, in);
+  l.weight = zeros(out, in);
   l.bias = RowVec::Zero(out);
 }
 void alloc_norm(LayerNormWeights& n, int d, float eps) {
@@ -61,10 +70,10 @@ void allocate(Weights& w, const Config& c) {
   const int d = c.d_model;
   const float eps = c.layer_norm_eps;
   w = Weights{};
-  if (c.has_encoder() && !c.share_embeddings) w.src_embed = Mat::Zero(c.src_vocab.size(), d);
-  w.tgt_embed = Mat::Zero(c.tgt_vocab.size(), d);
-  if (c.positional == Positional::Learned) w.pos_embed = Mat::Zero(c.max_len, d);
-  if (c.n_token_types > 0) w.type_embed = Mat::Zero(c.n_token_types, d);
+  if (c.has_encoder() && !c.share_embeddings) w.src_embed = zeros(c.src_vocab.size(), d);
+  w.tgt_embed = zeros(c.tgt_vocab.size(), d);
+  if (c.positional == Positional::Learned) w.pos_embed = zeros(c.max_len, d);
+  if (c.n_token_types > 0) w.type_embed = zeros(c.n_token_types, d);
   if (c.embed_norm) alloc_norm(w.embed_norm, d, eps);
   w.encoder.resize(static_cast<size_t>(c.n_encoder_layers));
   for (auto& l : w.encoder) {
@@ -89,7 +98,7 @@ void allocate(Weights& w, const Config& c) {
     alloc_norm(w.mlm.norm, d, eps);
   }
   if (!has_generator(c)) return;
-  if (!c.share_embeddings) w.generator.weight = Mat::Zero(c.tgt_vocab.size(), d);
+  if (!c.share_embeddings) w.generator.weight = zeros(c.tgt_vocab.size(), d);
   w.generator.bias = RowVec::Zero(c.tgt_vocab.size());
 }
 
