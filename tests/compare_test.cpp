@@ -186,7 +186,7 @@ std::vector<double> numbers(Comparison c) {
             for (double e : b.entropy) out.push_back(e);
           }
       if (auto r = c.run(i).current_record()) {
-        const Mat& p = r->trace->probs;
+        const Mat p = probs_of(*r->trace);
         for (Eigen::Index j = 0; j < p.cols(); ++j) out.push_back(p(p.rows() - 1, j));
       }
       out.push_back(c.run(i).cursor());
@@ -269,8 +269,8 @@ TEST(Compare, PlacementSwitch) {
   // Same weights, other placement: a different function (an experiment, not an equivalent model).
   Comparison c = make(std::make_shared<const Model>(pre), std::make_shared<const Model>(post));
   ASSERT_TRUE(c.next_token());
-  const Mat& pa = c.run(0).current_record()->trace->probs;
-  const Mat& pb = c.run(1).current_record()->trace->probs;
+  const Mat pa = probs_of(*c.run(0).current_record()->trace);
+  const Mat pb = probs_of(*c.run(1).current_record()->trace);
   EXPECT_GT((pa - pb).cwiseAbs().maxCoeff(), 1e-4f);
   // Switching to the placement a model already has changes nothing.
   const Model same = with_norm_placement(pre, NormPlacement::Pre);

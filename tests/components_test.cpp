@@ -28,8 +28,8 @@ TEST(Attention, SeedWorkedExample) {
   attend(q, k, v, 1, {Mat::Zero(1, 2)}, concat, &tr);
   EXPECT_FLOAT_EQ(tr.raw_scores[0](0, 0), 112.0f);
   EXPECT_FLOAT_EQ(tr.raw_scores[0](0, 1), 96.0f);
-  EXPECT_FLOAT_EQ(tr.scores[0](0, 0), 14.0f);
-  EXPECT_FLOAT_EQ(tr.scores[0](0, 1), 12.0f);
+  EXPECT_FLOAT_EQ(tr.score(0, 0, 0), 14.0f);
+  EXPECT_FLOAT_EQ(tr.score(0, 0, 1), 12.0f);
   const float e = std::exp(2.0f);  // softmax(14, 12) = (e²/(e²+1), 1/(e²+1))
   EXPECT_NEAR(tr.weights[0](0, 0), e / (e + 1), 1e-6);
   EXPECT_NEAR(tr.weights[0](0, 1), 1 / (e + 1), 1e-6);

@@ -74,9 +74,28 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
     for (size_t l = 0; l < a.trace->layers.size(); ++l) {
       const DecoderLayerTrace& la = a.trace->layers[l];
       const DecoderLayerTrace& lb = b.trace->layers[l];
-      // The cache holds exactly the K/V a recomputation produces for the same rows.
-      EXPECT_LE(max_diff(la.self_attn.k, lb.self_attn.k), 1e-5) << at << ", layer " << l << ": self K";
-      EXPECT_LE(max_diff(la.self_attn.v, lb.self_attn.v), 1e-5) << at << ", layer " << l << ": self V";
+      // The recording keeps only the rows this step added (bounded memory) ...
+      EXPECT_EQ(la.self_attn.k.rows(), m) << at << ", layer " << l;
+      EXPECT_EQ(la.self_attn.kv_row0, a.position0) << at << ", layer " << l;
+      EXPECT_EQ(lb.self_attn.kv_row0, 0) << at << ", layer " << l << ": a recomputed step keeps everything";
+      if (t > 0 && on.model().config.has_encoder()) {
+        EXPECT_EQ(la.cross_attn.k.rows(), 0) << at << ", layer " << l << ": cross K/V are step 0's";
+      }
+      // ... and the gathered K/V are exactly what a recomputation produces for the same rows.
+      const int li = static_cast<int>(l);
+      for (bool cross : {false, true}) {
+        if (cross && !on.model().config.has_encoder()) continue;
+        const Session::Kv ka = on.attended_kv(static_cast<int>(t), li, cross);
+        const Session::Kv kb = off.attended_kv(static_cast<int>(t), li, cross);
+        const char* which = cross ? ": cross " : ": self ";
+        ASSERT_EQ(ka.k.rows(), kb.k.rows()) << at << ", layer " << l << which << "K rows";
+        EXPECT_LE(max_diff(ka.k, kb.k), 1e-5) << at << ", layer " << l << which << "K";
+        EXPECT_LE(max_diff(ka.v, kb.v), 1e-5) << at << ", layer " << l << which << "V";
+      }
+      // An export sees the whole K as before.
+      const auto whole = on.whole_trace(static_cast<int>(t));
+      EXPECT_EQ(whole->layers[l].self_attn.k.rows(), a.position0 + m) << at << ", layer " << l;
+      EXPECT_EQ(whole->layers[l].self_attn.kv_row0, 0) << at;
       for (int h = 0; h < la.self_attn.n_heads; ++h) {
         EXPECT_LE(max_diff(la.self_attn.head_weights(0, h), lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
             << at << ", layer " << l << ", head " << h << ": self-attention weights";

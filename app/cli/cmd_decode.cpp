@@ -182,7 +182,7 @@ TensorFile recording(const Session& s) {
     f.add(p + "fed", Tensor::from_ids(rec->fed));
     f.add(p + "chosen", Tensor::from_ids({rec->chosen}));
     f.add(p + "logits", new_rows(t.logits, *rec));
-    f.add(p + "log_probs", new_rows(t.log_probs, *rec));
+    f.add(p + "log_probs", new_rows(log_probs_of(t), *rec));
     for (size_t l = 0; l < t.layers.size(); ++l) {
       const std::string lp = p + "decoder.layers." + std::to_string(l);
       f.add(lp + ".self_attn.weights", new_query_rows(t.layers[l].self_attn, *rec));

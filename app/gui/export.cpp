@@ -21,7 +21,7 @@ TensorFile session_tensors(const Session& s) {
   f.metadata["stepformer.output"] = s.text();
   if (s.encoder()) append_encoder_tensors(m, s.encoder()->trace, f, "");
   for (const auto& st : s.steps())
-    if (st && st->trace) append_decoder_tensors(m, *st->trace, f, "steps." + std::to_string(st->step) + ".");
+    if (st && st->trace) append_decoder_tensors(m, *s.whole_trace(st->step), f, "steps." + std::to_string(st->step) + ".");
   return f;
 }
 

@@ -124,20 +124,20 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
     const auto& l = t.layers[static_cast<size_t>(layer)];
     return cross ? l.cross_attn : l.self_attn;
   };
-  const AttentionTrace& last = pick(*rows.back().trace);
+  Session::Kv kv = s.attended_kv(rows.back().step, layer, cross);
   const int nq = static_cast<int>(rows.size());
-  const int nk = static_cast<int>(last.k.rows());
+  const int nk = static_cast<int>(kv.k.rows());
   AttentionTrace& a = v->trace;
   a.n_heads = h;
   a.batch = 1;
+  a.scale = pick(*rows.back().trace).scale;
   a.q.resize(nq, d);
-  a.k = last.k;
-  a.v = last.v;
+  a.k = std::move(kv.k);
+  a.v = std::move(kv.v);
   a.concat.resize(nq, d);
   a.out.resize(nq, d);
   a.masks.assign(1, Mat::Constant(nq, nk, kMasked));
   a.raw_scores.assign(static_cast<size_t>(h), Mat::Constant(nq, nk, kNaN));
-  a.scores.assign(static_cast<size_t>(h), Mat::Constant(nq, nk, kNaN));
   a.weights.assign(static_cast<size_t>(h), Mat::Zero(nq, nk));
   for (int i = 0; i < nq; ++i) {
     const RowRef& r = rows[static_cast<size_t>(i)];
@@ -148,8 +148,11 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
     a.out.row(i) = t.out.row(r.row);
     a.masks[0].row(i).head(cols) = t.masks[0].row(r.row).head(cols);
     for (int hh = 0; hh < h; ++hh) {
-      a.raw_scores[static_cast<size_t>(hh)].row(i).head(cols) = t.raw_scores[static_cast<size_t>(hh)].row(r.row).head(cols);
-      a.scores[static_cast<size_t>(hh)].row(i).head(cols) = t.scores[static_cast<size_t>(hh)].row(r.row).head(cols);
+      // Q_h K_hᵀ for this row over the keys it saw (a kept step stores no raw scores; the
+      // Session's whole_trace recomputes them the same way, so equal within float rounding).
+      const int dk = d / h;
+      a.raw_scores[static_cast<size_t>(hh)].row(i).head(cols).noalias() =
+          t.q.row(r.row).segment(hh * dk, dk) * a.k.topRows(cols).middleCols(hh * dk, dk).transpose();
       a.weights[static_cast<size_t>(hh)].row(i).head(cols) = t.weights[static_cast<size_t>(hh)].row(r.row).head(cols);
     }
     v->q_labels.push_back(c.tgt_vocab.token(r.id));

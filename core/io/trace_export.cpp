@@ -60,7 +60,7 @@ void add_attention(TensorFile& f, const std::string& p, const AttentionTrace& a)
   if (a.weights.empty()) return;
   add_rows(f, p, {{".q", &a.q}, {".k", &a.k}, {".v", &a.v}}, a.batch);
   f.add(p + ".raw_scores", stack_heads(a.raw_scores, a.n_heads, 0));
-  f.add(p + ".scores", stack_heads(a.scores, a.n_heads, 0));
+  f.add(p + ".scores", stack_heads(a.all_scores(), a.n_heads, 0));
   // −inf is stored as is: safetensors keeps IEEE floats, and the mask *is* −inf.
   f.add(p + ".mask", Tensor::from_mat(a.masks[0]));
   f.add(p + ".weights", stack_heads(a.weights, a.n_heads, 0));

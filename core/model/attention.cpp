@@ -25,6 +25,12 @@ void masked_softmax(Mat& s, const Mat& mask) {
   }
 }
 
+std::vector<Mat> AttentionTrace::all_scores() const {
+  std::vector<Mat> out;
+  for (size_t i = 0; i < raw_scores.size(); ++i) out.push_back(scores(i));
+  return out;
+}
+
 void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads, const std::vector<Mat>& masks, Mat& concat,
             AttentionTrace* tr) {
   const int B = static_cast<int>(masks.size());
@@ -37,8 +43,9 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   if (tr) {
     tr->n_heads = n_heads;
     tr->batch = B;
+    tr->scale = scale;
+    tr->kv_row0 = 0;
     tr->raw_scores.resize(static_cast<size_t>(B * n_heads));
-    tr->scores.resize(static_cast<size_t>(B * n_heads));
     tr->weights.resize(static_cast<size_t>(B * n_heads));
     tr->masks = masks;
   }
@@ -52,7 +59,6 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       const size_t idx = static_cast<size_t>(b * n_heads + h);
       if (tr) tr->raw_scores[idx] = s;
       s *= scale;
-      if (tr) tr->scores[idx] = s;
       masked_softmax(s, masks[static_cast<size_t>(b)]);
       if (tr) tr->weights[idx] = s;
       concat.block(b * nq, h * dk, nq, dk).noalias() = s * vh;

@@ -19,16 +19,26 @@ struct AttentionTrace {
   int n_heads = 0;
   int batch = 0;
   Mat q;                         // (B·n_q, d) projected queries, head h in columns [h·dk, (h+1)·dk)
-  Mat k;                         // (B·n_k, d) keys (for a cached decoder step: every cached row)
-  Mat v;                         // (B·n_k, d) values
+  Mat k;                         // (B·n_k − kv_row0, d) keys: rows [kv_row0, n_k) of those attended
+  Mat v;                         // (B·n_k − kv_row0, d) values, the same rows
+  // The forward writes every key row (kv_row0 = 0). A stepper Session keeps, for a cached decoder
+  // step, only the rows that step added (kv_row0 = its first position; cross-attention: none, step
+  // 0 holds them) — the rest are the earlier steps' rows, unchanged — so that a long run's
+  // recording grows linearly, not quadratically (Session::attended_kv gathers the whole K/V).
+  int kv_row0 = 0;
+  float scale = 1;               // 1/√dk
   std::vector<Mat> raw_scores;   // [b·h + head] (n_q, n_k) Q_h K_hᵀ
-  std::vector<Mat> scores;       // [b·h + head] (n_q, n_k) Q_h K_hᵀ / √dk, before the mask
   std::vector<Mat> masks;        // [b] (n_q, n_k) additive: 0 or −inf
   std::vector<Mat> weights;      // [b·h + head] (n_q, n_k) softmax(scores + mask); masked = 0
   Mat concat;                    // (B·n_q, d) heads side by side (input of W_o)
   Mat out;                       // (B·n_q, d) W_o output
 
   const Mat& head_weights(int b, int head) const { return weights[static_cast<size_t>(b * n_heads + head)]; }
+  // [b·h + head] (n_q, n_k) Q_h K_hᵀ / √dk before the mask: not stored, since raw × scale is
+  // bit for bit what the forward computed (one float product per entry).
+  Mat scores(size_t idx) const { return raw_scores[idx] * scale; }
+  float score(size_t idx, int i, int j) const { return raw_scores[idx](i, j) * scale; }
+  std::vector<Mat> all_scores() const;
 };
 
 // Row-wise softmax of scores + mask, in place on `s` (n_q, n_k). Keys whose mask is −inf get

@@ -23,4 +23,13 @@ void record_logits(const Mat& logits, Mat& logits_out, Mat& log_probs, Mat& prob
   probs = log_probs.array().exp().matrix();
 }
 
+Mat log_probs_of(const DecoderTrace& t) {
+  return t.log_probs.rows() == t.logits.rows() ? t.log_probs : log_softmax_rows(t.logits);
+}
+
+Mat probs_of(const DecoderTrace& t) {
+  if (t.probs.rows() == t.logits.rows()) return t.probs;
+  return log_softmax_rows(t.logits).array().exp().matrix();
+}
+
 }  // namespace sf

@@ -50,6 +50,10 @@ struct EncoderTrace {
 
 struct DecoderTrace {
   int batch = 0;
+  // Set by a stepper Session on the steps it keeps (Session::whole_trace restores the rest):
+  // attentions hold only the K/V rows the step added and no raw scores, the FFN no hidden
+  // activations, and log_probs/probs are empty (log_probs_of/probs_of compute them).
+  bool compact = false;
   int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
   EmbeddingTrace embed;
   std::vector<DecoderLayerTrace> layers;
@@ -70,5 +74,9 @@ Mat log_softmax_rows(const Mat& logits);
 Mat softmax_rows(const Mat& logits);
 // Records logits (n, V) with their log_softmax and softmax (a decoder's or an MLM head's).
 void record_logits(const Mat& logits, Mat& logits_out, Mat& log_probs, Mat& probs);
+// (n, V) a decoder recording's log_probs / probs: the stored ones, or (compact recording) the
+// same numbers computed from its logits as record_logits does.
+Mat log_probs_of(const DecoderTrace& t);
+Mat probs_of(const DecoderTrace& t);
 
 }  // namespace sf

@@ -39,6 +39,36 @@ std::vector<int> row_steps(int rows, int prefix_len) {
 
 RowVec last_row(const Mat& m) { return m.bottomRows(1); }
 
+// What a kept step's recording holds, so that a long run's history grows by about one step's new
+// rows per step instead of the whole prefix (issue 11: a 1024-token GPT-2 run under 2 GB):
+//  - self-attention K/V: only the `fed` rows the step added (from position0 on); cross-attention
+//    K/V: nothing after step 0 (the source's K/V never change). Without this every step would copy
+//    the whole cache: ~40 GB of K/V for 1024 GPT-2 tokens instead of ~75 MB;
+//  - no raw scores, FFN hidden activations, log_probs or probs (~1 MB per GPT-2 step): each is
+//    recomputed from what is kept, by the same code, in Session::whole_trace.
+// Beam search keeps its recordings whole: its hypotheses' rows come from different parents.
+void compact(DecoderTrace& tr, int step, int position0, int fed) {
+  for (DecoderLayerTrace& l : tr.layers) {
+    AttentionTrace& self = l.self_attn;
+    self.k = self.k.bottomRows(fed).eval();
+    self.v = self.v.bottomRows(fed).eval();
+    self.kv_row0 = position0;
+    self.raw_scores.clear();
+    if (!l.cross_attn.weights.empty()) {
+      l.cross_attn.raw_scores.clear();
+      if (step > 0) {
+        l.cross_attn.kv_row0 = static_cast<int>(l.cross_attn.k.rows());
+        l.cross_attn.k.resize(0, l.cross_attn.k.cols());
+        l.cross_attn.v.resize(0, l.cross_attn.v.cols());
+      }
+    }
+    l.ffn.hidden_pre.resize(0, 0);
+    l.ffn.hidden.resize(0, 0);
+  }
+  tr.log_probs.resize(0, 0);
+  tr.probs.resize(0, 0);
+  tr.compact = true;
+}
 }  // namespace
 
 // ---- creation -----------------------------------------------------------------------------------
@@ -131,6 +161,8 @@ bool Session::compute_next_step() {
     const float log_p = tr->log_probs(tr->log_probs.rows() - 1, chosen);
     rec->chosen = chosen;
     rec->chosen_prob = std::exp(log_p);
+    // Beam search is left whole: its hypotheses' rows come from different parents at each step.
+    if (use_cache_) compact(*tr, t, rec->position0, fed);
     rec->trace = std::move(tr);
     L.hyps[0].ids.push_back(chosen);
     Beam& b = L.beams[0];

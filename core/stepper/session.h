@@ -53,6 +53,7 @@ struct StepRecord {
 
   // The recording of the focused hypothesis (greedy/sample/forced: the only one; beam: the parent
   // of the best new beam). Rows: cache on: the m fed rows; off: every row 0 .. position0 + m − 1.
+  // Cache on, not beam: a compact recording (DecoderTrace::compact; whole_trace(step) restores it).
   std::shared_ptr<const DecoderTrace> trace;
   // Beam: the recording of every beam expanded at this step, [b] for beams_before[b] (finished
   // beams are not run: null). Otherwise empty.
@@ -78,9 +79,10 @@ struct StepRecord {
   double millis = 0;           // wall time of the step's computation
 };
 
-// The KV cache as of the cursor, for the focused hypothesis. The matrices belong to the step's
-// recording (`hold` keeps them alive): the rows a cache holds never change once written, so the
-// recording of the K/V the step attended over *is* the cache's contents.
+// The KV cache as of the cursor, for the focused hypothesis. The matrices are the K/V the step
+// attended over, gathered from the recording (Session::attended_kv) and kept alive by `hold`: the
+// rows a cache holds never change once written, so the recording of the K/V the step attended
+// over *is* the cache's contents.
 struct KvLayerView {
   const Mat* self_k = nullptr;   // rows [0, self_rows) valid, (·, d); head h: cols [h·dk, (h+1)·dk)
   const Mat* self_v = nullptr;   // same shape
@@ -155,6 +157,17 @@ class Session {
   std::string text() const;                // tokens() detokenised, </s> dropped
   KvCacheView cache() const;               // as of the cursor
   CostReport cost() const;                 // at the current step (t = decoder input length)
+
+  // The whole K and V (rows, d) a step's decoder layer attended over (self: every position up to
+  // the step's last fed row; cross: the source). A cached step's recording holds only the rows it
+  // added (AttentionTrace::kv_row0); this gathers the rest from the steps that wrote them.
+  struct Kv {
+    Mat k, v;
+  };
+  Kv attended_kv(int step, int layer, bool cross) const;
+  // A step's recording with every attention's whole K/V restored (kv_row0 = 0): what an export
+  // or a tensor lookup shows. The stored recording itself when nothing was left out.
+  std::shared_ptr<const DecoderTrace> whole_trace(int step) const;
 
   // A recorded tensor by the name a Stage's TensorRef gives ("encoder.…", "steps.{t}.…").
   std::optional<Tensor> tensor(const std::string& name) const;

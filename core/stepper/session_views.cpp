@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "io/trace_export.h"
+#include "model/attention.h"
+#include "model/feed_forward.h"
 
 namespace sf {
 
@@ -93,6 +95,60 @@ std::string Session::text() const {
   return model_->config.tgt_vocab.detokenize(t);
 }
 
+Session::Kv Session::attended_kv(int step, int layer, bool cross) const {
+  const auto pick = [&](const DecoderTrace& t) -> const AttentionTrace& {
+    const DecoderLayerTrace& l = t.layers[static_cast<size_t>(layer)];
+    return cross ? l.cross_attn : l.self_attn;
+  };
+  const AttentionTrace& a = pick(*steps_[static_cast<size_t>(step)]->trace);
+  if (a.kv_row0 == 0) return {a.k, a.v};
+  // Rows [0, kv_row0) were written by earlier steps of the same (single) hypothesis, each holding
+  // its own rows [kv_row0_s, kv_row0_s + rows_s): lay them out in order.
+  const Eigen::Index rows = a.kv_row0 + a.k.rows();
+  Kv out{Mat(rows, a.k.cols()), Mat(rows, a.v.cols())};
+  for (int s = 0; s <= step; ++s) {
+    const AttentionTrace& e = pick(*steps_[static_cast<size_t>(s)]->trace);
+    const Eigen::Index n = std::min<Eigen::Index>(e.k.rows(), rows - e.kv_row0);
+    if (n <= 0) continue;
+    out.k.middleRows(e.kv_row0, n) = e.k.topRows(n);
+    out.v.middleRows(e.kv_row0, n) = e.v.topRows(n);
+  }
+  return out;
+}
+
+std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
+  const auto& stored = steps_[static_cast<size_t>(step)]->trace;
+  if (!stored->compact) return stored;
+  const Model& m = *model_;
+  auto t = std::make_shared<DecoderTrace>(*stored);
+  for (size_t l = 0; l < t->layers.size(); ++l) {
+    DecoderLayerTrace& lt = t->layers[l];
+    for (bool cross : {false, true}) {
+      AttentionTrace& a = cross ? lt.cross_attn : lt.self_attn;
+      if (a.weights.empty()) continue;
+      Kv kv = attended_kv(step, static_cast<int>(l), cross);
+      // The raw scores as the forward computed them: the same attend() on the same Q, K, V.
+      AttentionTrace again;
+      Mat concat;
+      attend(a.q, kv.k, kv.v, a.n_heads, a.masks, concat, &again);
+      a.raw_scores = std::move(again.raw_scores);
+      a.k = std::move(kv.k);
+      a.v = std::move(kv.v);
+      a.kv_row0 = 0;
+    }
+    FeedForwardTrace ffn;
+    Mat out;
+    const DecoderLayerWeights& w = m.weights.decoder[l];
+    feed_forward(w.ffn, m.config.activation, lt.ffn_block.sublayer_in, out, &ffn);
+    lt.ffn.hidden_pre = std::move(ffn.hidden_pre);
+    lt.ffn.hidden = std::move(ffn.hidden);
+  }
+  Mat logits;
+  record_logits(t->logits, logits, t->log_probs, t->probs);
+  t->compact = false;
+  return t;
+}
+
 KvCacheView Session::cache() const {
   const Config& c = model_->config;
   KvCacheView view;
@@ -102,7 +158,13 @@ KvCacheView Session::cache() const {
   view.step = s;
   if (s < 0) return view;
   const auto rec = steps_[static_cast<size_t>(s)];
-  view.hold = rec;
+  // The view's matrices: the K/V each layer attended over, gathered once (self, cross per layer).
+  struct Held {
+    std::shared_ptr<const StepRecord> rec;
+    std::vector<Kv> self, cross;
+  };
+  auto held = std::make_shared<Held>();
+  held->rec = rec;
   view.sequences = settings_.strategy == Strategy::Beam ? static_cast<int>(rec->beams_before.size()) : 1;
   const int j = cursor_ - step_first_stage(s);  // stage within the step
   const std::vector<StageKey> layout = decoder_layout(c);
@@ -110,22 +172,25 @@ KvCacheView Session::cache() const {
   const int n_src = static_cast<int>(input_.src_ids.size());
   int fullest = rec->position0;
   for (int l = 0; l < c.n_decoder_layers; ++l) {
+    held->self.push_back(attended_kv(s, l, false));
+    held->cross.push_back(c.has_encoder() ? attended_kv(s, l, true) : Kv{});
+  }
+  for (int l = 0; l < c.n_decoder_layers; ++l) {
     int self_at = 0, cross_at = 0;  // stage index (within the step) of this layer's attentions
     for (int k = 0; k < static_cast<int>(layout.size()); ++k) {
       if (layout[static_cast<size_t>(k)].layer != l) continue;
       if (layout[static_cast<size_t>(k)].kind == StageKind::SelfAttention) self_at = k;
       if (layout[static_cast<size_t>(k)].kind == StageKind::CrossAttention) cross_at = k;
     }
-    const DecoderLayerTrace& lt = rec->trace->layers[static_cast<size_t>(l)];
     KvLayerView& lv = view.layers[static_cast<size_t>(l)];
-    lv.self_k = &lt.self_attn.k;
-    lv.self_v = &lt.self_attn.v;
+    lv.self_k = &held->self[static_cast<size_t>(l)].k;
+    lv.self_v = &held->self[static_cast<size_t>(l)].v;
     lv.new_rows = j >= self_at ? m : 0;
     lv.self_rows = rec->position0 + lv.new_rows;
     fullest = std::max(fullest, lv.self_rows);
     if (c.has_encoder() && (s > 0 || j >= cross_at)) {
-      lv.cross_k = &lt.cross_attn.k;
-      lv.cross_v = &lt.cross_attn.v;
+      lv.cross_k = &held->cross[static_cast<size_t>(l)].k;
+      lv.cross_v = &held->cross[static_cast<size_t>(l)].v;
       lv.cross_new = s == 0 || !use_cache_;
     }
     if (use_cache_) {
@@ -133,6 +198,7 @@ KvCacheView Session::cache() const {
       if (lv.cross_k) view.cross_bytes += 2LL * n_src * c.d_model * 4 * view.sequences;
     }
   }
+  view.hold = std::move(held);
   view.row_step.assign(rec->row_step.begin(), rec->row_step.begin() + fullest);
   return view;
 }
@@ -155,7 +221,7 @@ std::optional<Tensor> Session::tensor(const std::string& name) const {
     if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 6) return std::nullopt;
     const size_t step = std::stoul(num);
     if (step >= steps_.size()) return std::nullopt;
-    append_decoder_tensors(m, *steps_[step]->trace, f, "steps." + num + ".");
+    append_decoder_tensors(m, *whole_trace(static_cast<int>(step)), f, "steps." + num + ".");
   } else if (encoder_ && (name.rfind("encoder.", 0) == 0 || name == "src_ids")) {
     append_encoder_tensors(m, encoder_->trace, f, "");
   }

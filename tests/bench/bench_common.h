@@ -30,4 +30,23 @@ inline Model random_model(Config c, int vocab, uint64_t seed = 1) {
   return Model::make(std::move(c), std::move(w));
 }
 
+// GPT-2 small's shape (the hub's gpt2): d_model 768, 12 heads, 12 layers, d_ff 3072, 1024
+// positions, pre-LN, tanh-GELU, learned positions, output tied to the token embedding, no √d
+// embedding scale; use with random_model(c, 50257): 124 M parameters, 475 MiB of float32.
+inline Config gpt2_small_config() {
+  Config c;
+  c.arch = Arch::DecoderOnly;
+  c.d_model = 768;
+  c.n_heads = 12;
+  c.n_decoder_layers = 12;
+  c.d_ff = 3072;
+  c.max_len = 1024;
+  c.norm = NormPlacement::Pre;
+  c.activation = Activation::GeluTanh;
+  c.positional = Positional::Learned;
+  c.share_embeddings = true;
+  c.scale_embeddings = false;
+  return c;
+}
+
 }  // namespace sf

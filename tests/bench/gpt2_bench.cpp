@@ -19,21 +19,7 @@ constexpr int kVocab = 50257;
 constexpr int kPrompt = 128;
 
 const Model& gpt2() {
-  static const Model m = [] {
-    Config c;
-    c.arch = Arch::DecoderOnly;
-    c.d_model = 768;
-    c.n_heads = 12;
-    c.n_decoder_layers = 12;
-    c.d_ff = 3072;
-    c.max_len = 1024;
-    c.norm = NormPlacement::Pre;
-    c.activation = Activation::GeluTanh;
-    c.positional = Positional::Learned;
-    c.share_embeddings = true;
-    c.scale_embeddings = false;
-    return random_model(c, kVocab);
-  }();
+  static const Model m = random_model(gpt2_small_config(), kVocab);
   return m;
 }
 

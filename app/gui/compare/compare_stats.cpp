@@ -42,12 +42,16 @@ void draw_compare_distributions(Ctx& c, const CompareSnap& s) {
   const Comparison& cmp = *s.cmp;
   const float fs = ImGui::GetFontSize();
   int steps[2];
+  Mat held[2];
   const Mat* probs[2] = {nullptr, nullptr};
   for (int i = 0; i < 2; ++i) {
     steps[i] = shown_step(cmp.run(i));
     if (steps[i] >= 0 && steps[i] < static_cast<int>(cmp.run(i).steps().size())) {
       const auto& rec = cmp.run(i).steps()[static_cast<size_t>(steps[i])];
-      if (rec->trace) probs[i] = &rec->trace->probs;
+      if (rec->trace) {
+        held[i] = probs_of(*rec->trace);
+        probs[i] = &held[i];
+      }
     }
   }
   heading(c.fonts, "Next-token distribution");

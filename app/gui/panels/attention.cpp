@@ -205,7 +205,7 @@ class AttentionPanel : public Panel {
     const AttentionTrace& a = v.trace;
     const int hd = c.ui.head;
     const int dk = c.snap.model->config.d_k();
-    const float raw = a.raw_scores[static_cast<size_t>(hd)](i, j), sc = a.scores[static_cast<size_t>(hd)](i, j);
+    const float raw = a.raw_scores[static_cast<size_t>(hd)](i, j), sc = a.score(static_cast<size_t>(hd), i, j);
     const float mask = a.masks[0](i, j), wt = a.weights[static_cast<size_t>(hd)](i, j);
     ImGui::BeginTooltip();
     ImGui::PushFont(c.fonts.bold);

@@ -82,7 +82,7 @@ class MasksPanel : public Panel {
     std::vector<int> no_pad(key_ids.size(), kv.pad() == 0 ? 1 : 0);
     const Mat causal = self_dec ? make_mask(nq, no_pad, kv.pad(), true) : Mat::Zero(nq, nk);
     const Mat& combined = a.masks[0];
-    const Mat& sc = a.scores[static_cast<size_t>(c.ui.head)];
+    const Mat sc = a.scores(static_cast<size_t>(c.ui.head));
     Mat masked = sc + combined;
     for (Eigen::Index i = 0; i < masked.rows(); ++i)
       for (Eigen::Index j = 0; j < masked.cols(); ++j)

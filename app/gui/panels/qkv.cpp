@@ -161,7 +161,7 @@ class QkvPanel : public Panel {
     strip(c, "qk", ps_, prod.data(), dk, key, plo, phi, &dims, "q_i⊙k_j");
 
     const float raw = a.raw_scores[static_cast<size_t>(h)](i, j);
-    const float sc = a.scores[static_cast<size_t>(h)](i, j);
+    const float sc = a.score(static_cast<size_t>(h), i, j);
     const float mask = a.masks[0](i, j);
     const float w = a.weights[static_cast<size_t>(h)](i, j);
     ImGui::Spacing();
@@ -193,7 +193,7 @@ class QkvPanel : public Panel {
     }
     ImGui::Text("3. + mask = %s + 0 = %s   (visible key)", fmt_value(sc, 4).c_str(), fmt_value(sc + mask, 4).c_str());
     // 4. softmax over the row: the scores of every visible key, max subtracted.
-    const Mat& srow = a.scores[static_cast<size_t>(h)];
+    const Mat srow = a.scores(static_cast<size_t>(h));
     float mx = -INFINITY;
     for (int t = 0; t < nk; ++t)
       if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) mx = std::max(mx, srow(i, t));
