@@ -45,7 +45,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->batch = B;
     tr->scale = scale;
     tr->kv_row0 = 0;
-    tr->raw_scores.resize(static_cast<size_t>(B * n_heads));
+    tr->raw_scores.resize(tr->lean ? 0 : static_cast<size_t>(B * n_heads));
     tr->weights.resize(static_cast<size_t>(B * n_heads));
     tr->masks = masks;
   }
@@ -57,7 +57,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       auto vh = v.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
       s.noalias() = qh * kh.transpose();
       const size_t idx = static_cast<size_t>(b * n_heads + h);
-      if (tr) tr->raw_scores[idx] = s;
+      if (tr && !tr->lean) tr->raw_scores[idx] = s;
       s *= scale;
       masked_softmax(s, masks[static_cast<size_t>(b)]);
       if (tr) tr->weights[idx] = s;

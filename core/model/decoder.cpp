@@ -49,6 +49,9 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
     tr->batch = batch;
     tr->pos0 = pos0;
     tr->layers.resize(static_cast<size_t>(c.n_decoder_layers));
+    // A compact recording (a stepper Session's kept steps) skips what it would drop afterwards,
+    // so that a long prefill never holds it even for a moment.
+    for (DecoderLayerTrace& l : tr->layers) l.self_attn.lean = l.cross_attn.lean = l.ffn.lean = tr->compact;
   }
 
   Mat x;  // (B·m, d) the residual stream
@@ -120,7 +123,11 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   }
   if (tr) {
     tr->output = std::move(x);
-    record_logits(logits, tr->logits, tr->log_probs, tr->probs);
+    if (tr->compact) {
+      tr->logits = logits;  // log_probs_of / probs_of compute the rest when asked
+    } else {
+      record_logits(logits, tr->logits, tr->log_probs, tr->probs);
+    }
   }
   return logits;
 }

@@ -47,11 +47,11 @@ void activation_forward(Activation a, Mat& x) {
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
   Mat h;
   linear_forward(x, w.fc1, h);  // (n, dff)
-  if (tr) tr->hidden_pre = h;
+  if (tr && !tr->lean) tr->hidden_pre = h;
   activation_forward(a, h);
   linear_forward(h, w.fc2, out);  // (n, d)
   if (tr) {
-    tr->hidden = std::move(h);
+    if (!tr->lean) tr->hidden = std::move(h);
     tr->out = out;
   }
 }

@@ -8,6 +8,7 @@
 namespace sf {
 
 struct FeedForwardTrace {
+  bool lean = false;  // set before the run: record only `out` (a compact recording)
   Mat hidden_pre;  // (n, dff) fc1(x)
   Mat hidden;      // (n, dff) act(fc1(x))
   Mat out;         // (n, d)

@@ -152,13 +152,14 @@ bool Session::compute_next_step() {
 
   if (settings_.strategy != Strategy::Beam) {
     auto tr = std::make_shared<DecoderTrace>();
+    tr->compact = use_cache_;  // see compact() above
     const RowVec logits = next_logits(m, enc, L.hyps[0], use_cache_, tr.get(), settings_.run);
     rec->top = top_alternatives(logits, 10);
     rec->argmax = argmax(logits);
     int chosen = rec->argmax;
     if (settings_.strategy == Strategy::Sample) chosen = sample_token(logits, settings_, L.rng, &rec->sample);
     if (settings_.strategy == Strategy::Forced) chosen = forced_tokens(m, input_)[static_cast<size_t>(t)];
-    const float log_p = tr->log_probs(tr->log_probs.rows() - 1, chosen);
+    const float log_p = log_softmax_rows(logits)(0, chosen);
     rec->chosen = chosen;
     rec->chosen_prob = std::exp(log_p);
     // Beam search is left whole: its hypotheses' rows come from different parents at each step.
