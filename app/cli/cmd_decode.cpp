@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "args.h"
+#include "cli/masked.h"
 #include "io/checkpoint.h"
 #include "io/trace_export.h"
 #include "commands.h"
@@ -110,6 +111,7 @@ void print_header(const Session& s) {
   std::printf("%-8s%s (%zu tokens)\n", c.has_encoder() ? "source:" : "prompt:",
               flagged(s.input().src, c.has_encoder() ? c.src_vocab : c.tgt_vocab).c_str(), s.input().src.ids.size());
   if (d.strategy == Strategy::Forced) std::printf("target: %s\n", flagged(s.input().tgt, c.tgt_vocab).c_str());
+  if (!c.has_decoder()) return;  // encoder-only: no decoding settings apply
   std::printf("decoding: %s", to_string(d.strategy));
   if (d.strategy == Strategy::Sample)
     std::printf(" (temperature %g, top-k %d, top-p %g, seed %llu)", d.temperature, d.top_k, d.top_p,
@@ -175,6 +177,10 @@ TensorFile recording(const Session& s) {
   if (auto e = s.encoder()) {
     f.add("src_ids", Tensor::from_ids(e->src_ids));
     f.add("encoder.output", Tensor::from_mat(e->memory));
+    if (e->trace.logits.size() > 0) {  // encoder-only with an MLM head
+      f.add("mlm.logits", Tensor::from_mat(e->trace.logits));
+      f.add("mlm.log_probs", Tensor::from_mat(e->trace.log_probs));
+    }
   }
   for (const auto& rec : s.steps()) {
     const std::string p = "steps." + std::to_string(rec->step) + ".";
@@ -189,7 +195,8 @@ TensorFile recording(const Session& s) {
       if (m.config.has_encoder()) f.add(lp + ".cross_attn.weights", new_query_rows(t.layers[l].cross_attn, *rec));
     }
   }
-  f.add("tokens", Tensor::from_ids(s.steps().empty() ? std::vector<int>{} : s.steps().back()->tokens));
+  if (m.config.has_decoder())
+    f.add("tokens", Tensor::from_ids(s.steps().empty() ? std::vector<int>{} : s.steps().back()->tokens));
   return f;
 }
 
@@ -224,6 +231,19 @@ static int cmd_decode(int argc, char** argv) {
   int rc = 0;
   auto s = run_session("decode", a, rc);
   if (!s) return rc;
+  if (!s->model().config.has_decoder()) {  // encoder-only: predictions per position, no steps
+    print_masked_predictions(s->model(), s->encoder()->src_ids, s->encoder()->trace.logits);
+    if (a.has("--out")) {
+      TensorFile f = recording(*s);
+      f.metadata["src"] = a.str("--src");
+      if (auto ok = write_safetensors(a.str("--out"), f); !ok) {
+        std::cerr << "stepformer decode: " << ok.error() << "\n";
+        return 1;
+      }
+      std::printf("wrote %zu tensors to %s\n", f.tensors.size(), a.str("--out").c_str());
+    }
+    return 0;
+  }
   std::printf("step  token           p  top-5 alternatives                                   KV cache\n");
   for (const auto& rec : s->steps()) print_step(*s, *rec);
   const auto& last = *s->steps().back();

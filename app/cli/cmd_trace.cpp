@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "args.h"
+#include "cli/masked.h"
 #include "io/checkpoint.h"
 #include "io/trace_export.h"
 #include "commands.h"
@@ -127,6 +128,7 @@ static int cmd_trace(int argc, char** argv) {
     return 1;
   }
   std::cout << "wrote " << f.tensors.size() << " tensors to " << a.str("--out") << "\n";
+  if (!l->model.config.has_decoder()) print_masked_predictions(l->model, l->input.src_ids, t.encoder.logits);
   return 0;
 }
 
@@ -153,21 +155,27 @@ static int cmd_walk(int argc, char** argv) {
               c.n_decoder_layers, to_string(c.positional), static_cast<long long>(count_params(model->weights, c)));
   if (c.has_encoder()) print_tokens("source", c.src_vocab, in.src_ids);
   else print_tokens("prompt", c.tgt_vocab, in.tgt_ids);
-  std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n", to_string(ds.strategy));
-  for (auto& st : session->steps()) {
-    std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(), st->chosen_prob);
-    for (size_t k = 1; k < std::min<size_t>(st->top.size(), 3); ++k)
-      std::printf(" %s %.3f", c.tgt_vocab.token(st->top[k].id).c_str(), st->top[k].prob);
-    std::printf("   cache %lld B\n", static_cast<long long>(st->cache_bytes));
+  if (!c.has_decoder()) {
+    std::printf("\n[masked-LM head] an encoder-only model does not decode: it predicts every position at once\n");
+    print_masked_predictions(*model, in.src_ids, session->encoder()->trace.logits);
+  } else {
+    std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n", to_string(ds.strategy));
+    for (auto& st : session->steps()) {
+      std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(), st->chosen_prob);
+      for (size_t k = 1; k < std::min<size_t>(st->top.size(), 3); ++k)
+        std::printf(" %s %.3f", c.tgt_vocab.token(st->top[k].id).c_str(), st->top[k].prob);
+      std::printf("   cache %lld B\n", static_cast<long long>(st->cache_bytes));
+    }
+    std::printf("  output: %s\n", session->text().c_str());
   }
-  std::printf("  output: %s\n", session->text().c_str());
 
   // 2. The whole run again, teacher-forced on the output, to draw full attention maps (the same
   //    numbers as the cached steps, within 1e-5: tests/session_test.cpp checks it).
   std::vector<int> out_ids = session->tokens();
   if (!out_ids.empty() && out_ids.back() == c.tgt_vocab.eos()) out_ids.pop_back();
   PreparedInput full = in;
-  if (c.has_encoder()) full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
+  if (!c.has_decoder()) full.tgt_ids.clear();
+  else if (c.has_encoder()) full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
   else full.tgt_ids.insert(full.tgt_ids.end(), out_ids.begin(), out_ids.end());
   if (!check_ids(*model, full.tgt_ids, false)) full.tgt_ids = in.tgt_ids;
   Trace t = run_forward(*model, full);
@@ -176,7 +184,9 @@ static int cmd_walk(int argc, char** argv) {
   if (c.has_encoder()) {
     src_names = names(c.src_vocab, in.src_ids);
     const int n = static_cast<int>(in.src_ids.size());
-    std::printf("\n[encoder] x = E[id]·√%d + p_t → (%d, %d); per layer %s\n", d, n, d,
+    const std::string embed = c.scale_embeddings ? "E[id]·√" + std::to_string(d) : std::string("E[id]");
+    std::printf("\n[encoder] x = %s + p_t%s → (%d, %d); per layer %s\n", embed.c_str(),
+                c.n_token_types > 0 ? " + T[segment]" : "", n, d,
                 c.norm == NormPlacement::Post ? "x = LN(x + Attn(x)), x = LN(x + FFN(x))"
                                               : "x = x + Attn(LN(x)), x = x + FFN(LN(x)); final LN");
     for (int i = 0; i < c.n_encoder_layers; ++i) {
@@ -185,6 +195,7 @@ static int cmd_walk(int argc, char** argv) {
       std::printf("  residual stream after layer %d: mean ‖x‖ = %.2f\n\n", i, L.ffn_block.output.rowwise().norm().mean());
     }
   }
+  if (!c.has_decoder()) return 0;
   const int m = static_cast<int>(full.tgt_ids.size());
   std::printf("[decoder] input <s>%s + output (%d tokens); masked self-attention sees only earlier tokens\n",
               c.has_encoder() ? "" : " + prompt", m);

@@ -284,8 +284,8 @@ void App::frame() {
 
   if (initial_view_ && snap_->ok() && worker_->idle()) {
     const Config& c = snap_->model->config;
-    ui_.kind = c.has_encoder() ? AttnKind::Cross : AttnKind::DecoderSelf;
-    ui_.layer = c.n_decoder_layers - 1;
+    ui_.kind = attention_kinds(c).back();  // cross-attention when there is one
+    ui_.layer = kind_layers(c, ui_.kind) - 1;
     initial_view_ = false;
   }
   if (snap_->model_name != titled_) {  // the window title names the model

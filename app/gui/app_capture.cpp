@@ -64,6 +64,15 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     j += ",\n  \"stage\": \"" + esc(snap_->stage.title) + "\"";
     j += ",\n  \"finished\": " + std::string(snap_->session->finished() ? "true" : "false");
     j += ",\n  \"output\": \"" + esc(snap_->session->text()) + "\"";
+    // Encoder-only with an MLM head: the top-1 at each [MASK] ("position:token:probability").
+    std::string masked;
+    for (const MaskedPrediction& p : snap_->masked) {
+      char prob[32];
+      std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(p.top.empty() ? 0.0f : p.top[0].prob));
+      masked += (masked.empty() ? "\"" : ", \"") + std::to_string(p.position) + ":" +
+                esc(p.top.empty() ? "" : snap_->model->config.src_vocab.token(p.top[0].id)) + ":" + prob + "\"";
+    }
+    j += ",\n  \"masked\": [" + masked + "]";
   }
   j += ",\n  \"model\": \"" + esc(snap_ ? snap_->model_name : "") + "\"";
   j += ",\n  \"status\": \"" + esc(status_text_) + "\"";  // what the status bar shows

@@ -1,5 +1,7 @@
 // app_keyboard.cpp — the explorer's keys (docs/explorer.md, "Keyboard"), play/pause, and the
 // shared attention selection following the stepper.
+#include <algorithm>
+
 #include "app.h"
 
 #include <GLFW/glfw3.h>
@@ -14,8 +16,9 @@ namespace sf::gui {
 void App::follow_stage() {
   if (!snap_->ok()) return;
   const Config& c = snap_->model->config;
-  if (ui_.kind == AttnKind::EncoderSelf && !c.has_encoder()) ui_.kind = AttnKind::DecoderSelf;
-  if (ui_.kind == AttnKind::Cross && !c.has_encoder()) ui_.kind = AttnKind::DecoderSelf;
+  if (!has_kind(c, ui_.kind)) ui_.kind = attention_kinds(c).front();
+  ui_.layer = std::min(ui_.layer, kind_layers(c, ui_.kind) - 1);
+  ui_.head = std::min(ui_.head, kind_heads(c, ui_.kind) - 1);
   if (snap_->generation == followed_gen_) return;
   followed_gen_ = snap_->generation;
   if (!ui_.follow_stage || snap_->cursor == followed_cursor_) return;

@@ -272,11 +272,13 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     }
     if (snap->model) {
       const Config& c = snap->model->config;
-      const int layers = ui.kind == AttnKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers;
-      if (ui.kind != AttnKind::DecoderSelf && !c.has_encoder())
-        return error = "attention: a decoder-only model has no " + std::string(to_string(ui.kind)), false;
+      const int layers = kind_layers(c, ui.kind), heads = kind_heads(c, ui.kind);
+      if (!has_kind(c, ui.kind))
+        return error = std::string("attention: ") + (c.has_decoder() ? "a decoder-only" : "an encoder-only") + " model has no " +
+                       to_string(ui.kind),
+               false;
       if (ui.layer >= layers) return error = "attention: layer " + std::to_string(ui.layer) + " does not exist (the model has " + std::to_string(layers) + ")", false;
-      if (ui.head >= c.n_heads) return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " + std::to_string(c.n_heads) + ")", false;
+      if (ui.head >= heads) return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " + std::to_string(heads) + ")", false;
     }
     return true;
   }
@@ -364,6 +366,8 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   if (cmd == "leak") {
     bool on;
     if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = "leak: expected on or off", false;
+    if (on && snap && snap->model && !snap->model->config.has_decoder())
+      return error = "leak: an encoder-only model has no causal mask to remove", false;
     ui.leak_demo = on;
     if (on) app.show_panel(app.find_panel("masks"));
     return true;

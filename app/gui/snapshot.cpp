@@ -39,6 +39,23 @@ const char* attn_name(AttnKind k, int which) {
 const char* to_string(AttnKind k) { return attn_name(k, 0); }
 const char* short_name(AttnKind k) { return attn_name(k, 1); }
 
+std::vector<AttnKind> attention_kinds(const Config& c) {
+  std::vector<AttnKind> out;
+  if (c.has_encoder()) out.push_back(AttnKind::EncoderSelf);
+  if (c.has_decoder()) out.push_back(AttnKind::DecoderSelf);
+  if (c.has_cross_attention()) out.push_back(AttnKind::Cross);
+  return out;
+}
+
+bool has_kind(const Config& c, AttnKind k) {
+  const std::vector<AttnKind> all = attention_kinds(c);
+  return std::find(all.begin(), all.end(), k) != all.end();
+}
+
+int kind_layers(const Config& c, AttnKind k) { return k == AttnKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers; }
+
+int kind_heads(const Config& c, AttnKind k) { return k == AttnKind::EncoderSelf ? c.encoder_heads() : c.n_heads; }
+
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -211,6 +228,7 @@ void build_views(Snapshot& s) {
   s.stage = se.current();
   s.kv = se.cache();
   s.cost = se.cost();
+  s.masked = se.masked_predictions(10);
 
   StageIndex idx;
   for (const Stage& st : s.stages)
@@ -309,7 +327,23 @@ std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedI
       logits.row(logits.rows() - 1).maxCoeff(&best);
       return c.tgt_vocab.token(static_cast<int>(best));
     };
-    if (c.has_encoder()) {
+    if (!c.has_decoder()) {
+      // Encoder-only: no output token to generate; with an MLM head, the top prediction at the
+      // first [MASK] (position 0 without one), which the reversal moves to n − 1 − p.
+      a = encode(m, ids, 1, nullptr, opt);
+      b = encode(m, rev, 1, nullptr, opt);
+      if (c.mlm_head) {
+        const auto at = std::find(ids.begin(), ids.end(), mask_token(c.src_vocab));
+        const int p = at == ids.end() ? 0 : static_cast<int>(at - ids.begin());
+        const auto top1 = [&](const Mat& x, int row) {
+          Eigen::Index best;
+          mlm_logits(m, x.row(row), nullptr).row(0).maxCoeff(&best);
+          return c.src_vocab.token(static_cast<int>(best));
+        };
+        next_a = top1(a, p);
+        next_b = top1(b, n - 1 - p);
+      }
+    } else if (c.has_encoder()) {
       a = encode(m, ids, 1, nullptr, opt);
       b = encode(m, rev, 1, nullptr, opt);
       next_a = greedy_first(&a, ids);

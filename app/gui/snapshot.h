@@ -21,6 +21,11 @@ enum class AttnKind { EncoderSelf = 0, DecoderSelf = 1, Cross = 2 };
 constexpr int kAttnKinds = 3;
 const char* to_string(AttnKind k);
 const char* short_name(AttnKind k);
+// The attention kinds a model has (encoder self, decoder self, cross), in that order.
+std::vector<AttnKind> attention_kinds(const Config& c);
+bool has_kind(const Config& c, AttnKind k);
+int kind_layers(const Config& c, AttnKind k);  // layers of that kind
+int kind_heads(const Config& c, AttnKind k);   // heads of that kind (Marian's stacks may differ)
 
 // One attention sublayer (all heads) as the panels show it: an AttentionTrace with B = 1 whose rows
 // are the queries decoded so far. Cells whose key did not exist yet when the query ran (a cached
@@ -96,6 +101,9 @@ struct Snapshot {
   std::vector<BlockStats> blocks;      // residual / LN per block, as of the cursor
   KvCacheView kv;                      // as of the cursor
   CostReport cost;
+  // Encoder-only models with an MLM head: the top 10 at every [MASK] (computed with the encoder;
+  // the Output panel shows them once the cursor is on the head's stage).
+  std::vector<MaskedPrediction> masked;
 
   std::shared_ptr<const OrderDemo> order_demo;
   std::shared_ptr<const LeakDemo> leak_demo;

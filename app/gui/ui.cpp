@@ -11,10 +11,10 @@ bool Panel::ready(const Snapshot& s) const {
     return false;
   }
   if (info_.needs == Needs::Decoder && !s.model->config.has_decoder()) {
-    ImGui::TextWrapped("%s is an encoder-only model (%s): it has no decoder, so there is nothing for the %s panel "
+    ImGui::TextWrapped("%s is an encoder-only model: it has no decoder, so there is nothing for the %s panel "
                        "to show. Its encoder is in the Attention, Q/K/V, Positional encoding, Masks and Residual panels; "
                        "the Output panel shows its masked-token predictions.",
-                       s.model_name.c_str(), to_string(s.model->config.arch), info_.title);
+                       s.model_name.c_str(), info_.title);
     return false;
   }
   return true;

@@ -127,7 +127,7 @@ void Engine::refresh_demos(bool force) {
   }
   if (want_order_demo && (force || !order_demo)) order_demo = make_order_demo(*model, session->input());
   if (!want_order_demo) order_demo.reset();
-  if (want_leak_demo) {
+  if (want_leak_demo && model->config.has_decoder()) {  // an encoder-only model has no causal mask
     // Teacher forcing on the target if there is one, else on what has been decoded so far.
     const Config& c = model->config;
     std::vector<int> ids = session->input().tgt_ids;

@@ -72,7 +72,13 @@ void add_ffn(TensorFile& f, const std::string& p, const FeedForwardTrace& t, int
 }
 
 void add_embed(TensorFile& f, const std::string& p, const EmbeddingTrace& e, int batch) {
-  add_rows(f, p, {{".scaled", &e.scaled}, {".pe", &e.pe}, {".sum", &e.sum}}, batch);
+  add_rows(f, p, {{".scaled", &e.scaled}, {".pe", &e.pe}}, batch);
+  if (e.types.size() > 0) add_rows(f, p, {{".types", &e.types}}, batch);  // BERT's segment rows
+  if (e.pre_norm.size() > 0) {  // BERT: the sum before the embedding LayerNorm
+    add_rows(f, p, {{".pre_norm", &e.pre_norm}}, batch);
+    add_norm(f, p + ".norm", e.norm, batch);
+  }
+  add_rows(f, p, {{".sum", &e.sum}}, batch);
 }
 
 std::vector<int> first_ids(const std::vector<int>& ids, int batch) {
@@ -128,9 +134,11 @@ void append_encoder_tensors(const Model& m, const EncoderTrace& e, TensorFile& f
   }
   add_norm(f, prefix + "encoder.norm", e.final_norm, B);
   add_rows(f, prefix, {{"encoder.output", &e.output}}, B);
+  if (e.logits.size() == 0) return;  // no masked-LM head
+  add_rows(f, prefix + "mlm", {{".hidden_pre", &e.mlm_hidden_pre}, {".hidden", &e.mlm_hidden}}, B);
+  add_norm(f, prefix + "mlm.norm", e.mlm_norm, B);
   // An encoder-only model's masked-LM predictions take the names a decoder's would.
-  if (e.logits.size())
-    add_rows(f, prefix, {{"logits", &e.logits}, {"log_probs", &e.log_probs}, {"probs", &e.probs}}, B);
+  add_rows(f, prefix, {{"logits", &e.logits}, {"log_probs", &e.log_probs}, {"probs", &e.probs}}, B);
 }
 
 void append_trace_tensors(const Model& m, const Trace& t, TensorFile& f, const std::string& prefix) {

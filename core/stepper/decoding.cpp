@@ -88,6 +88,17 @@ std::vector<Alternative> top_alternatives(const RowVec& logits, int n) {
   return out;
 }
 
+std::vector<MaskedPrediction> masked_predictions(const std::vector<int>& ids, const Mat& logits, int mask, int k,
+                                                 int also) {
+  std::vector<MaskedPrediction> out;
+  for (int i = 0; i < static_cast<int>(ids.size()) && i < logits.rows(); ++i) {
+    const int id = ids[static_cast<size_t>(i)];
+    if (id != mask && i != also) continue;
+    out.push_back({i, id, id == mask, top_alternatives(logits.row(i), k)});
+  }
+  return out;
+}
+
 int argmax(const RowVec& logits) {
   int best = 0;
   for (int i = 1; i < logits.size(); ++i)

@@ -65,6 +65,18 @@ std::vector<Alternative> top_alternatives(const RowVec& logits, int n);
 // Index of the largest logit (lowest id on a tie).
 int argmax(const RowVec& logits);
 
+// Encoder-only models with a masked-LM head (BERT): what the head predicts at one position.
+struct MaskedPrediction {
+  int position = 0;              // row of the input
+  int input_id = 0;              // the token fed there
+  bool masked = false;           // that token is the mask token (`mask`)
+  std::vector<Alternative> top;  // the k most likely tokens, most likely first (softmax of the row)
+};
+// The top-k predictions of MLM logits (n, V) for the input ids (n) at every position holding
+// `mask` and at `also` (−1: none), in position order.
+std::vector<MaskedPrediction> masked_predictions(const std::vector<int>& ids, const Mat& logits, int mask, int k,
+                                                 int also = -1);
+
 // What a sampling choice saw: how the distribution was narrowed and the random draw.
 struct SampleInfo {
   int kept = 0;          // tokens left after top-k and top-p

@@ -23,6 +23,12 @@ Result<PreparedInput> prepare_input(const Model& m, const std::string& src_text,
     warn_unknown(in.src, "source", in.warnings);
     in.src_ids = in.src.ids;
     if (auto ok = check_ids(m, in.src_ids, true); !ok) return Error{ok.error()};
+    if (!c.has_decoder()) {
+      // Encoder-only (BERT): the input is all there is; its predictions are per position.
+      if (tgt_text.find_first_not_of(" \t\r\n") != std::string::npos)
+        return Error{"target: an encoder-only model has no decoder, so expected no target, found '" + tgt_text + "'"};
+      return in;
+    }
     in.tgt = c.tgt_vocab.tokenize(tgt_text);
     warn_unknown(in.tgt, "target", in.warnings);
     in.tgt_ids = with_bos(c.tgt_vocab, in.tgt.ids);
@@ -40,7 +46,13 @@ Result<PreparedInput> prepare_input(const Model& m, const std::string& src_text,
 }
 
 std::vector<int> decoder_prefix(const Model& m, const PreparedInput& in) {
+  if (!m.config.has_decoder()) return {};
   return with_bos(m.config.tgt_vocab, m.config.has_encoder() ? std::vector<int>{} : in.src.ids);
+}
+
+int mask_token(const Vocab& v) {
+  const int bert = v.id("[MASK]");
+  return bert >= 0 ? bert : v.id("<mask>");
 }
 
 Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt) {
@@ -51,7 +63,7 @@ Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt
     memory = encode(m, in.src_ids, 1, &t.encoder, opt);
     enc = {&memory, &in.src_ids};
   }
-  decode(m, in.tgt_ids, 1, enc, nullptr, &t.decoder, opt);
+  if (m.config.has_decoder()) decode(m, in.tgt_ids, 1, enc, nullptr, &t.decoder, opt);
   return t;
 }
 

@@ -89,6 +89,10 @@ Result<Session> Session::create(std::shared_ptr<const Model> model, const std::s
   s.input_ = std::move(*in);
   s.settings_ = settings;
   s.use_cache_ = use_cache;
+  if (!s.model_->config.has_decoder()) {  // encoder-only: nothing to decode, no limits to check
+    if (auto ok = s.restart(); !ok) return Error{ok.error()};
+    return s;
+  }
   const int prefix = static_cast<int>(decoder_prefix(*s.model_, s.input_).size());
   DecodeSettings unlimited = settings;
   unlimited.max_len = 0;
@@ -114,6 +118,11 @@ Result<bool> Session::restart() {
     encoder_ = std::move(rec);
   }
   live_ = std::make_shared<Live>();
+  if (!m.config.has_decoder()) {
+    live_->finished = true;
+    live_->finish_reason = "encoder-only model: no decoder";
+    return true;
+  }
   live_->rng.reseed(settings_.seed);
   live_->hyps.resize(1);
   start_hypothesis(m, decoder_prefix(m, input_), use_cache_, live_->hyps[0]);
@@ -242,5 +251,10 @@ bool Session::compute_next_step() {
 bool Session::finished() const { return live_->finished; }
 
 const std::string& Session::finish_reason() const { return live_->finish_reason; }
+
+std::vector<MaskedPrediction> Session::masked_predictions(int k, int also) const {
+  if (!encoder_ || encoder_->trace.logits.size() == 0) return {};
+  return sf::masked_predictions(encoder_->src_ids, encoder_->trace.logits, mask_token(model_->config.src_vocab), k, also);
+}
 
 }  // namespace sf

@@ -2,7 +2,8 @@
 // encoder recording, the KV cache, the tokens decoded so far and the history of every step.
 //
 // The unit of computation is one decoder step (all layers for the fed token(s), then the choice);
-// the unit of movement is a stage (stage.h). Entering the first stage of a step that has not been
+// the unit of movement is a stage (stage.h). An encoder-only model (BERT) has no decoder steps:
+// its stages are the encoder's, ending with the masked-LM head, all computed at creation. Entering the first stage of a step that has not been
 // computed runs that step once, recording everything, and keeps it in the history; every other
 // movement only moves the cursor. So stepping back then forward shows the very same numbers
 // (bit for bit), and the views "as of a stage" (tokens, KV cache) are derived from the cursor:
@@ -149,6 +150,10 @@ class Session {
 
   // Encoder recording (null for decoder-only models).
   std::shared_ptr<const EncoderRecord> encoder() const { return encoder_; }
+  // Encoder-only models with an MLM head: the top-k predictions at every mask-token position and
+  // at `also` (−1: none), in position order. Empty without an MLM head. They are computed with the
+  // encoder; a viewer shows them once the cursor reaches the head's stage (the last one).
+  std::vector<MaskedPrediction> masked_predictions(int k, int also = -1) const;
   const std::vector<std::shared_ptr<const StepRecord>>& steps() const { return steps_; }
   int current_step() const;                // decoder step of the cursor; -1 on the encoder side
   std::shared_ptr<const StepRecord> current_record() const;  // null on the encoder side

@@ -14,7 +14,8 @@ int Session::stage_count() const { return step_first_stage(static_cast<int>(step
 
 bool Session::forward() {
   if (cursor_ + 1 >= stage_count() && !compute_next_step()) {
-    message_ = "already at the last stage: decoding finished (" + finish_reason() + ")";
+    message_ = model_->config.has_decoder() ? "already at the last stage: decoding finished (" + finish_reason() + ")"
+                                            : "already at the last stage: an encoder-only model has no decoder to step into";
     return false;
   }
   ++cursor_;
@@ -37,7 +38,8 @@ bool Session::next_token() {
   const int choose_here = s >= 0 ? step_first_stage(s + 1) - 1 : -1;
   const int target_step = cursor_ < choose_here ? s : s + 1;
   if (target_step >= static_cast<int>(steps_.size()) && !compute_next_step()) {
-    message_ = "no next token: decoding finished (" + finish_reason() + ")";
+    message_ = model_->config.has_decoder() ? "no next token: decoding finished (" + finish_reason() + ")"
+                                            : "no next token: an encoder-only model does not decode (its predictions are per position)";
     return false;
   }
   // One step at a time: the next token is at most one step away.
@@ -139,7 +141,7 @@ void Session::set_use_cache(bool on) {
 
 int Session::current_step() const {
   const int E = encoder_stage_count(model_->config);
-  return cursor_ < E ? -1 : (cursor_ - E) / decoder_stage_count(model_->config);
+  return cursor_ < E || !model_->config.has_decoder() ? -1 : (cursor_ - E) / decoder_stage_count(model_->config);
 }
 
 std::shared_ptr<const StepRecord> Session::current_record() const {

@@ -222,7 +222,8 @@ std::optional<Tensor> Session::tensor(const std::string& name) const {
     const size_t step = std::stoul(num);
     if (step >= steps_.size()) return std::nullopt;
     append_decoder_tensors(m, *whole_trace(static_cast<int>(step)), f, "steps." + num + ".");
-  } else if (encoder_ && (name.rfind("encoder.", 0) == 0 || name == "src_ids")) {
+  } else if (encoder_ && (name.rfind("encoder.", 0) == 0 || name.rfind("mlm.", 0) == 0 || name == "src_ids" ||
+                          (!m.config.has_decoder() && (name == "logits" || name == "log_probs" || name == "probs")))) {
     append_encoder_tensors(m, encoder_->trace, f, "");
   }
   if (const Tensor* t = f.find(name)) return *t;

@@ -133,7 +133,7 @@ void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
   const bool pre = c.norm == NormPlacement::Pre;
   const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
   const std::string mod = block_module(k.block), blk = block_trace(k.block);
-  const int64_t d = x.d(), h = c.n_heads, dk = c.d_k();
+  const int64_t d = x.d(), h = x.side == Side::Encoder ? c.encoder_heads() : c.n_heads, dk = d / h;
   const int64_t nk = cross ? x.n_src : x.n_k;
   const std::vector<int64_t> nd{x.rows, d}, kd{nk, d}, map{h, x.rows, nk};
   const std::string in = pre ? "x̂" : "x";
@@ -167,10 +167,10 @@ void describe_ffn(const Ctx& x, const StageKey& k, Stage& s) {
   const Config& c = x.c;
   const bool pre = c.norm == NormPlacement::Pre;
   const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
-  const int64_t d = x.d(), dff = c.d_ff;
+  const int64_t d = x.d(), dff = x.side == Side::Encoder ? c.encoder_d_ff() : c.d_ff;
   const std::vector<int64_t> nd{x.rows, d}, nf{x.rows, dff};
   const std::string in = pre ? "x̂" : "x";
-  const char* act = c.activation == Activation::Relu ? "ReLU" : "GELU";
+  const char* act = c.activation == Activation::Relu ? "ReLU" : c.activation == Activation::Swish ? "swish" : "GELU";
   s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · feed-forward";
   s.formula = std::string("FFN(") + in + ") = " + act + "(" + in + " W_1ᵀ + b_1) W_2ᵀ + b_2: " + shape_str(nd) + " → " +
               shape_str(nf) + " → " + shape_str(nd);
@@ -215,12 +215,15 @@ std::vector<StageKey> encoder_layout(const Config& c) {
     add_block(out, c.norm, StageKind::FeedForward, Block::FeedForward, l);
   }
   if (c.norm == NormPlacement::Pre) out.push_back({StageKind::FinalNorm, Block::None, -1});
-  out.push_back({StageKind::Memory, Block::None, -1});
+  // An encoder-only model ends with its hidden states (Memory, read by nobody) or, with a masked-LM
+  // head, with the per-position predictions (Logits on the encoder side).
+  out.push_back({c.arch == Arch::EncoderOnly && c.mlm_head ? StageKind::Logits : StageKind::Memory, Block::None, -1});
   return out;
 }
 
 std::vector<StageKey> decoder_layout(const Config& c) {
   std::vector<StageKey> out;
+  if (!c.has_decoder()) return out;
   out.push_back({StageKind::Embed, Block::None, -1});
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     add_block(out, c.norm, StageKind::SelfAttention, Block::SelfAttention, l);
@@ -249,27 +252,57 @@ Stage describe_encoder_stage(const Config& c, int i, int n_src) {
   const Ctx x{c, Side::Encoder, "encoder", "", "encoder", n, n, n};
   const std::string embed_name = c.share_embeddings ? "tgt_embed.weight" : "src_embed.weight";
   switch (k.kind) {
-    case StageKind::Embed:
-      s.title = "encoder · embed the source";
-      s.formula = "X = E[ids] · √" + std::to_string(d) + ": " + std::to_string(n) + " ids → " + shape_str(nd);
+    case StageKind::Embed: {
+      const std::string scale = c.scale_embeddings ? " · √" + std::to_string(d) : "";
+      s.title = std::string("encoder · embed the ") + (c.has_decoder() ? "source" : "input");
+      s.formula = "X = E[ids]" + scale + ": " + std::to_string(n) + " ids → " + shape_str(nd);
       s.reads = {{"ids", "src_ids", {n}}, {"E", embed_name, {c.src_vocab.size(), d}}};
-      s.writes = {{"E[ids]·√d", "encoder.embed.scaled", nd}};
+      s.writes = {{c.scale_embeddings ? "E[ids]·√d" : "E[ids]", "encoder.embed.scaled", nd}};
       break;
-    case StageKind::Positional:
-      s.title = "encoder · add positional encoding";
-      s.formula = std::string("X = X + P[0:") + std::to_string(n) + "] (" +
-                  (c.positional == Positional::Learned ? "learned" : "sinusoidal") + "): " + shape_str(nd) + " + " +
-                  shape_str(nd) + " → " + shape_str(nd);
-      s.reads = {{"E[ids]·√d", "encoder.embed.scaled", nd}};
+    }
+    case StageKind::Positional: {
+      // BERT adds its token-type (segment) rows here too, then normalises the sum.
+      const bool types = c.n_token_types > 0;
+      s.title = std::string("encoder · add positional encoding") + (types ? " and token types" : "") +
+                (c.embed_norm ? ", LayerNorm" : "");
+      std::string sum = std::string("X + P[0:") + std::to_string(n) + "] (" +
+                        (c.positional == Positional::Learned ? "learned" : "sinusoidal") + ")" +
+                        (types ? " + T[segment]" : "");
+      s.formula = "X = " + (c.embed_norm ? "LN(" + sum + ")" : sum) + ": " + shape_str(nd) + " + " + shape_str(nd) +
+                  " → " + shape_str(nd);
+      s.reads = {{c.scale_embeddings ? "E[ids]·√d" : "E[ids]", "encoder.embed.scaled", nd}};
       if (c.positional == Positional::Learned) s.reads.push_back({"P", "pos_embed.weight", {c.max_len, d}});
-      s.writes = {{"P", "encoder.embed.pe", nd}, {"X", "encoder.embed.sum", nd}};
+      if (types) s.reads.push_back({"T", "type_embed.weight", {c.n_token_types, d}});
+      s.writes = {{"P", "encoder.embed.pe", nd}};
+      if (types) s.writes.push_back({"T[segment]", "encoder.embed.types", nd});
+      s.writes.push_back({"X", "encoder.embed.sum", nd});
       break;
-    case StageKind::Memory:
-      s.title = "encoder · memory ready";
-      s.formula = "memory " + shape_str(nd) + ": every decoder layer's cross-attention reads its K and V from it";
-      s.reads = {{"x", c.norm == NormPlacement::Pre ? "encoder.norm.out" : "encoder.layers." + std::to_string(c.n_encoder_layers - 1) + ".ffn_block.output", nd}};
-      s.writes = {{"memory", "encoder.output", nd}};
+    }
+    case StageKind::Memory: {
+      const std::string last = c.norm == NormPlacement::Pre ? "encoder.norm.out"
+                                                            : "encoder.layers." + std::to_string(c.n_encoder_layers - 1) + ".ffn_block.output";
+      s.reads = {{"x", last, nd}};
+      if (c.has_decoder()) {
+        s.title = "encoder · memory ready";
+        s.formula = "memory " + shape_str(nd) + ": every decoder layer's cross-attention reads its K and V from it";
+        s.writes = {{"memory", "encoder.output", nd}};
+      } else {
+        s.title = "encoder · output: one contextual vector per token";
+        s.formula = "H " + shape_str(nd) + " (encoder-only model without a masked-LM head: no decoder and no predictions)";
+        s.writes = {{"H", "encoder.output", nd}};
+      }
       break;
+    }
+    case StageKind::Logits: {  // encoder-only: BERT's masked-LM head (encoder.h: mlm_logits)
+      const int64_t V = c.src_vocab.size();
+      s.title = "encoder · masked-LM head: a distribution over the vocabulary at every position";
+      s.formula = "logits = LN(act(H W_tᵀ + b_t)) Eᵀ + b: " + shape_str(nd) + " → " + shape_str(nd) + " → " +
+                  shape_str({n, V}) + "; p = softmax per row (the [MASK] rows are the predictions)";
+      s.reads = {{"H", "encoder.output", nd}, {"W_t", "mlm.dense.weight", {d, d}}, {"E", embed_name, {V, d}}};
+      s.writes = {{"H W_tᵀ + b_t", "mlm.hidden_pre", nd}, {"LN(…)", "mlm.hidden", nd},
+                  {"logits", "mlm.logits", {n, V}}, {"p", "mlm.probs", {n, V}}};
+      break;
+    }
     default:
       describe_layer_stage(x, k, s);
   }

@@ -125,6 +125,52 @@ quit
         check_heatmap(t, img, lay, "pe", "pe")
 
 
+def case_encoder_only(t):
+    """An encoder-only (BERT-style) model: the encoder's stages end with the masked-LM head; the
+    prediction at [MASK] is the one `stepformer decode` prints; decoder panels say why they are
+    empty; decoder-only commands are refused by name."""
+    s = f"""model {t.enconly}
+input the cat [MASK] on a mat <pad>
+expect stage encoder · embed
+step 3
+attention layer=0 head=1
+screenshot {t.path('enc-attn.png')}
+end
+panel output
+panel masks
+screenshot {t.path('enc-end.png')}
+panels default
+panel kv
+screenshot {t.path('enc-kv.png')}
+attention kind=cross
+expect-error
+leak on
+expect-error
+quit
+"""
+    p = t.run([], s)
+    t.check(p.returncode == 0, f"encoder-only script ran without errors (exit {p.returncode})")
+    a, la = t.shot("enc-attn")
+    e, le = t.shot("enc-end")
+    k, lk = t.shot("enc-kv")
+    if not (a and e and k):
+        return
+    check_heatmap(t, a, la, "attention", "enc-attn")
+    check_heatmap(t, e, le, "masks", "enc-end")
+    t.check(le["cursor"] == le["stages"] - 1 and "masked-LM head" in le["stage"],
+            f"end: the last stage is the masked-LM head (found {le['cursor']}/{le['stages']}: {le['stage']})")
+    t.check(le.get("finished") is True and le.get("output") == "", "nothing is decoded")
+    # The same prediction from the command line.
+    cli = subprocess.run([t.exe, "decode", "--model", t.enconly, "--src", "the cat [MASK] on a mat <pad>"],
+                         capture_output=True, text=True, timeout=60)
+    line = next((l for l in cli.stdout.splitlines() if l.strip().startswith("position 2 ")), "")
+    parts = line.split("→")[1].split("|")[0].split() if "→" in line else []
+    want = f"2:{parts[0]}:{parts[1]}" if len(parts) == 2 else "?"
+    t.check(le.get("masked") == [want], f"the explorer's [MASK] prediction {le.get('masked')} is the CLI's ['{want}']")
+    t.check("kv" in lk["panels"], "the KV cache panel opens (its text says the model has no decoder)")
+    t.check("error" not in le["status"].lower(), f"no error in the status bar (found '{le['status']}')")
+
+
 def case_default_view(t):
     """`stepformer --screenshot out.png` alone: the default view, then exit 0."""
     out = t.path("default.png")
@@ -274,9 +320,10 @@ CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
 def models(t, args):
-    """The two models the gui.models test writes into the output folder."""
+    """The models the gui.models test writes into the output folder."""
     t.model = os.path.join(t.out, "gui-model.safetensors")
     t.deconly = os.path.join(t.out, "gui-deconly.safetensors")
+    t.enconly = os.path.join(t.out, "gui-enconly.safetensors")
 
 
 if __name__ == "__main__":

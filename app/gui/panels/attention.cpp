@@ -70,19 +70,16 @@ class AttentionPanel : public Panel {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the stepper is on");
 
     // Kind, layer, head.
-    std::vector<AttnKind> kinds;
-    if (m.has_encoder()) kinds.push_back(AttnKind::EncoderSelf);
-    kinds.push_back(AttnKind::DecoderSelf);
-    if (m.has_encoder()) kinds.push_back(AttnKind::Cross);
+    const std::vector<AttnKind> kinds = attention_kinds(m);
     ImGui::SetNextItemWidth(fs * 13);
     if (ImGui::BeginCombo("##kind", to_string(ui.kind))) {
       for (AttnKind k : kinds)
         if (ImGui::Selectable(to_string(k), k == ui.kind)) ui.kind = k, ui.follow_stage = false;
       ImGui::EndCombo();
     }
-    const int layers = ui.kind == AttnKind::EncoderSelf ? m.n_encoder_layers : m.n_decoder_layers;
+    const int layers = kind_layers(m, ui.kind);
     ui.layer = std::clamp(ui.layer, 0, std::max(0, layers - 1));
-    ui.head = std::clamp(ui.head, 0, m.n_heads - 1);
+    ui.head = std::clamp(ui.head, 0, kind_heads(m, ui.kind) - 1);
     if (ui.attn_mode != AttnMode::Model) {
       ImGui::SameLine();
       ImGui::SetNextItemWidth(fs * 6);
@@ -90,7 +87,7 @@ class AttentionPanel : public Panel {
       if (ui.attn_mode == AttnMode::Heatmap || !ui.head_view_all) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(fs * 6);
-        ImGui::SliderInt("head", &ui.head, 0, m.n_heads - 1);
+        ImGui::SliderInt("head", &ui.head, 0, kind_heads(m, ui.kind) - 1);
       }
     }
     if (ui.attn_mode == AttnMode::Heatmap) {
@@ -235,8 +232,8 @@ class AttentionPanel : public Panel {
   void draw_model_view(Ctx& c) {
     UiState& ui = c.ui;
     const Config& m = c.snap.model->config;
-    const int layers = ui.kind == AttnKind::EncoderSelf ? m.n_encoder_layers : m.n_decoder_layers;
-    const int H = m.n_heads;
+    const int layers = kind_layers(m, ui.kind);
+    const int H = kind_heads(m, ui.kind);
     auto& thumbs = thumbs_[static_cast<int>(ui.kind)];
     if (static_cast<int>(thumbs.size()) != layers * H) {
       thumbs.clear();
@@ -314,7 +311,7 @@ class AttentionPanel : public Panel {
     const AttnView* v = selected(c);
     if (!v) return not_yet(c);
     const Config& m = c.snap.model->config;
-    const int H = m.n_heads;
+    const int H = kind_heads(m, ui.kind);
     if (static_cast<int>(head_on_.size()) != H) head_on_.assign(static_cast<size_t>(H), true);
     // Head toggles as coloured squares.
     const float fs = ImGui::GetFontSize();

@@ -29,9 +29,12 @@ class MasksPanel : public Panel {
     const AttnView* v = selected_attention(c);
     ImGui::SameLine();
     ImGui::TextDisabled("(choose in the Attention panel)");
-    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-    ImGui::Checkbox("remove the causal mask (leak demo)", &c.ui.leak_demo);
-    if (c.ui.leak_demo) {
+    const bool decoder = c.snap.model->config.has_decoder();  // encoder-only: no causal mask to remove
+    if (decoder) {
+      ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+      ImGui::Checkbox("remove the causal mask (leak demo)", &c.ui.leak_demo);
+    }
+    if (c.ui.leak_demo && decoder) {
       draw_leak(c);
       return;
     }

@@ -119,14 +119,19 @@ class ModelPanel : public Panel {
     const Config& m = c.snap.model->config;
     if (ImGui::BeginTable("config", 2, ImGuiTableFlags_SizingStretchProp)) {
       table_row("architecture", to_string(m.arch));
-      table_row("layers", m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
-                                    : std::to_string(m.n_decoder_layers) + " decoder");
-      table_row("heads", std::to_string(m.n_heads) + "   (d_k = " + std::to_string(m.d_k()) + ")");
+      table_row("layers", !m.has_decoder()  ? std::to_string(m.n_encoder_layers) + " encoder (no decoder)"
+                          : m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
+                                            : std::to_string(m.n_decoder_layers) + " decoder");
+      const int heads = m.has_decoder() ? m.n_heads : m.encoder_heads();
+      table_row("heads", std::to_string(heads) + "   (d_k = " + std::to_string(m.d_model / heads) + ")");
+      if (m.has_decoder() && m.has_encoder() && m.encoder_heads() != m.n_heads)
+        table_row("encoder heads", std::to_string(m.encoder_heads()));
+      if (m.mlm_head) table_row("output", "masked-LM head (tied to the embeddings)");
       table_row("d_model / d_ff", std::to_string(m.d_model) + " / " + std::to_string(m.d_ff));
       table_row("LayerNorm", m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
       table_row("positions", std::string(to_string(m.positional)) + ", max_len " + std::to_string(m.max_len));
       table_row("activation", to_string(m.activation));
-      if (m.has_encoder()) table_row("vocabulary", std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
+      if (m.has_cross_attention()) table_row("vocabulary", std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
       else table_row("vocabulary", std::to_string(m.tgt_vocab.size()));
       table_row("parameters", fmt_count(c.snap.n_params));
       ImGui::EndTable();
@@ -169,12 +174,19 @@ class ModelPanel : public Panel {
   void draw_input(Ctx& c) {
     const Snapshot& s = c.snap;
     const Config& m = s.model->config;
-    heading(c.fonts, m.has_encoder() ? "Source" : "Prompt");
+    const int mask = mask_token(m.src_vocab);
+    heading(c.fonts, !m.has_decoder() ? "Input" : m.has_encoder() ? "Source" : "Prompt");
+    if (!m.has_decoder() && mask >= 0)
+      ImGui::TextDisabled("write %s where the model should predict a token", m.src_vocab.token(mask).c_str());
     ImGui::SetNextItemWidth(-1);
     bool apply = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
-    ImGui::TextDisabled("Target (optional; used by 'forced' decoding)");
-    ImGui::SetNextItemWidth(-1);
-    apply |= ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (m.has_decoder()) {  // an encoder-only model takes no target
+      ImGui::TextDisabled("Target (optional; used by 'forced' decoding)");
+      ImGui::SetNextItemWidth(-1);
+      apply |= ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
+    } else {
+      tgt_[0] = 0;
+    }
     if (ImGui::Button("Run (Enter)")) apply = true;
     ImGui::SameLine();
     if (ImGui::Button("Example")) {
@@ -198,13 +210,20 @@ class ModelPanel : public Panel {
         const bool unk = std::find(t.unknown.begin(), t.unknown.end(), static_cast<int>(i)) != t.unknown.end();
         const int id = t.ids[i];
         const bool special = id == v.pad() || id == v.bos() || id == v.eos() || id == v.unk();
-        token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : v.token(id), id,
-                   unk ? ChipKind::Unknown : special ? ChipKind::Special : ChipKind::Normal);
+        token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : display_token(v, id), id,
+                   unk ? ChipKind::Unknown : id == mask && !m.has_decoder() ? ChipKind::Chosen
+                                           : special                        ? ChipKind::Special
+                                                                            : ChipKind::Normal);
       }
       ImGui::NewLine();
     };
-    ImGui::TextDisabled("%s tokens (%zu):", m.has_encoder() ? "source" : "prompt", in.src.ids.size());
+    ImGui::TextDisabled("%s tokens (%zu):", !m.has_decoder() ? "input" : m.has_encoder() ? "source" : "prompt",
+                        in.src.ids.size());
     chips(in.src, sv);
+    if (!m.has_decoder()) {  // encoder-only: nothing is decoded; the Output panel has the predictions
+      for (auto& w : se.warnings()) text_coloured_wrapped(palette().warn, ("⚠ " + w).c_str());
+      return;
+    }
     if (!in.tgt.ids.empty()) {
       ImGui::TextDisabled("target tokens (%zu):", in.tgt.ids.size());
       chips(in.tgt, m.tgt_vocab);

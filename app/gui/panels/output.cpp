@@ -1,10 +1,12 @@
 // output.cpp — "Output": the next-token distribution (top-k bars), decoding controls
 // (strategy, temperature, top-k, top-p, beam width, seed), the chosen token, the sequence so far,
-// and for beam search every beam with its score and the candidates it pruned.
+// and for beam search every beam with its score and the candidates it pruned. For an encoder-only
+// model (BERT): the masked-LM head's top tokens at every [MASK] and at a chosen position.
 //
 // [SECTION] decoding controls
 // [SECTION] distribution
 // [SECTION] sequence and beams
+// [SECTION] masked-token predictions (encoder-only)
 #include <algorithm>
 #include <cmath>
 
@@ -23,6 +25,7 @@ class OutputPanel : public Panel {
   OutputPanel() : Panel({"Output", "output", ImVec4(0.0f, 0.55f, 0.24f, 0.45f), true}) {}
 
   void Draw(Ctx& c) override {
+    if (!c.snap.model->config.has_decoder()) return draw_masked(c);
     draw_controls(c);
     ImGui::Separator();
     draw_distribution(c);
@@ -103,36 +106,7 @@ class OutputPanel : public Panel {
       for (float& p : tempered) p /= z;
     }
 
-    const float fs = ImGui::GetFontSize();
-    ImFont* mono = c.fonts.mono;
-    float lw = fs * 3;
-    for (auto& a : r.top) lw = std::max(lw, ImGui::CalcTextSize(m.tgt_vocab.token(a.id).c_str()).x + fs * 0.5f);
-    const float bar_max = std::max(fs * 4, ImGui::GetContentRegionAvail().x - lw - fs * 6.5f);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const int n = std::min<int>(static_cast<int>(r.top.size()), 8);
-    for (int i = 0; i < n; ++i) {
-      const Alternative& a = r.top[static_cast<size_t>(i)];
-      const bool chosen = chosen_now && a.id == r.chosen;
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      const float h = ImGui::GetTextLineHeight();
-      const std::string tok = m.tgt_vocab.token(a.id);
-      dl->AddText(ImVec2(p.x + lw - ImGui::CalcTextSize(tok.c_str()).x - fs * 0.4f, p.y), chosen ? pal.accent : pal.text, tok.c_str());
-      const float x0 = p.x + lw;
-      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max, p.y + h - 2), IM_COL32(128, 128, 128, 40));
-      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max * a.prob, p.y + h - 2), chosen ? pal.accent : pal.accent2);
-      if (!tempered.empty()) {
-        const float t = tempered[static_cast<size_t>(a.id)];
-        dl->AddRect(ImVec2(x0, p.y + 1), ImVec2(x0 + bar_max * t, p.y + h - 1), pal.text, 0, 0, 2);
-      }
-      char val[32];
-      std::snprintf(val, sizeof val, "%.3f", a.prob);
-      dl->AddText(mono, mono->FontSize, ImVec2(x0 + bar_max + fs * 0.4f, p.y), pal.text, val);
-      if (a.id == r.argmax) dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_max + fs * 3.6f, p.y + 2), pal.text_dim, "argmax");
-      ImGui::Dummy(ImVec2(lw + bar_max + fs * 6, h));
-      if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("p('%s') = softmax(logits)[%d] = %.5f\nlog p = %.4f%s", tok.c_str(), a.id, a.prob, a.log_prob,
-                          tempered.empty() ? "" : "\noutline: softmax(logits / T) before top-k / top-p");
-    }
+    prob_bars(c, r.top, m.tgt_vocab, chosen_now ? r.chosen : -1, r.argmax, tempered);
     if (chosen_now) {
       ImGui::Text("chosen:");
       ImGui::SameLine();
@@ -145,6 +119,44 @@ class OutputPanel : public Panel {
       if (r.finished) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "decoding finished: %s", r.finish_reason.c_str());
     } else {
       ImGui::TextDisabled("the token is chosen at the next stage (Choose)");
+    }
+  }
+
+
+  // Bars of the most likely tokens (at most 8): the chosen one (−1: none) highlighted, the argmax
+  // marked, and for sampling the tempered distribution outlined (empty: none).
+  static void prob_bars(Ctx& c, const std::vector<Alternative>& top, const Vocab& voc, int chosen_id, int argmax_id,
+                        const std::vector<float>& tempered) {
+    const Palette& pal = palette();
+    const float fs = ImGui::GetFontSize();
+    ImFont* mono = c.fonts.mono;
+    float lw = fs * 3;
+    for (auto& a : top) lw = std::max(lw, ImGui::CalcTextSize(voc.token(a.id).c_str()).x + fs * 0.5f);
+    const float bar_max = std::max(fs * 4, ImGui::GetContentRegionAvail().x - lw - fs * 6.5f);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const int n = std::min<int>(static_cast<int>(top.size()), 8);
+    for (int i = 0; i < n; ++i) {
+      const Alternative& a = top[static_cast<size_t>(i)];
+      const bool chosen = a.id == chosen_id;
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float h = ImGui::GetTextLineHeight();
+      const std::string tok = voc.token(a.id);
+      dl->AddText(ImVec2(p.x + lw - ImGui::CalcTextSize(tok.c_str()).x - fs * 0.4f, p.y), chosen ? pal.accent : pal.text, tok.c_str());
+      const float x0 = p.x + lw;
+      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max, p.y + h - 2), IM_COL32(128, 128, 128, 40));
+      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max * a.prob, p.y + h - 2), chosen ? pal.accent : pal.accent2);
+      if (!tempered.empty()) {
+        const float t = tempered[static_cast<size_t>(a.id)];
+        dl->AddRect(ImVec2(x0, p.y + 1), ImVec2(x0 + bar_max * t, p.y + h - 1), pal.text, 0, 0, 2);
+      }
+      char val[32];
+      std::snprintf(val, sizeof val, "%.3f", a.prob);
+      dl->AddText(mono, mono->FontSize, ImVec2(x0 + bar_max + fs * 0.4f, p.y), pal.text, val);
+      if (a.id == argmax_id) dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_max + fs * 3.6f, p.y + 2), pal.text_dim, "argmax");
+      ImGui::Dummy(ImVec2(lw + bar_max + fs * 6, h));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("p('%s') = softmax(logits)[%d] = %.5f\nlog p = %.4f%s", tok.c_str(), a.id, a.prob, a.log_prob,
+                          tempered.empty() ? "" : "\noutline: softmax(logits / T) before top-k / top-p");
     }
   }
 
@@ -198,6 +210,71 @@ class OutputPanel : public Panel {
     }
   }
 
+  // [SECTION] masked-token predictions (encoder-only)
+  void draw_masked(Ctx& c) {
+    const Snapshot& s = c.snap;
+    const Session& se = *s.session;
+    const Config& m = s.model->config;
+    const Vocab& voc = m.src_vocab;
+    heading(c.fonts, "Masked-token predictions (MLM head)");
+    if (!m.mlm_head) {
+      ImGui::TextWrapped("This encoder-only model has no masked-LM head: its output is one contextual vector per "
+                         "token (%d × %d), shown in the Residual panel; there is nothing to predict.",
+                         static_cast<int>(se.input().src_ids.size()), m.d_model);
+      return;
+    }
+    const int last = se.stage_count() - 1;
+    if (s.cursor < last) {
+      ImGui::TextWrapped("The predictions appear at the last stage (%d, the masked-LM head); the cursor is on stage %d. "
+                         "Press End to go there.", last, s.cursor);
+      return;
+    }
+    // The positions: every [MASK], and one chosen by clicking an input token.
+    const std::vector<int>& ids = se.input().src_ids;
+    ImGui::TextDisabled("click a token to see the prediction at its position:");
+    for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
+      ImGui::PushID(i);
+      const bool on = i == selected_;
+      if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(palette().accent2));
+      if (ImGui::SmallButton(display_token(voc, ids[static_cast<size_t>(i)]).c_str())) selected_ = on ? -1 : i;
+      if (on) ImGui::PopStyleColor();
+      ImGui::PopID();
+      if (i + 1 < static_cast<int>(ids.size())) ImGui::SameLine();
+    }
+    if (selected_ >= static_cast<int>(ids.size())) selected_ = -1;
+    std::vector<MaskedPrediction> shown = s.masked;
+    if (selected_ >= 0 && (selected_ != picked_at_ || picked_gen_ != s.generation)) {
+      const auto one = se.masked_predictions(10, selected_);
+      picked_.clear();
+      for (const MaskedPrediction& p : one)
+        if (p.position == selected_) picked_.push_back(p);
+      picked_at_ = selected_;
+      picked_gen_ = s.generation;
+    }
+    if (selected_ >= 0)
+      for (const MaskedPrediction& p : picked_)
+        if (!p.masked) shown.push_back(p);
+    std::sort(shown.begin(), shown.end(), [](const MaskedPrediction& a, const MaskedPrediction& b) { return a.position < b.position; });
+    if (shown.empty()) {
+      ImGui::TextWrapped("No %s in the input. Write %s where a word should be predicted (e.g. \"the cat %s on the "
+                         "mat\"), or click a token above.", voc.token(mask_token(voc)).c_str(),
+                         voc.token(mask_token(voc)).c_str(), voc.token(mask_token(voc)).c_str());
+      return;
+    }
+    for (const MaskedPrediction& p : shown) {
+      ImGui::Spacing();
+      ImGui::Text("position %d: %s%s", p.position, display_token(voc, p.input_id).c_str(),
+                  p.masked ? "" : "  (not masked: what the model reads there)");
+      prob_bars(c, p.top, voc, -1, p.top.empty() ? -1 : p.top[0].id, {});
+    }
+    ImGui::Spacing();
+    ImGui::TextDisabled("p = softmax(LN(act(H W_tᵀ + b_t)) Eᵀ + b) of that row; all positions are predicted at once");
+  }
+
+  int selected_ = -1;                       // the clicked position (−1: masks only)
+  int picked_at_ = -1;                      // the position picked_ was computed for
+  uint64_t picked_gen_ = 0;
+  std::vector<MaskedPrediction> picked_;    // its prediction (cached: a sort over the vocabulary)
   DecodeSettings edit_;
   bool editing_ = false;
   uint64_t seen_ = 0;

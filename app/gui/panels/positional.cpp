@@ -85,8 +85,9 @@ class PositionalPanel : public Panel {
     }
     ImGui::PopFont();
     ImGui::SameLine();
-    if (on) ImGui::TextDisabled("x_t = E[id_t]·√d + p_t");
-    else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "OFF: x_t = E[id_t]·√d — the model cannot tell positions apart");
+    const char* e = c.snap.model->config.scale_embeddings ? "E[id_t]·√d" : "E[id_t]";  // GPT-2, BERT: no √d
+    if (on) ImGui::TextDisabled("x_t = %s + p_t", e);
+    else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "OFF: x_t = %s — the model cannot tell positions apart", e);
   }
 
   void draw_order(Ctx& c) {
@@ -117,7 +118,10 @@ class PositionalPanel : public Panel {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "%.2g", d->max_diff_no_pe);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted("first greedy output token\n(input / reversed)");
+      const Config& cfg = c.snap.model->config;
+      ImGui::TextUnformatted(cfg.has_decoder() ? "first greedy output token\n(input / reversed)"
+                             : cfg.mlm_head    ? "MLM top-1 at the first [MASK]\n(input / reversed)"
+                                               : "(no output head)");
       ImGui::TableNextColumn();
       ImGui::Text("%s / %s", d->next_pe.c_str(), d->next_rev_pe.c_str());
       ImGui::TableNextColumn();

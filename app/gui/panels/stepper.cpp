@@ -144,7 +144,10 @@ class StepperPanel : public Panel {
       add_sublayer(b, m, Side::Encoder, Block::FeedForward, StageKind::FeedForward, "FFN", l);
     }
     if (m.norm == NormPlacement::Pre) b.push_back({"LN", Side::Encoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
-    b.push_back({"Memory", Side::Encoder, StageKind::Memory});
+    // Encoder-only: the masked-LM head (or the hidden states) ends the encoder; nothing reads a memory.
+    if (m.has_decoder()) b.push_back({"Memory", Side::Encoder, StageKind::Memory});
+    else if (m.mlm_head) b.push_back({"MLM head", Side::Encoder, StageKind::Logits, Block::None, -1, 1.3f});
+    else b.push_back({"Output", Side::Encoder, StageKind::Memory});
     return b;
   }
   std::vector<Box> decoder_boxes(const Config& m) const {
@@ -175,7 +178,7 @@ class StepperPanel : public Panel {
           {"Embed", {"Emb", "E"}},      {"+ PE", {"PE", "P"}},         {"Self-attn", {"Attn", "A"}},
           {"FFN", {"FF", "F"}},         {"Memory", {"Mem", "M"}},      {"Embed+PE", {"Emb", "E"}},
           {"Masked self", {"Self", "S"}}, {"Cross", {"X", "X"}},       {"Logits", {"Logit", "L"}},
-          {"Choose", {"Pick", "C"}}};
+          {"Choose", {"Pick", "C"}},      {"MLM head", {"MLM", "M"}},  {"Output", {"Out", "O"}}};
       for (auto& [full, s] : names)
         if (b.label == full) b.short_label = s.first, b.tiny_label = s.second;
     }
@@ -278,7 +281,7 @@ class StepperPanel : public Panel {
     const Config& m = s.model->config;
     const Palette& pal = palette();
     std::vector<Box> enc = m.has_encoder() ? encoder_boxes(m) : std::vector<Box>{};
-    std::vector<Box> dec = decoder_boxes(m);
+    std::vector<Box> dec = m.has_decoder() ? decoder_boxes(m) : std::vector<Box>{};
     shorten(enc);
     shorten(dec);
     const auto units = [](const std::vector<Box>& b) {
@@ -306,7 +309,8 @@ class StepperPanel : public Panel {
       y += h + row_gap;
     }
     const std::string dlabel = s.session->current_step() >= 0 ? "Decoder t=" + std::to_string(step) : "Decoder";
-    draw_row(c, dec, ImVec2(p.x, y), unit, h, step, dlabel.c_str(), label_w, &cross_tops, nullptr);
+    if (!dec.empty()) draw_row(c, dec, ImVec2(p.x, y), unit, h, step, dlabel.c_str(), label_w, &cross_tops, nullptr);
+    else y -= h + row_gap;  // encoder-only: one row
     // The memory feeds every cross-attention: a bus from the Memory box down to each Cross box.
     if (!enc.empty() && !cross_tops.empty()) {
       ImDrawList* dl = ImGui::GetWindowDrawList();
