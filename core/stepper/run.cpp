@@ -51,6 +51,7 @@ std::vector<int> decoder_prefix(const Model& m, const PreparedInput& in) {
 }
 
 int mask_token(const Vocab& v) {
+  if (v.mask() >= 0) return v.mask();
   const int bert = v.id("[MASK]");
   return bert >= 0 ? bert : v.id("<mask>");
 }
