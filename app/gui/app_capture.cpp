@@ -70,7 +70,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
       char prob[32];
       std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(p.top.empty() ? 0.0f : p.top[0].prob));
       masked += (masked.empty() ? "\"" : ", \"") + std::to_string(p.position) + ":" +
-                esc(p.top.empty() ? "" : snap_->model->config.src_vocab.token(p.top[0].id)) + ":" + prob + "\"";
+                esc(p.top.empty() ? "" : display_token(snap_->model->config.src_vocab, p.top[0].id)) + ":" + prob + "\"";
     }
     j += ",\n  \"masked\": [" + masked + "]";
   }

@@ -10,12 +10,14 @@
 
 namespace sf::gui {
 
-namespace {
-
 bool dir_exists(const std::string& p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
+
+bool is_model_dir(const std::string& p) { return dir_exists(p) && file_exists(p + "/config.json"); }
+
+namespace {
 
 std::string exe_dir() {
   char buf[PATH_MAX];
@@ -33,8 +35,11 @@ bool file_exists(const std::string& path) {
 }
 
 std::string base_name(const std::string& path) {
-  const size_t s = path.find_last_of('/');
-  return s == std::string::npos ? path : path.substr(s + 1);
+  const size_t end = path.find_last_not_of('/');
+  if (end == std::string::npos) return path;
+  const std::string p = path.substr(0, end + 1);
+  const size_t s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
 }
 
 std::string find_resource_dir(const std::string& sub) {

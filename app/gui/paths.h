@@ -19,6 +19,9 @@ std::vector<std::string> shipped_models();
 std::string settings_path();
 
 bool file_exists(const std::string& path);
-std::string base_name(const std::string& path);
+bool dir_exists(const std::string& path);
+// A Hugging Face model folder: a directory holding config.json (the loader says what else is missing).
+bool is_model_dir(const std::string& path);
+std::string base_name(const std::string& path);  // trailing slashes ignored: "a/b/" gives "b"
 
 }  // namespace sf::gui

@@ -65,7 +65,7 @@ std::string ScriptRunner::resolve(const std::string& path, bool model) const {
     }
   }
   for (auto& p : c)
-    if (file_exists(p)) return p;
+    if (file_exists(p) || (model && dir_exists(p))) return p;  // a model may be a Hugging Face folder
   return path;  // let the loader say what is wrong with it
 }
 

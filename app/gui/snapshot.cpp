@@ -39,6 +39,21 @@ const char* attn_name(AttnKind k, int which) {
 const char* to_string(AttnKind k) { return attn_name(k, 0); }
 const char* short_name(AttnKind k) { return attn_name(k, 1); }
 
+std::string display_token(const Vocab& v, int id) {
+  const std::string t = v.display(id);
+  std::string out;
+  for (char ch : t) {
+    switch (ch) {
+      case ' ': out += "\u2423"; break;   // ␣
+      case '\n': out += "\u21B5"; break;  // ↵
+      case '\t': out += "\u21E5"; break;  // ⇥
+      case '\r': out += "\u240D"; break;  // ␍
+      default: out += ch;
+    }
+  }
+  return out.empty() ? "\u2205" : out;   // ∅ for an empty entry
+}
+
 std::vector<AttnKind> attention_kinds(const Config& c) {
   std::vector<AttnKind> out;
   if (c.has_encoder()) out.push_back(AttnKind::EncoderSelf);
@@ -124,7 +139,7 @@ std::shared_ptr<AttnView> encoder_view(const Session& s, int layer) {
   v->layer = layer;
   v->trace = e.trace.layers[static_cast<size_t>(layer)].self_attn;
   const Vocab& voc = s.model().config.src_vocab;
-  for (int id : e.src_ids) v->q_labels.push_back(voc.token(id));
+  for (int id : e.src_ids) v->q_labels.push_back(display_token(voc, id));
   v->k_labels = v->q_labels;
   v->q_step.assign(e.src_ids.size(), -1);
   return v;
@@ -172,11 +187,11 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
           t.q.row(r.row).segment(hh * dk, dk) * a.k.topRows(cols).middleCols(hh * dk, dk).transpose();
       a.weights[static_cast<size_t>(hh)].row(i).head(cols) = t.weights[static_cast<size_t>(hh)].row(r.row).head(cols);
     }
-    v->q_labels.push_back(c.tgt_vocab.token(r.id));
+    v->q_labels.push_back(display_token(c.tgt_vocab, r.id));
     v->q_step.push_back(r.step);
   }
   if (cross) {
-    for (int id : s.encoder()->src_ids) v->k_labels.push_back(c.src_vocab.token(id));
+    for (int id : s.encoder()->src_ids) v->k_labels.push_back(display_token(c.src_vocab, id));
   } else {
     for (int j = 0; j < nk; ++j) v->k_labels.push_back(j < nq ? v->q_labels[static_cast<size_t>(j)] : "?");
   }
@@ -207,7 +222,7 @@ BlockStats decoder_block(const std::vector<RowRef>& rows, int layer, Block blk, 
   for (const RowRef& r : rows) {
     const DecoderLayerTrace& l = r.trace->layers[static_cast<size_t>(layer)];
     const ResidualTrace& rt = blk == Block::SelfAttention ? l.self_block : blk == Block::CrossAttention ? l.cross_block : l.ffn_block;
-    b.tokens.push_back(voc.token(r.id));
+    b.tokens.push_back(display_token(voc, r.id));
     append_block_rows(b.stat, rt, nullptr, {r.row});
   }
   return b;
@@ -239,7 +254,7 @@ void build_views(Snapshot& s) {
   s.attn[0].assign(static_cast<size_t>(c.n_encoder_layers), nullptr);
   if (se.encoder()) {
     std::vector<std::string> toks;
-    for (int id : se.encoder()->src_ids) toks.push_back(c.src_vocab.token(id));
+    for (int id : se.encoder()->src_ids) toks.push_back(display_token(c.src_vocab, id));
     for (int l = 0; l < c.n_encoder_layers; ++l) {
       const int at = idx.find(Side::Encoder, StageKind::SelfAttention, l, -1);
       if (at < 0 || cur < at) continue;
@@ -307,8 +322,8 @@ std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedI
   std::vector<int> rev = ids;
   std::reverse(rev.begin() + skip, rev.end());
   const Vocab& voc = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
-  for (int id : ids) d->tokens.push_back(voc.token(id));
-  for (int id : rev) d->reversed.push_back(voc.token(id));
+  for (int id : ids) d->tokens.push_back(display_token(voc, id));
+  for (int id : rev) d->reversed.push_back(display_token(voc, id));
   const int n = static_cast<int>(ids.size());
   d->per_token_pe.assign(static_cast<size_t>(n), 0);
   d->per_token_no_pe.assign(static_cast<size_t>(n), 0);
@@ -325,7 +340,7 @@ std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedI
       Mat logits = decode(m, dec_in, 1, enc, nullptr, nullptr, opt);
       Eigen::Index best;
       logits.row(logits.rows() - 1).maxCoeff(&best);
-      return c.tgt_vocab.token(static_cast<int>(best));
+      return display_token(c.tgt_vocab, static_cast<int>(best));
     };
     if (!c.has_decoder()) {
       // Encoder-only: no output token to generate; with an MLM head, the top prediction at the
@@ -338,7 +353,7 @@ std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedI
         const auto top1 = [&](const Mat& x, int row) {
           Eigen::Index best;
           mlm_logits(m, x.row(row), nullptr).row(0).maxCoeff(&best);
-          return c.src_vocab.token(static_cast<int>(best));
+          return display_token(c.src_vocab, static_cast<int>(best));
         };
         next_a = top1(a, p);
         next_b = top1(b, n - 1 - p);
@@ -375,7 +390,7 @@ std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedI
 std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in, const std::vector<int>& tgt_ids) {
   const Config& c = m.config;
   auto d = std::make_shared<LeakDemo>();
-  for (int id : tgt_ids) d->tokens.push_back(c.tgt_vocab.token(id));
+  for (int id : tgt_ids) d->tokens.push_back(display_token(c.tgt_vocab, id));
   Mat memory;
   EncoderContext enc;
   if (c.has_encoder()) {

@@ -21,6 +21,12 @@ enum class AttnKind { EncoderSelf = 0, DecoderSelf = 1, Cross = 2 };
 constexpr int kAttnKinds = 3;
 const char* to_string(AttnKind k);
 const char* short_name(AttnKind k);
+// How a token is written on screen (heatmap axes, chips, lists): the vocabulary's readable form
+// (GPT-2's byte alphabet decoded) with whitespace made visible, so word boundaries show: a
+// word-initial GPT-2 piece starts with '␣', a SentencePiece one with '▁', a WordPiece
+// continuation with '##'; a newline is '↵', a tab '⇥'.
+std::string display_token(const Vocab& v, int id);
+
 // The attention kinds a model has (encoder self, decoder self, cross), in that order.
 std::vector<AttnKind> attention_kinds(const Config& c);
 bool has_kind(const Config& c, AttnKind k);

@@ -325,8 +325,6 @@ void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, con
 
 // [SECTION] token chips
 
-std::string display_token(const Vocab& v, int id) { return v.token(id); }
-
 bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, bool highlighted) {
   const Palette& pal = palette();
   ImFont* small = f.small ? f.small : ImGui::GetFont();

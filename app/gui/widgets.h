@@ -9,7 +9,6 @@
 #include "gfx/heatmap.h"
 #include "gfx/style.h"
 #include "imgui.h"
-#include "text/vocab.h"
 
 namespace sf::gui {
 
@@ -72,9 +71,6 @@ void set_heatmap_export(std::string (*path_for)(const std::string& stem), void (
 void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, const char* label = nullptr);
 
 // [SECTION] token chips
-// How a token is written on screen (axes, chips, lists): its vocabulary string for now.
-std::string display_token(const Vocab& v, int id);
-
 enum class ChipKind { Normal, Special, Unknown, Chosen };
 // A token as a rounded chip: the token text with its id small under it. Returns true if clicked.
 bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, bool highlighted = false);

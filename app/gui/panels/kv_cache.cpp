@@ -134,7 +134,7 @@ class KvCachePanel : public Panel {
     }
     std::vector<std::string> src;
     if (s.session->encoder())
-      for (int id : s.session->encoder()->src_ids) src.push_back(s.model->config.src_vocab.token(id));
+      for (int id : s.session->encoder()->src_ids) src.push_back(display_token(s.model->config.src_vocab, id));
     const uint64_t key = mix_key(mix_key(s.generation, static_cast<uint64_t>(l)), static_cast<uint64_t>(c.ui.head * 2 + all_heads_));
     const float fs = ImGui::GetFontSize();
     const bool cross = L.cross_k != nullptr || s.model->config.has_encoder();

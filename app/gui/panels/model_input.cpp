@@ -1,4 +1,5 @@
-// model_input.cpp — "Model & input": pick a shipped model or open a .safetensors file, see its
+// model_input.cpp — "Model & input": pick a shipped model or open a .safetensors file or a
+// Hugging Face folder, see its
 // configuration, parameter count and costs; type the source (and target for forced decoding);
 // tokens as chips with their ids, <unk> highlighted.
 //
@@ -31,7 +32,7 @@ class ModelPanel : public Panel {
     draw_model_choice(c);
     ImGui::Separator();
     if (!s.model) {
-      ImGui::TextWrapped("No model loaded. Pick a shipped model above or open a .safetensors file.");
+      ImGui::TextWrapped("No model loaded. Pick a shipped model above or open a .safetensors file or a Hugging Face model folder.");
       return;
     }
     draw_input(c);
@@ -76,9 +77,14 @@ class ModelPanel : public Panel {
     ImGui::TextDisabled("%s", dir_.c_str());
     ImGui::BeginChild("files", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 6), true);
     for (auto& [name, is_dir] : entries_) {
-      const std::string label = (is_dir ? "▸ " : "  ") + name;
+      // A Hugging Face folder (config.json + model.safetensors) is a model: select it, double-click loads.
+      const bool hf = is_dir && name != ".." && is_model_dir(dir_ + "/" + name);
+      const std::string label = (hf ? "◆ " : is_dir ? "▸ " : "  ") + name + (hf ? "  (Hugging Face model)" : "");
       if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
-        if (is_dir) {
+        if (hf) {
+          std::snprintf(path_, sizeof path_, "%s/%s", dir_.c_str(), name.c_str());
+          if (ImGui::IsMouseDoubleClicked(0)) act::load_model(c.worker, path_);
+        } else if (is_dir) {
           dir_ = name == ".." ? parent(dir_) : dir_ + "/" + name;
         } else {
           std::snprintf(path_, sizeof path_, "%s/%s", dir_.c_str(), name.c_str());
@@ -177,7 +183,7 @@ class ModelPanel : public Panel {
     const int mask = mask_token(m.src_vocab);
     heading(c.fonts, !m.has_decoder() ? "Input" : m.has_encoder() ? "Source" : "Prompt");
     if (!m.has_decoder() && mask >= 0)
-      ImGui::TextDisabled("write %s where the model should predict a token", m.src_vocab.token(mask).c_str());
+      ImGui::TextDisabled("write %s where the model should predict a token", display_token(m.src_vocab, mask).c_str());
     ImGui::SetNextItemWidth(-1);
     bool apply = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
     if (m.has_decoder()) {  // an encoder-only model takes no target
@@ -209,7 +215,7 @@ class ModelPanel : public Panel {
       for (size_t i = 0; i < t.ids.size(); ++i) {
         const bool unk = std::find(t.unknown.begin(), t.unknown.end(), static_cast<int>(i)) != t.unknown.end();
         const int id = t.ids[i];
-        const bool special = id == v.pad() || id == v.bos() || id == v.eos() || id == v.unk();
+        const bool special = v.is_special(id);
         token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : display_token(v, id), id,
                    unk ? ChipKind::Unknown : id == mask && !m.has_decoder() ? ChipKind::Chosen
                                            : special                        ? ChipKind::Special
@@ -233,7 +239,7 @@ class ModelPanel : public Panel {
     if (out.empty()) ImGui::TextDisabled("  (nothing decoded yet)");
     for (size_t i = 0; i < out.size(); ++i) {
       const int id = out[i];
-      token_chip(c.fonts, m.tgt_vocab.token(id), id, id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
+      token_chip(c.fonts, display_token(m.tgt_vocab, id), id, id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
                  i + 1 == out.size());
     }
     ImGui::NewLine();

@@ -110,7 +110,7 @@ class OutputPanel : public Panel {
     if (chosen_now) {
       ImGui::Text("chosen:");
       ImGui::SameLine();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.accent), "'%s'", m.tgt_vocab.token(r.chosen).c_str());
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.accent), "'%s'", display_token(m.tgt_vocab, r.chosen).c_str());
       ImGui::SameLine();
       ImGui::TextDisabled("p = %.3f  (%s)", r.chosen_prob, to_string(ds.strategy));
       if (ds.strategy == Strategy::Sample)
@@ -131,7 +131,7 @@ class OutputPanel : public Panel {
     const float fs = ImGui::GetFontSize();
     ImFont* mono = c.fonts.mono;
     float lw = fs * 3;
-    for (auto& a : top) lw = std::max(lw, ImGui::CalcTextSize(voc.token(a.id).c_str()).x + fs * 0.5f);
+    for (auto& a : top) lw = std::max(lw, ImGui::CalcTextSize(display_token(voc, a.id).c_str()).x + fs * 0.5f);
     const float bar_max = std::max(fs * 4, ImGui::GetContentRegionAvail().x - lw - fs * 6.5f);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const int n = std::min<int>(static_cast<int>(top.size()), 8);
@@ -140,7 +140,7 @@ class OutputPanel : public Panel {
       const bool chosen = a.id == chosen_id;
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float h = ImGui::GetTextLineHeight();
-      const std::string tok = voc.token(a.id);
+      const std::string tok = display_token(voc, a.id);
       dl->AddText(ImVec2(p.x + lw - ImGui::CalcTextSize(tok.c_str()).x - fs * 0.4f, p.y), chosen ? pal.accent : pal.text, tok.c_str());
       const float x0 = p.x + lw;
       dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max, p.y + h - 2), IM_COL32(128, 128, 128, 40));
@@ -169,7 +169,7 @@ class OutputPanel : public Panel {
     const std::vector<int> out = se.tokens();
     if (out.empty()) ImGui::TextDisabled("(nothing decoded yet)");
     for (size_t i = 0; i < out.size(); ++i)
-      token_chip(c.fonts, m.tgt_vocab.token(out[i]), out[i], out[i] == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
+      token_chip(c.fonts, display_token(m.tgt_vocab, out[i]), out[i], out[i] == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
                  i + 1 == out.size());
     ImGui::NewLine();
     if (!out.empty()) {
@@ -193,7 +193,7 @@ class OutputPanel : public Panel {
         ImGui::Text("%zu", b);
         ImGui::TableNextColumn();
         std::string t;
-        for (int id : beam.tokens) t += m.tgt_vocab.token(id) + " ";
+        for (int id : beam.tokens) t += display_token(m.tgt_vocab, id) + " ";
         if (beam.finished) t += " ✓";
         if (b == 0) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().accent), "%s", t.c_str());
         else ImGui::TextUnformatted(t.c_str());
@@ -205,7 +205,7 @@ class OutputPanel : public Panel {
     if (!rec->candidates.empty() && ImGui::TreeNode("candidates", "candidates at this step (%zu)", rec->candidates.size())) {
       for (const BeamCandidate& k : rec->candidates)
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(k.kept ? palette().ok : palette().text_dim), "beam %d + '%s' → %.3f %s",
-                           k.parent, m.tgt_vocab.token(k.token).c_str(), k.score, k.kept ? "kept" : "pruned");
+                           k.parent, display_token(m.tgt_vocab, k.token).c_str(), k.score, k.kept ? "kept" : "pruned");
       ImGui::TreePop();
     }
   }
@@ -257,8 +257,8 @@ class OutputPanel : public Panel {
     std::sort(shown.begin(), shown.end(), [](const MaskedPrediction& a, const MaskedPrediction& b) { return a.position < b.position; });
     if (shown.empty()) {
       ImGui::TextWrapped("No %s in the input. Write %s where a word should be predicted (e.g. \"the cat %s on the "
-                         "mat\"), or click a token above.", voc.token(mask_token(voc)).c_str(),
-                         voc.token(mask_token(voc)).c_str(), voc.token(mask_token(voc)).c_str());
+                         "mat\"), or click a token above.", display_token(voc, mask_token(voc)).c_str(),
+                         display_token(voc, mask_token(voc)).c_str(), display_token(voc, mask_token(voc)).c_str());
       return;
     }
     for (const MaskedPrediction& p : shown) {

@@ -112,7 +112,7 @@ class StepperPanel : public Panel {
       dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x1 - 1, p.y + bar_h), col);
       std::string label = st.side == Side::Encoder ? "encoder" : "t" + std::to_string(st.step);
       if (st.side == Side::Decoder && st.step < static_cast<int>(se.steps().size()))
-        label += " " + s.model->config.tgt_vocab.token(se.steps()[static_cast<size_t>(st.step)]->chosen);
+        label += " " + display_token(s.model->config.tgt_vocab, se.steps()[static_cast<size_t>(st.step)]->chosen);
       const ImVec2 ts = small->CalcTextSizeA(sfs, FLT_MAX, 0, label.c_str());
       if (ts.x < x1 - x0 - 2) dl->AddText(small, sfs, ImVec2(x0 + 2, p.y + bar_h + 2), pal.text_dim, label.c_str());
       seg_start = i;
