@@ -191,7 +191,7 @@ TEST(EncoderOnly, TokenTypesSwitchAfterTheFirstSep) {
 TEST(EncoderOnly, BackThenForwardIsBitIdentical) {
   Session s = open(bert(), "the cat [MASK] on a mat");
   s.run_to_end();
-  const auto a = s.tensor("mlm.probs"), w1 = s.tensor("encoder.layers.1.self_attn.weights");
+  const auto a = s.tensor("probs"), w1 = s.tensor("encoder.layers.1.self_attn.weights");
   ASSERT_TRUE(a && w1);
   const std::vector<Stage> before = s.stages();
   while (s.back()) {
@@ -199,7 +199,7 @@ TEST(EncoderOnly, BackThenForwardIsBitIdentical) {
   EXPECT_EQ(s.cursor(), 0);
   while (s.forward()) {
   }
-  const auto b = s.tensor("mlm.probs"), w2 = s.tensor("encoder.layers.1.self_attn.weights");
+  const auto b = s.tensor("probs"), w2 = s.tensor("encoder.layers.1.self_attn.weights");
   ASSERT_TRUE(b && w2);
   ASSERT_EQ(a->f32.size(), b->f32.size());
   EXPECT_EQ(std::memcmp(a->f32.data(), b->f32.data(), a->f32.size() * sizeof(float)), 0);
@@ -223,7 +223,7 @@ TEST(EncoderOnly, StagesNameRecordedTensorsWithTheirShapes) {
         }
     }
     EXPECT_GT(checked, 60);
-    const auto logits = s.tensor("mlm.logits");
+    const auto logits = s.tensor("logits");
     ASSERT_TRUE(logits.has_value());
     EXPECT_EQ(logits->shape, (std::vector<int64_t>{7, 15}));
   }

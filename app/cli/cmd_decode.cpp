@@ -178,8 +178,8 @@ TensorFile recording(const Session& s) {
     f.add("src_ids", Tensor::from_ids(e->src_ids));
     f.add("encoder.output", Tensor::from_mat(e->memory));
     if (e->trace.logits.size() > 0) {  // encoder-only with an MLM head
-      f.add("mlm.logits", Tensor::from_mat(e->trace.logits));
-      f.add("mlm.log_probs", Tensor::from_mat(e->trace.log_probs));
+      f.add("logits", Tensor::from_mat(e->trace.logits));
+      f.add("log_probs", Tensor::from_mat(e->trace.log_probs));
     }
   }
   for (const auto& rec : s.steps()) {

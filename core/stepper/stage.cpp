@@ -300,7 +300,7 @@ Stage describe_encoder_stage(const Config& c, int i, int n_src) {
                   shape_str({n, V}) + "; p = softmax per row (the [MASK] rows are the predictions)";
       s.reads = {{"H", "encoder.output", nd}, {"W_t", "mlm.dense.weight", {d, d}}, {"E", embed_name, {V, d}}};
       s.writes = {{"H W_tᵀ + b_t", "mlm.hidden_pre", nd}, {"LN(…)", "mlm.hidden", nd},
-                  {"logits", "mlm.logits", {n, V}}, {"p", "mlm.probs", {n, V}}};
+                  {"logits", "logits", {n, V}}, {"p", "probs", {n, V}}};
       break;
     }
     default:

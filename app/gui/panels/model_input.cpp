@@ -124,6 +124,14 @@ class ModelPanel : public Panel {
   void draw_config(Ctx& c) {
     const Config& m = c.snap.model->config;
     if (ImGui::BeginTable("config", 2, ImGuiTableFlags_SizingStretchProp)) {
+      // Where the model came from (io/hf_model: a Hugging Face folder, or a stepformer file).
+      const ModelSource& src = c.snap.model->source;
+      table_row("family", src.is_hub() ? src.family + (src.architecture.empty() ? "" : " (" + src.architecture + ")")
+                                       : std::string("stepformer model"));
+      table_row(src.is_hub() ? "folder" : "file", src.path.empty() ? c.snap.model_path : src.path);
+      table_row("weights", src.converted ? src.stored_dtype + " on disk, converted from " + src.stored_dtype + " to F32"
+                                         : src.stored_dtype);
+      table_row("tokenizer", src.tokenizer);
       table_row("architecture", to_string(m.arch));
       table_row("layers", !m.has_decoder()  ? std::to_string(m.n_encoder_layers) + " encoder (no decoder)"
                           : m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
