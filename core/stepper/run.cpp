@@ -19,7 +19,9 @@ Result<PreparedInput> prepare_input(const Model& m, const std::string& src_text,
   const Config& c = m.config;
   PreparedInput in;
   if (c.has_encoder()) {
-    in.src = c.src_vocab.tokenize(src_text);
+    // The encoder reads the text framed as the model was trained: BERT [CLS] … [SEP], Marian … </s>
+    // (Vocab::encode; nothing is added for stepformer's own word/character vocabularies).
+    in.src = c.src_vocab.encode(src_text);
     warn_unknown(in.src, "source", in.warnings);
     in.src_ids = in.src.ids;
     if (auto ok = check_ids(m, in.src_ids, true); !ok) return Error{ok.error()};
