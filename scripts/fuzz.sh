@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 HARNESSES=("$@")
-((${#HARNESSES[@]})) || HARNESSES=(safetensors config vocab metrics script tokenizers)
+((${#HARNESSES[@]})) || HARNESSES=(safetensors config vocab metrics script tokenizers hf_weights)
 
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 LAUNCHER=()
@@ -21,8 +21,9 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDe
 cmake --build build-fuzz -j"$(nproc)" --target "${HARNESSES[@]/#/fuzz_}"
 
 # Per harness: the largest input worth trying (a tiny model is ~7 KB; headers of the shipped
-# models ~10 KB; scripts and metrics are text; the tiny GPT-2 tokenizer files are 13 KB).
-declare -A MAX_LEN=([safetensors]=65536 [config]=16384 [vocab]=4096 [metrics]=65536 [script]=16384 [tokenizers]=20480)
+# models ~10 KB; scripts and metrics are text; the tiny GPT-2 tokenizer files are 13 KB; the tiny
+# hub model.safetensors files up to 215 KB).
+declare -A MAX_LEN=([safetensors]=65536 [config]=16384 [vocab]=4096 [metrics]=65536 [script]=16384 [tokenizers]=20480 [hf_weights]=262144)
 failed=()
 for h in "${HARNESSES[@]}"; do
   mkdir -p "build-fuzz/corpus/$h" "build-fuzz/artifacts/$h"

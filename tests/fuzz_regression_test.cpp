@@ -20,6 +20,7 @@ extern "C" int sf_fuzz_vocab(const uint8_t* data, size_t size);
 extern "C" int sf_fuzz_metrics(const uint8_t* data, size_t size);
 extern "C" int sf_fuzz_script(const uint8_t* data, size_t size);
 extern "C" int sf_fuzz_tokenizers(const uint8_t* data, size_t size);
+extern "C" int sf_fuzz_hf_weights(const uint8_t* data, size_t size);
 
 namespace sf {
 namespace {
@@ -54,6 +55,7 @@ TEST(FuzzRegression, Vocab) { EXPECT_GE(replay("vocab", sf_fuzz_vocab), 4u); }
 TEST(FuzzRegression, Metrics) { EXPECT_GE(replay("metrics", sf_fuzz_metrics), 3u); }
 TEST(FuzzRegression, Script) { EXPECT_GE(replay("script", sf_fuzz_script), 4u); }
 TEST(FuzzRegression, Tokenizers) { EXPECT_GE(replay("tokenizers", sf_fuzz_tokenizers), 6u); }
+TEST(FuzzRegression, HfWeights) { EXPECT_GE(replay("hf_weights", sf_fuzz_hf_weights), 4u); }
 
 }  // namespace
 }  // namespace sf

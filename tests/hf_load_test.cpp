@@ -232,6 +232,12 @@ TEST(HfBadInput, NoConfigJsonAndUnsupportedModelType) {
   EXPECT_THAT(load_error(s.dir), HasSubstr("model_type \"llama\" is not supported; stepformer opens \"gpt2\""));
   std::ofstream(s.dir + "/config.json") << R"({"model_type": "gpt2", "n_embd": 32})";
   EXPECT_THAT(load_error(s.dir), HasSubstr("config.json': missing field 'n_head'"));
+  // A config.json of a bigger model: refused before anything is allocated.
+  std::string big = test::read_text(test::fixture("hf/gpt2-tiny/config.json"));
+  big.replace(big.find("\"n_layer\": 2"), 12, "\"n_layer\": 900");
+  big.replace(big.find("\"n_embd\": 32"), 12, "\"n_embd\": 4096");
+  std::ofstream(s.dir + "/config.json") << big;
+  EXPECT_THAT(load_error(s.dir), HasSubstr("MB of data; expected the config.json of the same model"));
   std::ofstream(s.dir + "/config.json") << "{ not json";
   EXPECT_THAT(load_error(s.dir), HasSubstr("expected a JSON object (a Hugging Face config.json)"));
 }

@@ -86,7 +86,7 @@ void read_family(const Reader& r, const Family& f, Config& c) {
   c.n_heads = r.integer(f.heads, 1, 1 << 10);
   (f.arch == Arch::DecoderOnly ? c.n_decoder_layers : c.n_encoder_layers) = r.integer(f.layers, 1, 1000);
   c.d_ff = r.integer_or(f.d_ff, 1, 1 << 20, 4 * c.d_model);  // GPT-2's n_inner null: 4 · n_embd
-  c.max_len = r.integer(f.max_len, 1, 1 << 20);
+  c.max_len = r.integer(f.max_len, 1, 1 << 16);  // Marian's table is computed: (max_len, d) floats
   c.activation = r.activation(f.activation, f.default_activation);
   c.scale_embeddings = false;
 }

@@ -60,6 +60,17 @@ std::string other_weights_message(const std::string& folder) {
   return "no weights found (expected model.safetensors)";
 }
 
+// A lower bound of the weights a config implies: the embedding table, learned positions and every
+// layer's projections (biases and LayerNorms left out).
+double min_weights(const HfConfig& h) {
+  const Config& c = h.config;
+  const double d = c.d_model;
+  double n = double(h.vocab_size) * d + (c.positional == Positional::Learned ? double(c.max_len) * d : 0.0);
+  n += c.n_encoder_layers * (4 * d * d + 2 * d * c.encoder_d_ff());
+  n += c.n_decoder_layers * ((c.has_cross_attention() ? 8 : 4) * d * d + 2 * d * c.d_ff);
+  return n;
+}
+
 }  // namespace
 
 bool is_hf_path(const std::string& path) {
@@ -177,6 +188,12 @@ Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
   if (!header) return Error{header.error()};
   settle_hf_config(h, *file, *header);
   Config& c = h.config;
+  // Before allocating what config.json describes: the file must be able to hold it (a config.json
+  // from another model, or a hostile one, must not make stepformer allocate gigabytes).
+  if (const double need = 2.0 * min_weights(h), have = double(file->size() - header->data_start); need > have)
+    return Error{"'" + files.folder + "': config.json describes at least " + std::to_string(int64_t(need / 2)) +
+                 " weights (" + std::to_string(int64_t(need / 1e6)) + " MB even at 16 bits), but model.safetensors holds " +
+                 std::to_string(int64_t(have / 1e6)) + " MB of data; expected the config.json of the same model"};
   // The tables' rows are config.json's vocab_size; the tokenizer must number exactly as many.
   auto size_check = [&](const Vocab& v, int want, const char* side) -> std::string {
     if (v.size() == want) return "";
