@@ -171,6 +171,36 @@ quit
     t.check("error" not in le["status"].lower(), f"no error in the status bar (found '{le['status']}')")
 
 
+HF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "hf")
+
+
+def case_hf_models(t):
+    """The three Hugging Face fixture folders (tiny random GPT-2, Marian, BERT) open by script,
+    step and draw: non-uniform heatmaps, the family in the window, no error in the status bar."""
+    runs = [("gpt2-tiny", "Hello world, this is", "next-token 2", "kind=dec-self layer=1", "gpt2"),
+            ("marian-tiny", "the house is small", "next-token 2", "kind=cross layer=1", "marian"),
+            ("bert-tiny", "the cat [MASK] on the mat.", "end", "kind=enc-self layer=1", "bert")]
+    lines = []
+    for folder, text, move, attn, _ in runs:
+        lines += [f"model {os.path.join(HF, folder)}", "expect model-loaded", f"input {text}", "step 3", move,
+                  f"attention {attn} head=0 view=heatmap", "panel masks", f"screenshot {t.path(folder + '.png')}"]
+    p = t.run([], "\n".join(lines + ["quit"]) + "\n")
+    t.check(p.returncode == 0, f"the three folders ran without errors (exit {p.returncode})")
+    for folder, _, _, _, family in runs:
+        img, lay = t.shot(folder)
+        if not img:
+            continue
+        t.check(lay.get("model") == folder, f"{folder}: the window shows the folder's model (found '{lay.get('model')}')")
+        t.check("error" not in lay.get("status", "").lower(), f"{folder}: no error in the status bar ('{lay.get('status')}')")
+        check_heatmap(t, img, lay, "attention", folder)
+        check_heatmap(t, img, lay, "masks", folder + " masks")
+        if family == "bert":
+            t.check(len(lay.get("masked", [])) == 1 and lay["masked"][0].startswith("3:"),
+                    f"bert: one [MASK] prediction at position 3, after [CLS] (found {lay.get('masked')})")
+        else:
+            t.check(lay.get("cursor", 0) > 20, f"{folder}: decoding stepped on (cursor {lay.get('cursor')})")
+
+
 def case_default_view(t):
     """`stepformer --screenshot out.png` alone: the default view, then exit 0."""
     out = t.path("default.png")
