@@ -12,9 +12,13 @@ namespace {
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Golden, LogitsAndAttentionMatchPyTorch) {
-  const std::string cs = GetParam();
+// The forward of fixture `cs` against the reference's numbers; `packed`: with the packed weights
+// load_model makes for inference (Linear::packed), or without them as the trainer runs.
+void check_against_pytorch(const std::string& cs, bool packed) {
   Model m = test::load_fixture_model(cs);
+  ASSERT_TRUE(m.weights.decoder[0].ffn.fc1.packed) << cs << ": load_model packed nothing";
+  if (!packed) drop_packed(m.weights);
+  ASSERT_EQ(m.weights.decoder[0].ffn.fc1.packed != nullptr, packed) << cs;
   TensorFile ex = test::load_expected(cs);
   ASSERT_TRUE(ex.find("tgt_ids"));
 
@@ -51,6 +55,9 @@ TEST_P(Golden, LogitsAndAttentionMatchPyTorch) {
   }
   EXPECT_GE(compared, 6) << cs;
 }
+
+TEST_P(Golden, LogitsAndAttentionMatchPyTorch) { check_against_pytorch(GetParam(), true); }
+TEST_P(Golden, LogitsAndAttentionMatchPyTorchWithoutPackedWeights) { check_against_pytorch(GetParam(), false); }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, Golden,
                          ::testing::Values("encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned",

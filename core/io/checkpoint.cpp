@@ -57,7 +57,13 @@ Result<Model> model_from_tensors(const TensorFile& f, const std::string& what) {
 }
 
 Result<Model> load_model(const std::string& path) {
-  if (is_hf_path(path)) return load_hf_model(path);
+  // A loaded model is for inference: its projections are packed (pack_for_inference; the trainer
+  // resumes through model_from_tensors, unpacked).
+  if (is_hf_path(path)) {
+    auto hf = load_hf_model(path);
+    if (hf) pack_for_inference(hf->weights);
+    return hf;
+  }
   const std::string what = "'" + path + "'";
   auto file = MappedFile::open(path);
   if (!file) return Error{file.error()};
@@ -80,6 +86,7 @@ Result<Model> load_model(const std::string& path) {
   m.source.stored_dtype = report->dtype_summary();
   m.source.converted = report->converted();
   m.source.tokenizer = to_string(m.config.tgt_vocab.tokenizer());
+  pack_for_inference(m.weights);
   return m;
 }
 

@@ -13,6 +13,8 @@ namespace sf {
 
 // Loads and validates: the configuration, every expected tensor present with the right shape and
 // dtype, no extra tensor, no NaN/Inf. Each failure names the tensor, what was expected and found.
+// load_model's model is for inference: it carries the packed weights of pack_for_inference
+// (model_from_tensors' does not; the trainer resumes through it).
 Result<Model> load_model(const std::string& path);
 Result<Model> model_from_tensors(const TensorFile& f, const std::string& what);
 

@@ -17,7 +17,16 @@ inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, 
   matmul_transposed(x, weight, y);
   y.rowwise() += bias;
 }
-inline void linear_forward(const Mat& x, const Linear& l, Mat& y) { linear_forward(x, l.weight, l.bias, y); }
+// With Linear::packed present, a product over several rows runs on it (no packing of the weight);
+// a single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
+inline void linear_forward(const Mat& x, const Linear& l, Mat& y) {
+  if (x.rows() > 1 && l.packed) {
+    packed_product(x, *l.packed, y);
+    y.rowwise() += l.bias;
+    return;
+  }
+  linear_forward(x, l.weight, l.bias, y);
+}
 
 // Backward of y = x Wᵀ + b. x (n, in), dy (n, out). Parameter grads accumulate (+=):
 // dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=):

@@ -139,6 +139,45 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
   return t.refs;
 }
 
+namespace {
+
+// Every Linear of `w`, present or not (an absent one has an empty weight).
+template <class F>
+void for_each_linear(Weights& w, F f) {
+  const auto attention = [&](AttentionWeights& a) {
+    for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) f(*l);
+  };
+  for (EncoderLayerWeights& l : w.encoder) {
+    attention(l.self_attn);
+    f(l.ffn.fc1);
+    f(l.ffn.fc2);
+  }
+  for (DecoderLayerWeights& l : w.decoder) {
+    attention(l.self_attn);
+    attention(l.cross_attn);
+    f(l.ffn.fc1);
+    f(l.ffn.fc2);
+  }
+  f(w.mlm.dense);
+  f(w.generator);
+}
+
+}  // namespace
+
+bool pack_for_inference(Weights& w) {
+  int64_t bytes = 0;
+  for_each_linear(w, [&](Linear& l) { bytes += l.weight.size() * static_cast<int64_t>(sizeof(float)); });
+  if (bytes > (int64_t{256} << 20)) return false;
+  for_each_linear(w, [](Linear& l) {
+    l.packed = l.weight.size() > 0 ? std::make_shared<const PackedWeight>(pack_weight(l.weight)) : nullptr;
+  });
+  return true;
+}
+
+void drop_packed(Weights& w) {
+  for_each_linear(w, [](Linear& l) { l.packed.reset(); });
+}
+
 void init_xavier(Weights& w, const Config& c, uint64_t seed) {
   allocate(w, c);
   Rng rng(seed);

@@ -5,17 +5,25 @@
 // y = x W^T + b. The same struct holds gradients and Adam moments (a Weights of the same shape).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/config.h"
 #include "base/tensor.h"
+#include "model/packed_gemm.h"
 
 namespace sf {
 
 struct Linear {
   Mat weight;   // (out, in)
   RowVec bias;  // (out)
+  // `weight` packed for Eigen's matrix kernel (packed_gemm.h), for inference only: made by
+  // pack_for_inference (load_model does) and read by linear_forward when present; not a parameter
+  // (not in param_table, not in files), shared by copies of the model. Whatever changes `weight`
+  // afterwards must call drop_packed first, or the products read the old values (the trainer never
+  // packs).
+  std::shared_ptr<const PackedWeight> packed;
 };
 
 struct LayerNormWeights {
@@ -96,6 +104,13 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c);
 inline std::vector<ParamRef> param_table(const Weights& w, const Config& c) {
   return param_table(const_cast<Weights&>(w), c);
 }
+
+// Packs every projection (attention, feed-forward, MLM dense, an untied generator) into
+// Linear::packed when they total at most 256 MiB: small and base models run faster for a second
+// copy of those weights; bigger models (GPT-2 and up) keep one copy. Returns whether it did.
+bool pack_for_inference(Weights& w);
+// Drops every Linear::packed (before changing weights in place).
+void drop_packed(Weights& w);
 
 // Xavier-uniform for every matrix (embeddings included, as the Annotated Transformer does), zero
 // biases, unit LayerNorm gains. Deterministic for a seed on every platform (own RNG).

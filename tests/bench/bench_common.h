@@ -19,7 +19,8 @@ inline void drop_last_row(KvCache& c) {
 }
 
 // A model of shape `c` with Xavier-random weights and word vocabularies of `vocab` entries
-// (<pad> <s> </s> <unk> w4 w5 …): the target's, and the source's when `c` has an encoder.
+// (<pad> <s> </s> <unk> w4 w5 …): the target's, and the source's when `c` has an encoder. Set up
+// for inference as load_model does (pack_for_inference).
 inline Model random_model(Config c, int vocab, uint64_t seed = 1) {
   std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>"};
   while (static_cast<int>(v.size()) < vocab) v.push_back("w" + std::to_string(v.size()));
@@ -27,6 +28,7 @@ inline Model random_model(Config c, int vocab, uint64_t seed = 1) {
   c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
   Weights w;
   init_xavier(w, c, seed);
+  pack_for_inference(w);
   return Model::make(std::move(c), std::move(w));
 }
 
