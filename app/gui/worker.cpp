@@ -14,7 +14,27 @@ void Engine::push(Message::Level l, const std::string& m) {
   if (log.size() > 200) log.erase(log.begin(), log.begin() + 50);
 }
 
-std::string example_input(const Model& m, const std::string& path) {
+namespace {
+
+// An encoder-only model with a masked-LM head predicts at [MASK]: the example masks its middle word.
+std::string with_mask(const Model& m, const std::string& text) {
+  const Config& c = m.config;
+  const int mask = mask_token(c.src_vocab);
+  if (c.has_decoder() || !c.mlm_head || mask < 0 || text.find(c.src_vocab.token(mask)) != std::string::npos) return text;
+  std::vector<std::string> words;
+  for (size_t i = 0, j; i < text.size(); i = j + 1) {
+    j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    if (j > i) words.push_back(text.substr(i, j - i));
+  }
+  if (words.size() < 2) return text;
+  words[words.size() / 2] = c.src_vocab.token(mask);
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+std::string plain_example(const Model& m, const std::string& path) {
   if (!path.empty()) {
     if (auto f = read_safetensors(path); f.ok()) {
       auto it = f->metadata.find("stepformer.example");
@@ -36,11 +56,15 @@ std::string example_input(const Model& m, const std::string& path) {
   }
   std::vector<std::string> words;
   for (const std::string& t : v.tokens())
-    if (t.size() && t[0] != '<' && static_cast<int>(words.size()) < room) words.push_back(t);
+    if (t.size() && t[0] != '<' && t[0] != '[' && static_cast<int>(words.size()) < room) words.push_back(t);
   std::string out;
   for (size_t i = 0; i < words.size(); ++i) out += (i && !chars ? " " : "") + words[i];
   return out;
 }
+
+}  // namespace
+
+std::string example_input(const Model& m, const std::string& path) { return with_mask(m, plain_example(m, path)); }
 
 bool Engine::load_model(const std::string& path) {
   auto m = sf::load_model(path);
@@ -66,6 +90,7 @@ void Engine::use_model(std::shared_ptr<const Model> m, const std::string& name) 
     const Config& c = model->config;
     fits = (c.has_encoder() ? c.src_vocab : c.tgt_vocab).tokenize(new_src).unknown.empty();
   }
+  if (fits && with_mask(*model, new_src) != new_src) fits = false;  // a masked-LM model wants a [MASK]
   if (!fits) {
     new_src = example_input(*model, model_path);
     new_tgt = "";

@@ -130,6 +130,8 @@ def case_encoder_only(t):
     prediction at [MASK] is the one `stepformer decode` prints; decoder panels say why they are
     empty; decoder-only commands are refused by name."""
     s = f"""model {t.enconly}
+end
+screenshot {t.path('enc-example.png')}
 input the cat [MASK] on a mat <pad>
 expect stage encoder · embed
 step 3
@@ -150,6 +152,9 @@ quit
 """
     p = t.run([], s)
     t.check(p.returncode == 0, f"encoder-only script ran without errors (exit {p.returncode})")
+    x, lx = t.shot("enc-example")
+    if x:  # the example input of a masked-LM model (the digits kept from the last model do not fit) has a [MASK]
+        t.check(len(lx.get("masked", [])) == 1, f"the example input holds one [MASK] (found {lx.get('masked')})")
     a, la = t.shot("enc-attn")
     e, le = t.shot("enc-end")
     k, lk = t.shot("enc-kv")
