@@ -60,26 +60,28 @@ void packed_product(const Mat& x, const PackedWeight& w, Mat& y) {
   const Index n = x.rows();
   y.setZero(n, w.rows);  // the kernel accumulates
   if (n == 0) return;
-  thread_local Eigen::VectorXf block_b;  // xᵀ packed, one depth block at a time: (kc · n)
-  if (block_b.size() < w.kc * n) block_b.resize(w.kc * n);
+  const Index nk = blocks(w.cols, w.kc), ni = blocks(w.rows, w.mc);
+  // xᵀ packed whole, depth block after depth block (kc · n floats each, 64-byte aligned), so that
+  // the cores then share the row blocks of W in one parallel region (one fork, one barrier).
+  const Index stride = blocks(w.kc * n, kAlign) * kAlign;
+  thread_local Eigen::VectorXf block_b;
+  if (block_b.size() < nk * stride) block_b.resize(nk * stride);
   float* const b = block_b.data();
   const RhsMapper rhs(x.data(), x.cols());  // xᵀ (in, n) column-major: column j is row j of x
   const ResMapper res(y.data(), w.rows);    // yᵀ (out, n) column-major: y row-major (n, out)
-  const Index nk = blocks(w.cols, w.kc), ni = blocks(w.rows, w.mc);
-  const int T = static_cast<int>(std::min<Index>(threads(), ni));
   PackRhs pack;
-  for (Index kb = 0; kb < nk; ++kb) {
-    const Index k2 = kb * w.kc, kc = std::min(w.kc, w.cols - k2);
-    pack(b, rhs.getSubMapper(k2, 0), kc, n);
+  for (Index kb = 0; kb < nk; ++kb)
+    pack(b + kb * stride, rhs.getSubMapper(kb * w.kc, 0), std::min(w.kc, w.cols - kb * w.kc), n);
+  const int T = static_cast<int>(std::min<Index>(threads(), ni));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
 #endif
-    for (Index ib = 0; ib < ni; ++ib) {
-      Gebp gebp;
-      const Index i2 = ib * w.mc;
-      gebp(res.getSubMapper(i2, 0), w.data.data() + w.offset[static_cast<size_t>(ib * nk + kb)], b,
-           std::min(w.mc, w.rows - i2), kc, n, 1.0f);
-    }
+  for (Index ib = 0; ib < ni; ++ib) {
+    Gebp gebp;
+    const Index i2 = ib * w.mc;
+    for (Index kb = 0; kb < nk; ++kb)
+      gebp(res.getSubMapper(i2, 0), w.data.data() + w.offset[static_cast<size_t>(ib * nk + kb)], b + kb * stride,
+           std::min(w.mc, w.rows - i2), std::min(w.kc, w.cols - kb * w.kc), n, 1.0f);
   }
 }
 
