@@ -6,7 +6,7 @@
 #      instruction set (x86-64-v3 = AVX2 + FMA where the CPU has them, else x86-64-v2), so that
 #      every machine also runs the suite on a second SIMD code path (docs/reliability.md,
 #      "Numerics across builds"); GUI tests included, leak checks off for them (Mesa leaks at exit);
-#   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 30; scripts/fuzz.sh).
+#   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 20; scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,6 +19,6 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_SANITIZE
 cmake --build build-asan -j"$(nproc)"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)" -LE slow)
 
-echo "== fuzzing (libFuzzer, ${STEPFORMER_FUZZ_SECONDS:-30} s per harness) =="
-bash scripts/fuzz.sh "${STEPFORMER_FUZZ_SECONDS:-30}"
+echo "== fuzzing (libFuzzer, ${STEPFORMER_FUZZ_SECONDS:-20} s per harness) =="
+bash scripts/fuzz.sh "${STEPFORMER_FUZZ_SECONDS:-20}"
 echo "test: all passed"
