@@ -184,7 +184,8 @@ TensorFile recording(const Session& s) {
   }
   for (const auto& rec : s.steps()) {
     const std::string p = "steps." + std::to_string(rec->step) + ".";
-    const DecoderTrace& t = *rec->trace;
+    const auto whole = s.whole_trace(rec->step);  // every fed row (a kept step holds the last)
+    const DecoderTrace& t = *whole;
     f.add(p + "fed", Tensor::from_ids(rec->fed));
     f.add(p + "chosen", Tensor::from_ids({rec->chosen}));
     f.add(p + "logits", new_rows(t.logits, *rec));

@@ -124,7 +124,9 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   if (tr) {
     tr->output = std::move(x);
     if (tr->compact) {
-      tr->logits = logits;  // log_probs_of / probs_of compute the rest when asked
+      // The last row only (one sequence): the next-token distribution. A prefill's other rows
+      // (1000 GPT-2 prompt tokens: 200 MB) are recomputed from `output` by Session::whole_trace.
+      tr->logits = batch == 1 ? Mat(logits.bottomRows(1)) : logits;
     } else {
       record_logits(logits, tr->logits, tr->log_probs, tr->probs);
     }

@@ -52,7 +52,8 @@ struct DecoderTrace {
   int batch = 0;
   // Set by a stepper Session on the steps it keeps (Session::whole_trace restores the rest):
   // attentions hold only the K/V rows the step added and no raw scores, the FFN no hidden
-  // activations, and log_probs/probs are empty (log_probs_of/probs_of compute them).
+  // activations, logits only the last row, and log_probs/probs are empty (log_probs_of/probs_of
+  // compute them).
   bool compact = false;
   int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
   EmbeddingTrace embed;

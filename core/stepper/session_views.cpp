@@ -8,6 +8,7 @@
 #include "io/trace_export.h"
 #include "model/attention.h"
 #include "model/feed_forward.h"
+#include "model/linear.h"
 
 namespace sf {
 
@@ -143,8 +144,10 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
     lt.ffn.hidden_pre = std::move(ffn.hidden_pre);
     lt.ffn.hidden = std::move(ffn.hidden);
   }
+  // Every row's logits, by the generator call the decoder made (same rows, same product).
   Mat logits;
-  record_logits(t->logits, logits, t->log_probs, t->probs);
+  linear_forward(t->output, m.weights.generator_weight(m.config), m.weights.generator.bias, logits);
+  record_logits(logits, t->logits, t->log_probs, t->probs);
   t->compact = false;
   return t;
 }
