@@ -1,6 +1,6 @@
 // packed_gemm_test.cpp — the product on a pre-packed weight (model/packed_gemm.h) equals Eigen's
 // x Wᵀ to float rounding for every shape, edges of the panels and blocks included, and is the
-// same bit for bit on any number of threads.
+// same bit for bit on any number of threads (base/gemm.h; gemm_test.cpp covers the kernel).
 #include <gtest/gtest.h>
 
 #include "base/threads.h"

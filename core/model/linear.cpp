@@ -2,28 +2,46 @@
 
 #include <algorithm>
 
+#include "base/gemm.h"
 #include "base/threads.h"
 
 namespace sf {
 
-void matmul_transposed(const Mat& x, const Mat& weight, Mat& y) {
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias) {
   const Eigen::Index out = weight.rows();
   const int T = threads();
-  // Split only what Eigen leaves on one core (one row) and is worth a fork: ≥ 256 Ki weights.
-  if (T <= 1 || x.rows() != 1 || weight.size() < (Eigen::Index{1} << 18)) {
-    y.noalias() = x * weight.transpose();
+  if (x.rows() != 1) {
+    y.resize(x.rows(), out);
+    gemm(x.rows(), out, weight.cols(), ref(x), ref_t(weight), y.data(), out, GemmOut::Overwrite,
+         bias ? bias->data() : nullptr);
     return;
   }
-  y.resize(x.rows(), out);
-  const Eigen::Index block = 16;
-  const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
+  // Split only what is worth a fork: ≥ 256 Ki weights.
+  if (T <= 1 || weight.size() < (Eigen::Index{1} << 18)) {
+    y.noalias() = x * weight.transpose();
+  } else {
+    y.resize(x.rows(), out);
+    const Eigen::Index block = 16;
+    const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
 #endif
-  for (int t = 0; t < T; ++t) {
-    const Eigen::Index r0 = std::min(out, t * per_thread);
-    const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
-    if (r1 > r0) y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose();
+    for (int t = 0; t < T; ++t) {
+      const Eigen::Index r0 = std::min(out, t * per_thread);
+      const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
+      if (r1 > r0) y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose();
+    }
+  }
+  if (bias) y += *bias;
+}
+
+void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx) {
+  const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
+  gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, GemmOut::Accumulate);  // dyᵀ (out, n) · x (n, in)
+  dbias += dy.colwise().sum();
+  if (dx) {
+    dx->resize(n, in);
+    gemm(n, in, out, ref(dy), ref(weight), dx->data(), in, GemmOut::Overwrite);  // dy (n, out) · W (out, in)
   }
 }
 

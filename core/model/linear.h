@@ -6,23 +6,21 @@
 
 namespace sf {
 
-// y = x Wᵀ: x (n, in), weight (out, in) -> y (n, out). Eigen splits matrix products between the
-// calling thread's cores (base/threads.h) but runs a matrix-vector product (a cached decoding step:
-// n = 1) on one; for those this splits W's rows between the cores, at multiples of 16 rows, so
-// that every output comes from the same matrix-vector kernel as without the split.
-void matmul_transposed(const Mat& x, const Mat& weight, Mat& y);
+// y = x Wᵀ: x (n, in), weight (out, in) -> y (n, out), on base/gemm.h's kernel; a single row (a
+// cached decoding step) is a matrix-vector product instead, which Eigen runs on one core: that one
+// is split between the cores by rows of W, at multiples of 16 rows, so that every output comes
+// from the same matrix-vector kernel as without the split. With `bias` (out): y = x Wᵀ + b.
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr);
 
 // x (n, in) -> y (n, out)
 inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y) {
-  matmul_transposed(x, weight, y);
-  y.rowwise() += bias;
+  matmul_transposed(x, weight, y, &bias);
 }
 // With Linear::packed present, a product over several rows runs on it (no packing of the weight);
 // a single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
 inline void linear_forward(const Mat& x, const Linear& l, Mat& y) {
   if (x.rows() > 1 && l.packed) {
-    packed_product(x, *l.packed, y);
-    y.rowwise() += l.bias;
+    packed_product(x, *l.packed, y, &l.bias);
     return;
   }
   linear_forward(x, l.weight, l.bias, y);
@@ -31,11 +29,7 @@ inline void linear_forward(const Mat& x, const Linear& l, Mat& y) {
 // Backward of y = x Wᵀ + b. x (n, in), dy (n, out). Parameter grads accumulate (+=):
 // dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=):
 // dx (n, in) = dy W; pass nullptr when nothing upstream needs it (the first layer's input).
-inline void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx) {
-  dweight.noalias() += dy.transpose() * x;
-  dbias += dy.colwise().sum();
-  if (dx) dx->noalias() = dy * weight;
-}
+void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx);
 inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx) {
   linear_backward(x, l.weight, dy, g.weight, g.bias, dx);
 }

@@ -1,0 +1,275 @@
+#include "base/gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "base/threads.h"
+
+namespace sf {
+
+namespace {
+
+using Index = Eigen::Index;
+
+// One SIMD register of W floats and the handful of operations the micro-kernel needs.
+#if defined(__AVX512F__)
+struct Vec {
+  using R = __m512;
+  static constexpr int W = 16;
+  static constexpr int MR = 12;  // 12 rows × 2 registers = 24 accumulators of 32 zmm
+  static const char* name() { return "avx512"; }
+  static R zero() { return _mm512_setzero_ps(); }
+  static R bcast(const float* p) { return _mm512_set1_ps(*p); }
+  static R load(const float* p) { return _mm512_loadu_ps(p); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
+  static R load_n(const float* p, int n) { return n == W ? load(p) : _mm512_maskz_loadu_ps(mask(n), p); }
+  static void store_n(float* p, R v, int n) {
+    if (n == W) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, mask(n), v);
+  }
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+struct Vec {
+  using R = __m256;
+  static constexpr int W = 8;
+  static constexpr int MR = 6;  // 6 rows × 2 registers = 12 accumulators of 16 ymm
+  static const char* name() { return "avx2"; }
+  static R zero() { return _mm256_setzero_ps(); }
+  static R bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static __m256i mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static R load_n(const float* p, int n) { return n == W ? load(p) : _mm256_maskload_ps(p, mask(n)); }
+  static void store_n(float* p, R v, int n) {
+    if (n == W) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, mask(n), v);
+  }
+};
+#else
+struct Vec {  // portable: the compiler vectorises what it can
+  struct R {
+    float v[8];
+  };
+  static constexpr int W = 8;
+  static constexpr int MR = 4;
+  static const char* name() { return "portable"; }
+  static R zero() { return R{}; }
+  static R bcast(const float* p) {
+    R r;
+    for (float& x : r.v) x = *p;
+    return r;
+  }
+  static R load(const float* p) { return load_n(p, W); }
+  static R fma(R a, R b, R c) {
+    for (int i = 0; i < W; ++i) c.v[i] += a.v[i] * b.v[i];
+    return c;
+  }
+  static R add(R a, R b) {
+    for (int i = 0; i < W; ++i) a.v[i] += b.v[i];
+    return a;
+  }
+  static R load_n(const float* p, int n) {
+    R r{};
+    for (int i = 0; i < n; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static void store_n(float* p, R v, int n) {
+    for (int i = 0; i < n; ++i) p[i] = v.v[i];
+  }
+};
+#endif
+
+constexpr int MR = Vec::MR;
+constexpr int NR = 2 * Vec::W;
+// Depth per block: a packed B block (KC × NR floats: 32 KiB with AVX-512) stays in L1 while the
+// row groups of A stream past it.
+constexpr Index KC = 256;
+
+Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
+
+// C[0..R) × [0..nc) (row stride ldc) = (load_c ? C : 0) + (bias ? bias : 0) + Σ_k a[k][r]·b[k][c],
+// over kc steps of a packed row group a (kc × MR) and a packed panel b (kc × NR). The sum runs
+// k = 0, 1, … as one FMA chain per element, starting from the loaded C (plus bias).
+template <int R>
+void micro_kernel(Index kc, const float* a, const float* b, float* c, Index ldc, int nc, bool load_c,
+                  const float* bias) {
+  typename Vec::R acc0[R], acc1[R];
+  const int n0 = std::min(nc, Vec::W), n1 = std::max(0, nc - Vec::W);
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) {
+    acc0[r] = load_c ? Vec::load_n(c + r * ldc, n0) : Vec::zero();
+    acc1[r] = load_c && n1 > 0 ? Vec::load_n(c + r * ldc + Vec::W, n1) : Vec::zero();
+  }
+  if (bias) {
+    const typename Vec::R b0 = Vec::load_n(bias, n0), b1 = n1 > 0 ? Vec::load_n(bias + Vec::W, n1) : Vec::zero();
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = Vec::add(acc0[r], b0);
+      acc1[r] = Vec::add(acc1[r], b1);
+    }
+  }
+  for (Index k = 0; k < kc; ++k, a += MR, b += NR) {
+    const typename Vec::R b0 = Vec::load(b), b1 = Vec::load(b + Vec::W);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      const typename Vec::R ar = Vec::bcast(a + r);
+      acc0[r] = Vec::fma(ar, b0, acc0[r]);
+      acc1[r] = Vec::fma(ar, b1, acc1[r]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) {
+    Vec::store_n(c + r * ldc, acc0[r], n0);
+    if (n1 > 0) Vec::store_n(c + r * ldc + Vec::W, acc1[r], n1);
+  }
+}
+
+using Kernel = void (*)(Index, const float*, const float*, float*, Index, int, bool, const float*);
+
+template <int... Rs>
+constexpr std::array<Kernel, sizeof...(Rs)> make_kernels(std::integer_sequence<int, Rs...>) {
+  return {&micro_kernel<Rs + 1>...};
+}
+// kernels[R − 1]: the kernel for a group of R rows (the last group of A may be short).
+constexpr auto kKernels = make_kernels(std::make_integer_sequence<int, MR>{});
+
+// Row group g of A (rows g·MR …, all k), packed as k × MR: ap[kk·MR + r] = A(g·MR + r, kk); the
+// rows past m are zero.
+void pack_a_group(MatRef a, Index m, Index k, Index g, float* ap) {
+  const Index r0 = g * MR, rows = std::min<Index>(MR, m - r0);
+  if (rows < MR) std::fill(ap, ap + k * MR, 0.0f);
+  if (a.col_stride == 1) {
+    for (Index r = 0; r < rows; ++r) {
+      const float* src = a.data + (r0 + r) * a.row_stride;
+      for (Index kk = 0; kk < k; ++kk) ap[kk * MR + r] = src[kk];
+    }
+  } else {
+    for (Index kk = 0; kk < k; ++kk)
+      for (Index r = 0; r < rows; ++r) ap[kk * MR + r] = a.at(r0 + r, kk);
+  }
+}
+
+// Column panel p of B (columns p·NR …, all k), packed as k × NR: bp[kk·NR + c] = B(kk, p·NR + c);
+// the columns past n are zero.
+void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
+  const Index c0 = p * NR, cols = std::min<Index>(NR, n - c0);
+  if (cols < NR) std::fill(bp, bp + k * NR, 0.0f);
+  if (b.col_stride == 1) {  // B row-major: row kk of the panel is NR consecutive floats
+    for (Index kk = 0; kk < k; ++kk) {
+      const float* src = b.data + kk * b.row_stride + c0;
+      for (Index c = 0; c < cols; ++c) bp[kk * NR + c] = src[c];
+    }
+    return;
+  }
+  // B = Wᵀ: column c of the panel is a row of W. Sixteen steps of kk at a time, so that each row's
+  // read is one cache line and the writes stay in a 16 × NR tile (a whole panel column at a time
+  // would touch NR lines 4 KiB apart: the same L1 sets, for W with 1024 or 2048 columns).
+  for (Index kk0 = 0; kk0 < k; kk0 += 16) {
+    const Index kn = std::min<Index>(16, k - kk0);
+    for (Index c = 0; c < cols; ++c) {
+      const float* src = b.data + (c0 + c) * b.col_stride + kk0 * b.row_stride;
+      for (Index i = 0; i < kn; ++i) bp[(kk0 + i) * NR + c] = src[i * b.row_stride];
+    }
+  }
+}
+
+// Scratch that lives as long as its thread: packed A, and a packed B panel per worker.
+float* scratch(std::vector<float, Eigen::aligned_allocator<float>>& v, Index size) {
+  if (static_cast<Index>(v.size()) < size) v.resize(static_cast<size_t>(size));
+  return v.data();
+}
+thread_local std::vector<float, Eigen::aligned_allocator<float>> tl_a, tl_b;
+
+// The product with B either packed (pb) or packed panel by panel as the workers reach it (b).
+void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, float* c, Index ldc, GemmOut out,
+         const float* bias) {
+  if (m <= 0 || n <= 0) return;
+  const bool accumulate = out == GemmOut::Accumulate;
+  if (k == 0) {
+    for (Index i = 0; i < m; ++i)
+      for (Index j = 0; j < n; ++j) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + (bias ? bias[j] : 0.0f);
+    return;
+  }
+  const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
+  float* const ap = scratch(tl_a, groups * k * MR);
+  // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
+  // split); a product too small to pay for waking them runs on the calling thread alone.
+  int T = std::min<Index>(threads(), panels);
+#ifdef _OPENMP
+  if (omp_in_parallel() || m * n * k < (Index{1} << 20)) T = 1;
+#else
+  T = 1;
+#endif
+  auto body = [&](Index p) {
+    const float* bp;
+    if (pb) {
+      bp = pb->data.data() + p * k * NR;
+    } else {
+      float* own = scratch(tl_b, k * NR);
+      pack_b_panel(*b, n, k, p, own);
+      bp = own;
+    }
+    const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
+    for (Index kb = 0; kb < blocks; ++kb) {
+      const Index k0 = kb * KC, kc = std::min(KC, k - k0);
+      const bool load_c = kb > 0 || accumulate;
+      const float* blockbias = kb == 0 ? (bias ? bias + p * NR : nullptr) : nullptr;
+      for (Index g = 0; g < groups; ++g) {
+        const int rows = static_cast<int>(std::min<Index>(MR, m - g * MR));
+        kKernels[static_cast<size_t>(rows - 1)](kc, ap + g * k * MR + k0 * MR, bp + k0 * NR, c + g * MR * ldc + p * NR,
+                                                ldc, nc, load_c, blockbias);
+      }
+    }
+  };
+  if (T <= 1) {
+    for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
+    for (Index p = 0; p < panels; ++p) body(p);
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(T)
+  {
+#pragma omp for schedule(static)
+    for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
+#pragma omp for schedule(static)
+    for (Index p = 0; p < panels; ++p) body(p);
+  }
+#endif
+}
+
+}  // namespace
+
+PackedB pack_b(MatRef b, Index k, Index n) {
+  PackedB p;
+  p.k = k;
+  p.n = n;
+  const Index panels = ceil_div(n, NR);
+  p.data.assign(static_cast<size_t>(std::max<Index>(panels * k * NR, 1)), 0.0f);
+  for (Index q = 0; q < panels; ++q) pack_b_panel(b, n, k, q, p.data.data() + q * k * NR);
+  return p;
+}
+
+void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias) {
+  run(m, n, k, a, &b, nullptr, c, ldc, out, bias);
+}
+
+void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias) {
+  run(m, b.n, b.k, a, nullptr, &b, c, ldc, out, bias);
+}
+
+const char* gemm_kernel_name() { return Vec::name(); }
+
+}  // namespace sf

@@ -1,0 +1,104 @@
+// gemm_test.cpp — base/gemm.h against a double-precision product on every edge of its blocking:
+// row groups (MR), column panels (NR), depth blocks (KC = 256), strided and transposed operands,
+// bias, accumulation, empty shapes; and the same bits on any thread count.
+#include <gtest/gtest.h>
+
+#include "base/gemm.h"
+#include "base/threads.h"
+
+namespace sf {
+namespace {
+
+// C = A·B (+ bias) in double, A (m, k) and B (k, n) through their views.
+Eigen::MatrixXd reference(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, const float* bias) {
+  Eigen::MatrixXd c = Eigen::MatrixXd::Zero(m, n);
+  for (Eigen::Index i = 0; i < m; ++i)
+    for (Eigen::Index j = 0; j < n; ++j) {
+      double s = bias ? bias[j] : 0.0;
+      for (Eigen::Index l = 0; l < k; ++l) s += static_cast<double>(a.at(i, l)) * b.at(l, j);
+      c(i, j) = s;
+    }
+  return c;
+}
+
+// Float error bound for a dot product of k terms of size ≤ 1: k · 2⁻²³, with room.
+double bound(Eigen::Index k) { return 4e-7 * static_cast<double>(k + 1); }
+
+TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
+  EXPECT_STRNE(gemm_kernel_name(), "");
+  // m: 1, one short group, several groups and a tail; n: below a panel, odd, several panels and a
+  // tail; k: 1, odd, exactly one depth block, one over, several.
+  for (int m : {1, 5, 12, 13, 64, 100})
+    for (int n : {3, 16, 33, 100})
+      for (int k : {1, 7, 256, 257, 600}) {
+        const Mat a = Mat::Random(m, k), w = Mat::Random(n, k), bmat = Mat::Random(k, n);
+        const RowVec bias = RowVec::Random(n);
+        // x Wᵀ + b, as a projection runs it
+        Mat c(m, n);
+        gemm(m, n, k, ref(a), ref_t(w), c.data(), n, GemmOut::Overwrite, bias.data());
+        const Eigen::MatrixXd want = reference(m, n, k, ref(a), ref_t(w), bias.data());
+        ASSERT_LE((c.cast<double>() - want).cwiseAbs().maxCoeff(), bound(k)) << m << "x" << n << "x" << k;
+        // the same product on the weight packed once
+        const PackedB p = pack_b(ref_t(w), k, n);
+        Mat cp(m, n);
+        gemm(m, ref(a), p, cp.data(), n, GemmOut::Overwrite, bias.data());
+        ASSERT_TRUE(cp == c) << "packed " << m << "x" << n << "x" << k;
+        // Aᵀ·B accumulated into C, as a weight gradient: A viewed transposed, B row-major
+        const Mat at = Mat::Random(k, m);
+        Mat acc = Mat::Random(m, n);
+        const Mat before = acc;
+        gemm(m, n, k, ref_t(at), ref(bmat), acc.data(), n, GemmOut::Accumulate);
+        const Eigen::MatrixXd want_acc = before.cast<double>() + reference(m, n, k, ref_t(at), ref(bmat), nullptr);
+        ASSERT_LE((acc.cast<double>() - want_acc).cwiseAbs().maxCoeff(), bound(k)) << "acc " << m << "x" << n << "x" << k;
+      }
+}
+
+TEST(Gemm, WritesOnlyItsBlockOfALargerMatrix) {
+  // C is the 20 × 40 block at (3, 5) of a 30 × 64 matrix: ldc 64; nothing around it changes.
+  const Mat a = Mat::Random(20, 70), b = Mat::Random(70, 40);
+  Mat big = Mat::Constant(30, 64, 7.0f);
+  gemm(20, 40, 70, ref(a), ref(b), big.data() + 3 * 64 + 5, 64, GemmOut::Overwrite);
+  const Mat want = a * b;
+  EXPECT_LE((big.block(3, 5, 20, 40) - want).cwiseAbs().maxCoeff(), 1e-4f);
+  Mat around = big;
+  around.block(3, 5, 20, 40).setConstant(7.0f);
+  EXPECT_TRUE((around.array() == 7.0f).all());
+}
+
+TEST(Gemm, EmptyShapes) {
+  const Mat a = Mat::Random(4, 3), b = Mat::Random(3, 5);
+  const RowVec bias = RowVec::LinSpaced(5, 1, 5);
+  Mat c = Mat::Constant(4, 5, 2.0f);
+  gemm(4, 5, 0, ref(a), ref(b), c.data(), 5, GemmOut::Accumulate, bias.data());  // k = 0: C += bias
+  EXPECT_FLOAT_EQ(c(3, 4), 7.0f);
+  gemm(4, 5, 0, ref(a), ref(b), c.data(), 5, GemmOut::Overwrite);  // C = 0
+  EXPECT_EQ(c.cwiseAbs().maxCoeff(), 0.0f);
+  gemm(0, 5, 3, ref(a), ref(b), c.data(), 5, GemmOut::Overwrite);  // m = 0: nothing to write
+  gemm(4, 0, 3, ref(a), ref(b), c.data(), 5, GemmOut::Overwrite);
+  EXPECT_EQ(c.cwiseAbs().maxCoeff(), 0.0f);
+}
+
+TEST(Gemm, SameBitsOnAnyThreadCount) {
+  const Mat a = Mat::Random(64, 512), w = Mat::Random(2048, 512);
+  const RowVec bias = RowVec::Random(2048);
+  const PackedB p = pack_b(ref_t(w), 512, 2048);
+  Mat one(64, 2048), one_packed(64, 2048);
+  {
+    const ScopedThreads t(1);
+    gemm(64, 2048, 512, ref(a), ref_t(w), one.data(), 2048, GemmOut::Overwrite, bias.data());
+    gemm(64, ref(a), p, one_packed.data(), 2048, GemmOut::Overwrite, bias.data());
+  }
+  EXPECT_TRUE(one == one_packed);
+  for (int n : {2, 3, 8}) {
+    const ScopedThreads t(n);
+    Mat got(64, 2048), got_packed(64, 2048);
+    gemm(64, 2048, 512, ref(a), ref_t(w), got.data(), 2048, GemmOut::Overwrite, bias.data());
+    gemm(64, ref(a), p, got_packed.data(), 2048, GemmOut::Overwrite, bias.data());
+    EXPECT_TRUE(got == one) << n << " threads";
+    EXPECT_TRUE(got_packed == one) << n << " threads, packed";
+  }
+  EXPECT_GT(one.cwiseAbs().maxCoeff(), 1.0f);
+}
+
+}  // namespace
+}  // namespace sf
