@@ -2,25 +2,26 @@
 
 #include <cmath>
 
+#include "base/gemm.h"
 #include "model/linear.h"
 #include "model/mask.h"
 
 namespace sf {
 
 void masked_softmax(Mat& s, const Mat& mask) {
-  s += mask;
   for (Eigen::Index i = 0; i < s.rows(); ++i) {
-    auto row = s.row(i);
-    const float mx = row.maxCoeff();
+    auto row = s.row(i).array();
+    const auto m = mask.row(i).array();
+    const float mx = (row + m).maxCoeff();
     if (mx == kMasked) {  // every key masked: no distribution to form
       row.setZero();
       continue;
     }
-    row = (row.array() - mx).exp();
     // Eigen's vectorised exp clamps its argument near −88 and so returns ~3e−39, not 0, for −inf;
     // a masked key must get exactly 0 (and the row still sums to 1: those terms are below
     // float resolution next to the unmasked ones).
-    row = (mask.row(i).array() == kMasked).select(0.0f, row.array());
+    row = (row + m - mx).exp();  // (a select around the exp would make it scalar: libm per entry)
+    row = (m == kMasked).select(0.0f, row);
     row /= row.sum();
   }
 }
@@ -50,18 +51,19 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->masks = masks;
   }
   Mat s(nq, nk);  // (n_q, n_k) scratch, reused for every head
+  const Eigen::Index lq = q.outerStride(), lk = k.outerStride(), lv = v.outerStride();
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
-      auto qh = q.block(b * nq, h * dk, nq, dk);  // (n_q, dk)
-      auto kh = k.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
-      auto vh = v.block(b * nk, h * dk, nk, dk);  // (n_k, dk)
-      s.noalias() = qh * kh.transpose();
+      const float* qh = q.data() + b * nq * lq + h * dk;  // (n_q, dk), row stride lq
+      const float* kh = k.data() + b * nk * lk + h * dk;  // (n_k, dk), row stride lk
+      const float* vh = v.data() + b * nk * lv + h * dk;  // (n_k, dk), row stride lv
+      gemm(nq, nk, dk, {qh, lq, 1}, {kh, 1, lk}, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
       const size_t idx = static_cast<size_t>(b * n_heads + h);
       if (tr && !tr->lean) tr->raw_scores[idx] = s;
       s *= scale;
       masked_softmax(s, masks[static_cast<size_t>(b)]);
       if (tr) tr->weights[idx] = s;
-      concat.block(b * nq, h * dk, nq, dk).noalias() = s * vh;
+      gemm(nq, dk, nk, ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
     }
   }
 }

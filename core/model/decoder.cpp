@@ -113,7 +113,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   }
   close_stack(c.norm, m.weights.decoder_norm, x, tr ? &tr->final_norm : nullptr);
   Mat logits;  // (B·m, V)
-  linear_forward(x, m.weights.generator_weight(c), m.weights.generator.bias, logits);
+  generator_forward(m.weights, c, x, logits);
 
   if (cache) {
     cache->append_ids(tgt_ids);

@@ -54,7 +54,7 @@ Mat mlm_logits(const Model& m, const Mat& x, EncoderTrace* tr) {
   Mat y;  // (B·n, d)
   layer_norm_forward(h, w.norm, y, tr ? &tr->mlm_norm : nullptr);
   Mat logits;  // (B·n, V)
-  linear_forward(y, m.weights.generator_weight(c), m.weights.generator.bias, logits);
+  generator_forward(m.weights, c, y, logits);
   if (tr) {
     tr->mlm_hidden = std::move(y);
     record_logits(logits, tr->logits, tr->log_probs, tr->probs);

@@ -26,6 +26,16 @@ inline void linear_forward(const Mat& x, const Linear& l, Mat& y) {
   linear_forward(x, l.weight, l.bias, y);
 }
 
+// The output projection: logits (n, V) = x (n, d) Wᵀ + b, W the generator's weight or the target
+// embedding it is tied to (Weights::generator_weight); packed when pack_for_inference packed it.
+inline void generator_forward(const Weights& w, const Config& c, const Mat& x, Mat& logits) {
+  if (x.rows() > 1 && w.generator.packed) {
+    packed_product(x, *w.generator.packed, logits, &w.generator.bias);
+    return;
+  }
+  linear_forward(x, w.generator_weight(c), w.generator.bias, logits);
+}
+
 // Backward of y = x Wᵀ + b. x (n, in), dy (n, out). Parameter grads accumulate (+=):
 // dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=):
 // dx (n, in) = dy W; pass nullptr when nothing upstream needs it (the first layer's input).

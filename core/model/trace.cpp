@@ -19,8 +19,17 @@ Mat softmax_rows(const Mat& logits) { return log_softmax_rows(logits).array().ex
 
 void record_logits(const Mat& logits, Mat& logits_out, Mat& log_probs, Mat& probs) {
   logits_out = logits;
-  log_probs = log_softmax_rows(logits);
-  probs = log_probs.array().exp().matrix();
+  log_probs.resize(logits.rows(), logits.cols());
+  probs.resize(logits.rows(), logits.cols());
+  // One exp per entry, not two (log-softmax, then exp of it): probs = e / Σe with e = exp(l − max).
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    const auto l = logits.row(i).array();
+    const float mx = l.maxCoeff();
+    probs.row(i).array() = (l - mx).exp();
+    const float sum = probs.row(i).sum();
+    probs.row(i) /= sum;
+    log_probs.row(i).array() = l - (mx + std::log(sum));
+  }
 }
 
 Mat log_probs_of(const DecoderTrace& t) {

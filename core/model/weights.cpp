@@ -167,10 +167,16 @@ void for_each_linear(Weights& w, F f) {
 bool pack_for_inference(Weights& w) {
   int64_t bytes = 0;
   for_each_linear(w, [&](Linear& l) { bytes += l.weight.size() * static_cast<int64_t>(sizeof(float)); });
+  // A generator tied to the target embedding has no weight of its own: its packed copy is the
+  // embedding's (the output projection reads it as its weight: generator_forward).
+  const bool tied = w.generator.weight.size() == 0 && w.generator.bias.size() > 0 &&
+                    w.tgt_embed.rows() == w.generator.bias.size();
+  if (tied) bytes += w.tgt_embed.size() * static_cast<int64_t>(sizeof(float));
   if (bytes > (int64_t{256} << 20)) return false;
   for_each_linear(w, [](Linear& l) {
     l.packed = l.weight.size() > 0 ? std::make_shared<const PackedWeight>(pack_weight(l.weight)) : nullptr;
   });
+  if (tied) w.generator.packed = std::make_shared<const PackedWeight>(pack_weight(w.tgt_embed));
   return true;
 }
 

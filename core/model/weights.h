@@ -105,8 +105,8 @@ inline std::vector<ParamRef> param_table(const Weights& w, const Config& c) {
   return param_table(const_cast<Weights&>(w), c);
 }
 
-// Packs every projection (attention, feed-forward, MLM dense, an untied generator) into
-// Linear::packed when they total at most 256 MiB: small and base models run faster for a second
+// Packs every projection (attention, feed-forward, MLM dense, the generator — tied to the target
+// embedding or not) into Linear::packed when they total at most 256 MiB: small and base models run faster for a second
 // copy of those weights; bigger models (GPT-2 and up) keep one copy. Returns whether it did.
 bool pack_for_inference(Weights& w);
 // Drops every Linear::packed (before changing weights in place).

@@ -146,7 +146,7 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
   }
   // Every row's logits, by the generator call the decoder made (same rows, same product).
   Mat logits;
-  linear_forward(t->output, m.weights.generator_weight(m.config), m.weights.generator.bias, logits);
+  generator_forward(m.weights, m.config, t->output, logits);
   record_logits(logits, t->logits, t->log_probs, t->probs);
   t->compact = false;
   return t;
