@@ -4,7 +4,7 @@
 #include <array>
 #include <utility>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__AVX__)
 #include <immintrin.h>
 #endif
 #ifdef _OPENMP
@@ -162,16 +162,58 @@ constexpr std::array<Kernel, sizeof...(Rs)> make_kernels(std::integer_sequence<i
 // kernels[R − 1]: the kernel for a group of R rows (the last group of A may be short).
 constexpr auto kKernels = make_kernels(std::make_integer_sequence<int, MR>{});
 
+// d[j·ds + i] = s[i·ss + j] for i < rows, j < cols: the transposing copy both packings need (rows
+// of a row-major A become its group's columns; rows of W become columns of a Wᵀ panel). 8 × 8
+// blocks go through registers, so that reads and writes both run along rows.
+void transpose_into(const float* s, Index ss, Index rows, Index cols, float* d, Index ds) {
+  Index i0 = 0;
+#if defined(__AVX__)
+  for (; i0 + 8 <= rows; i0 += 8) {
+    Index j0 = 0;
+    for (; j0 + 8 <= cols; j0 += 8) {
+      const float* p = s + i0 * ss + j0;
+      const __m256 r0 = _mm256_loadu_ps(p), r1 = _mm256_loadu_ps(p + ss), r2 = _mm256_loadu_ps(p + 2 * ss),
+                   r3 = _mm256_loadu_ps(p + 3 * ss), r4 = _mm256_loadu_ps(p + 4 * ss), r5 = _mm256_loadu_ps(p + 5 * ss),
+                   r6 = _mm256_loadu_ps(p + 6 * ss), r7 = _mm256_loadu_ps(p + 7 * ss);
+      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+                   u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+                   u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                   u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* q = d + j0 * ds + i0;
+      _mm256_storeu_ps(q, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(q + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(q + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(q + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(q + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(q + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(q + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(q + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (Index i = i0; i < i0 + 8; ++i)
+      for (Index j = j0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
+  }
+#endif
+  for (Index i = i0; i < rows; ++i)
+    for (Index j = 0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
+}
+
+// d[j·ds + i] = s[j·ss + i] for j < lines, i < width: rows copied as they are.
+void copy_into(const float* s, Index ss, Index lines, Index width, float* d, Index ds) {
+  for (Index j = 0; j < lines; ++j) std::copy_n(s + j * ss, width, d + j * ds);
+}
+
 // Row group g of A (rows g·MR …, all k), packed as k × MR: ap[kk·MR + r] = A(g·MR + r, kk); the
 // rows past m are zero.
 void pack_a_group(MatRef a, Index m, Index k, Index g, float* ap) {
   const Index r0 = g * MR, rows = std::min<Index>(MR, m - r0);
   if (rows < MR) std::fill(ap, ap + k * MR, 0.0f);
   if (a.col_stride == 1) {
-    for (Index r = 0; r < rows; ++r) {
-      const float* src = a.data + (r0 + r) * a.row_stride;
-      for (Index kk = 0; kk < k; ++kk) ap[kk * MR + r] = src[kk];
-    }
+    transpose_into(a.data + r0 * a.row_stride, a.row_stride, rows, k, ap, MR);
+  } else if (a.row_stride == 1) {  // a transposed view: row kk of the group is `rows` consecutive floats
+    copy_into(a.data + r0, a.col_stride, k, rows, ap, MR);
   } else {
     for (Index kk = 0; kk < k; ++kk)
       for (Index r = 0; r < rows; ++r) ap[kk * MR + r] = a.at(r0 + r, kk);
@@ -183,22 +225,13 @@ void pack_a_group(MatRef a, Index m, Index k, Index g, float* ap) {
 void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
   const Index c0 = p * NR, cols = std::min<Index>(NR, n - c0);
   if (cols < NR) std::fill(bp, bp + k * NR, 0.0f);
-  if (b.col_stride == 1) {  // B row-major: row kk of the panel is NR consecutive floats
-    for (Index kk = 0; kk < k; ++kk) {
-      const float* src = b.data + kk * b.row_stride + c0;
-      for (Index c = 0; c < cols; ++c) bp[kk * NR + c] = src[c];
-    }
-    return;
-  }
-  // B = Wᵀ: column c of the panel is a row of W. Sixteen steps of kk at a time, so that each row's
-  // read is one cache line and the writes stay in a 16 × NR tile (a whole panel column at a time
-  // would touch NR lines 4 KiB apart: the same L1 sets, for W with 1024 or 2048 columns).
-  for (Index kk0 = 0; kk0 < k; kk0 += 16) {
-    const Index kn = std::min<Index>(16, k - kk0);
-    for (Index c = 0; c < cols; ++c) {
-      const float* src = b.data + (c0 + c) * b.col_stride + kk0 * b.row_stride;
-      for (Index i = 0; i < kn; ++i) bp[(kk0 + i) * NR + c] = src[i * b.row_stride];
-    }
+  if (b.col_stride == 1) {  // B row-major: row kk of the panel is `cols` consecutive floats
+    copy_into(b.data + c0, b.row_stride, k, cols, bp, NR);
+  } else if (b.row_stride == 1) {  // B = Wᵀ: column c of the panel is a row of W
+    transpose_into(b.data + c0 * b.col_stride, b.col_stride, cols, k, bp, NR);
+  } else {
+    for (Index kk = 0; kk < k; ++kk)
+      for (Index c = 0; c < cols; ++c) bp[kk * NR + c] = b.at(kk, c0 + c);
   }
 }
 

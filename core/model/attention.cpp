@@ -108,17 +108,17 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
       const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];  // (n_q, n_k)
-      auto dhead = dconcat.block(b * nq, h * dk, nq, dk);                 // (n_q, dk)
-      auto qh = tr.q.block(b * nq, h * dk, nq, dk);
-      auto kh = tr.k.block(b * nk, h * dk, nk, dk);
-      auto vh = tr.v.block(b * nk, h * dk, nk, dk);
-      dp.noalias() = dhead * vh.transpose();
-      dv.block(b * nk, h * dk, nk, dk).noalias() = p.transpose() * dhead;
+      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;  // head h of sequence b
+      const MatRef dhead{dconcat.data() + oq, d, 1};                       // (n_q, dk)
+      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};  // (n_q, dk), (n_k, dk)
+      const MatRef vh_t{tr.v.data() + ok, 1, d};                            // V_hᵀ (dk, n_k)
+      gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);             // dP = dhead V_hᵀ
+      gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);     // dV_h = Pᵀ dhead
       // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j).
       const ColVec row_dot = dp.cwiseProduct(p).rowwise().sum();
       dp = p.cwiseProduct(dp - row_dot.replicate(1, nk)) * scale;
-      dq.block(b * nq, h * dk, nq, dk).noalias() = dp * kh;
-      dk_.block(b * nk, h * dk, nk, dk).noalias() = dp.transpose() * qh;
+      gemm(nq, dk, nk, ref(dp), kh, dq.data() + oq, d, GemmOut::Overwrite);     // dQ_h = dS K_h
+      gemm(nk, dk, nq, ref_t(dp), qh, dk_.data() + ok, d, GemmOut::Overwrite);  // dK_h = dSᵀ Q_h
     }
   }
   linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q);

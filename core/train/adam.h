@@ -17,9 +17,12 @@ struct Adam {
   int64_t t = 0;  // updates done
 
   void init(const Config& c);  // zero moments, t = 0
-  void step(Weights& params, const Weights& grads, const Config& c, double lr);
+  // One update; the tensors are shared between n_threads cores (the same result on any count).
+  void step(Weights& params, const Weights& grads, const Config& c, double lr, int n_threads = 1);
 };
 
+// Σ x² over n floats, summed in double.
+double squared_norm(const float* data, int64_t n);
 // √(Σ g²) over every parameter gradient.
 double grad_norm(const Weights& grads, const Config& c);
 // Scales every gradient by `factor`.

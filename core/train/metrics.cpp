@@ -1,5 +1,7 @@
 #include "train/metrics.h"
 
+#include "train/adam.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -164,8 +166,7 @@ void record_step(json& metrics, const StepStats& st, const Weights& grads, const
   std::vector<double> g(groups.size(), 0.0), l(layers.size(), 0.0);
   size_t gi = 0, li = 0;
   for (const ParamRef& p : param_table(grads, c)) {
-    double sq = 0;
-    for (int64_t j = 0; j < p.numel(); ++j) sq += static_cast<double>(p.data[j]) * p.data[j];
+    const double sq = squared_norm(p.data, p.numel());
     const std::string gn = param_group(p.name), ln = param_layer(p.name);
     while (groups[gi].get<std::string>() != gn) gi = (gi + 1) % groups.size();
     g[gi] += sq;

@@ -1,7 +1,6 @@
 #include "train/trainer.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "base/threads.h"
 #include "model/decoder.h"
@@ -83,13 +82,16 @@ StepStats Trainer::step() {
     Mat dlogits;
     sh.loss = cross_entropy(logits, b.tgt_y, pad, opt_.label_smoothing, &dlogits, batch.target_tokens);
     allocate(sh.grads, c);
-    zero_grads(sh.grads, c);
+    zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1
     model_backward(model_, sh.trace, dlogits, sh.grads);
   };
-  std::vector<std::thread> workers;
-  for (int s = 1; s < T; ++s) workers.emplace_back(run, std::ref(shards[static_cast<size_t>(s)]));
-  run(shards[0]);
-  for (auto& w : workers) w.join();
+  // OpenMP's threads, not new ones per step: they live across steps, and with them the
+  // thread-local scratch of the matrix products (base/gemm.cpp), which a fresh thread would
+  // allocate and fault in again every step.
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(T) if (T > 1)
+#endif
+  for (int s = 0; s < T; ++s) run(shards[static_cast<size_t>(s)]);
 
   Weights& grads = shards[0].grads;
   double loss_sum = 0;
@@ -107,7 +109,7 @@ StepStats Trainer::step() {
   st.lr = opt_.schedule.at(adam_.t + 1);
   record_step(metrics_, st, grads, c);  // gradient norms before clipping: what the comparison view plots
   if (opt_.clip > 0 && st.grad_norm > opt_.clip) scale_grads(grads, c, static_cast<float>(opt_.clip / st.grad_norm));
-  adam_.step(model_.weights, grads, c, st.lr);
+  adam_.step(model_.weights, grads, c, st.lr, T);
   st.step = adam_.t;
   json& s = metrics_["steps"];
   s["step"].push_back(st.step);
