@@ -200,33 +200,43 @@ void transpose_into(const float* s, Index ss, Index rows, Index cols, float* d, 
     for (Index j = 0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
 }
 
-// d[j·ds + i] = s[j·ss + i] for j < lines, i < width: rows copied as they are.
+// d[j·ds + i] = s[j·ss + i] for j < lines, i < width ≤ W: rows copied as they are. A full row of W
+// floats is a fixed-size copy the compiler turns into vector moves (copy_n would call memmove for
+// every 48 or 128 bytes).
+template <int W>
 void copy_into(const float* s, Index ss, Index lines, Index width, float* d, Index ds) {
-  for (Index j = 0; j < lines; ++j) std::copy_n(s + j * ss, width, d + j * ds);
+  if (width == W) {
+    for (Index j = 0; j < lines; ++j)
+      for (int i = 0; i < W; ++i) d[j * ds + i] = s[j * ss + i];
+    return;
+  }
+  for (Index j = 0; j < lines; ++j)
+    for (Index i = 0; i < width; ++i) d[j * ds + i] = s[j * ss + i];
 }
 
-// Row group g of A (rows g·MR …, all k), packed as k × MR: ap[kk·MR + r] = A(g·MR + r, kk); the
-// rows past m are zero.
+// Row group g of A (rows g·MR …, all k), packed as k × MR: ap[kk·MR + r] = A(g·MR + r, kk). The
+// slots of rows past m are left as they are: a short group runs a kernel for its own row count,
+// which never reads them.
 void pack_a_group(MatRef a, Index m, Index k, Index g, float* ap) {
   const Index r0 = g * MR, rows = std::min<Index>(MR, m - r0);
-  if (rows < MR) std::fill(ap, ap + k * MR, 0.0f);
   if (a.col_stride == 1) {
     transpose_into(a.data + r0 * a.row_stride, a.row_stride, rows, k, ap, MR);
   } else if (a.row_stride == 1) {  // a transposed view: row kk of the group is `rows` consecutive floats
-    copy_into(a.data + r0, a.col_stride, k, rows, ap, MR);
+    copy_into<MR>(a.data + r0, a.col_stride, k, rows, ap, MR);
   } else {
     for (Index kk = 0; kk < k; ++kk)
       for (Index r = 0; r < rows; ++r) ap[kk * MR + r] = a.at(r0 + r, kk);
   }
 }
 
-// Column panel p of B (columns p·NR …, all k), packed as k × NR: bp[kk·NR + c] = B(kk, p·NR + c);
-// the columns past n are zero.
+// Column panel p of B (columns p·NR …, all k), packed as k × NR: bp[kk·NR + c] = B(kk, p·NR + c).
+// The slots of columns past n keep what the buffer held (zeros, or an earlier panel's floats): the
+// kernel multiplies them into SIMD lanes of their own, which it never stores, and lanes do not mix,
+// so filling them (4 KiB per call for a 32-deep attention head) would be wasted work.
 void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
   const Index c0 = p * NR, cols = std::min<Index>(NR, n - c0);
-  if (cols < NR) std::fill(bp, bp + k * NR, 0.0f);
   if (b.col_stride == 1) {  // B row-major: row kk of the panel is `cols` consecutive floats
-    copy_into(b.data + c0, b.row_stride, k, cols, bp, NR);
+    copy_into<NR>(b.data + c0, b.row_stride, k, cols, bp, NR);
   } else if (b.row_stride == 1) {  // B = Wᵀ: column c of the panel is a row of W
     transpose_into(b.data + c0 * b.col_stride, b.col_stride, cols, k, bp, NR);
   } else {

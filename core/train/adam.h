@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/weights.h"
 
@@ -23,6 +24,8 @@ struct Adam {
 
 // Σ x² over n floats, summed in double.
 double squared_norm(const float* data, int64_t n);
+// Σ g² of every tensor of param_table(grads, c), in its order.
+std::vector<double> squared_norms(const Weights& grads, const Config& c);
 // √(Σ g²) over every parameter gradient.
 double grad_norm(const Weights& grads, const Config& c);
 // Scales every gradient by `factor`.

@@ -154,7 +154,8 @@ json new_metrics(const TrainOptions& o, const Model& model) {
   return m;
 }
 
-void record_step(json& metrics, const StepStats& st, const Weights& grads, const Config& c) {
+void record_step(json& metrics, const StepStats& st, const Weights& grads, const Config& c,
+                 const std::vector<double>& squares) {
   json& s = metrics["steps"];
   s["loss"].push_back(round5(st.loss));
   s["accuracy"].push_back(round5(st.accuracy));
@@ -165,8 +166,10 @@ void record_step(json& metrics, const StepStats& st, const Weights& grads, const
   const auto& layers = metrics["layers"];
   std::vector<double> g(groups.size(), 0.0), l(layers.size(), 0.0);
   size_t gi = 0, li = 0;
-  for (const ParamRef& p : param_table(grads, c)) {
-    const double sq = squared_norm(p.data, p.numel());
+  const std::vector<ParamRef> table = param_table(grads, c);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ParamRef& p = table[i];
+    const double sq = squares[i];
     const std::string gn = param_group(p.name), ln = param_layer(p.name);
     while (groups[gi].get<std::string>() != gn) gi = (gi + 1) % groups.size();
     g[gi] += sq;

@@ -43,9 +43,11 @@ double round5(double x);
 nlohmann::json new_metrics(const TrainOptions& o, const Model& m);
 
 // Appends one step's loss, accuracy, lr, gradient norm and tokens, and the gradient norms per
-// group and layer of `grads` (before clipping), to metrics["steps"]. The step number itself is
-// appended by the caller once the optimiser has run.
-void record_step(nlohmann::json& metrics, const StepStats& s, const Weights& grads, const Config& c);
+// group and layer of `grads` (before clipping), to metrics["steps"]; `squares` holds Σ g² of every
+// tensor of param_table(grads, c), in order (squared_norms). The step number itself is appended by
+// the caller once the optimiser has run.
+void record_step(nlohmann::json& metrics, const StepStats& s, const Weights& grads, const Config& c,
+                 const std::vector<double>& squares);
 
 // Appends the probes of one step to metrics["probes"]: mean residual-stream norm per stream and
 // mean attention entropy per module and head over the non-padding rows of every trace (the

@@ -1,6 +1,7 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/threads.h"
 #include "model/decoder.h"
@@ -105,9 +106,12 @@ StepStats Trainer::step() {
   st.tokens = batch.target_tokens;
   st.loss = batch.target_tokens ? loss_sum / batch.target_tokens : 0.0;
   st.accuracy = batch.target_tokens ? static_cast<double>(correct) / batch.target_tokens : 0.0;
-  st.grad_norm = grad_norm(grads, c);
+  const std::vector<double> squares = squared_norms(grads, c);  // one pass for the total and the groups
+  double total = 0;
+  for (double v : squares) total += v;
+  st.grad_norm = std::sqrt(total);
   st.lr = opt_.schedule.at(adam_.t + 1);
-  record_step(metrics_, st, grads, c);  // gradient norms before clipping: what the comparison view plots
+  record_step(metrics_, st, grads, c, squares);  // gradient norms before clipping: what the comparison view plots
   if (opt_.clip > 0 && st.grad_norm > opt_.clip) scale_grads(grads, c, static_cast<float>(opt_.clip / st.grad_norm));
   adam_.step(model_.weights, grads, c, st.lr, T);
   st.step = adam_.t;
