@@ -26,6 +26,16 @@ void adam_update(float* __restrict p, const float* __restrict g, float* __restri
   }
 }
 
+// f(i) for every tensor index i < count, shared between n_threads cores (tensors are independent:
+// the result does not depend on the count).
+template <typename F>
+void for_each_tensor(size_t count, int n_threads, F f) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(n_threads, 1)) if (n_threads > 1)
+#endif
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) f(static_cast<size_t>(i));
+}
+
 }  // namespace
 
 void Adam::step(Weights& params, const Weights& grads, const Config& c, double lr, int n_threads) {
@@ -38,16 +48,10 @@ void Adam::step(Weights& params, const Weights& grads, const Config& c, double l
   const auto G = param_table(grads, c);
   const auto M = param_table(m, c);
   const auto V = param_table(v, c);
-  const int64_t count = static_cast<int64_t>(P.size());
-  // Tensors are independent: the cores share them (largest first would balance better, but the
-  // weight matrices already dominate every layer's list), each element updated as on one core.
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(n_threads, 1)) if (n_threads > 1)
-#endif
-  for (int64_t i = 0; i < count; ++i) {
-    const size_t k = static_cast<size_t>(i);
+  // Tensors are independent: the cores share them, each element updated as on one core.
+  for_each_tensor(P.size(), n_threads, [&](size_t k) {
     adam_update(P[k].data, G[k].data, M[k].data, V[k].data, P[k].numel(), beta1, beta2, eps, step_size, inv_sqrt_bc2);
-  }
+  });
 }
 
 double squared_norm(const float* data, int64_t n) {
@@ -62,9 +66,10 @@ double squared_norm(const float* data, int64_t n) {
   return s;
 }
 
-std::vector<double> squared_norms(const Weights& grads, const Config& c) {
-  std::vector<double> out;
-  for (const ParamRef& p : param_table(grads, c)) out.push_back(squared_norm(p.data, p.numel()));
+std::vector<double> squared_norms(const Weights& grads, const Config& c, int n_threads) {
+  const std::vector<ParamRef> table = param_table(grads, c);
+  std::vector<double> out(table.size());
+  for_each_tensor(table.size(), n_threads, [&](size_t i) { out[i] = squared_norm(table[i].data, table[i].numel()); });
   return out;
 }
 
@@ -83,14 +88,14 @@ void zero_grads(Weights& grads, const Config& c) {
   for (ParamRef& p : param_table(grads, c)) std::fill(p.data, p.data + p.numel(), 0.0f);
 }
 
-void add_grads(Weights& a, const Weights& b, const Config& c) {
-  auto A = param_table(a, c);
-  auto B = param_table(b, c);
-  for (size_t i = 0; i < A.size(); ++i) {
+void add_grads(Weights& a, const Weights& b, const Config& c, int n_threads) {
+  const auto A = param_table(a, c);
+  const auto B = param_table(b, c);
+  for_each_tensor(A.size(), n_threads, [&](size_t i) {
     float* __restrict a_data = A[i].data;
     const float* __restrict b_data = B[i].data;
     for (int64_t j = 0; j < A[i].numel(); ++j) a_data[j] += b_data[j];
-  }
+  });
 }
 
 }  // namespace sf

@@ -24,15 +24,15 @@ struct Adam {
 
 // Σ x² over n floats, summed in double.
 double squared_norm(const float* data, int64_t n);
-// Σ g² of every tensor of param_table(grads, c), in its order.
-std::vector<double> squared_norms(const Weights& grads, const Config& c);
+// Σ g² of every tensor of param_table(grads, c), in its order (tensors shared between n_threads cores).
+std::vector<double> squared_norms(const Weights& grads, const Config& c, int n_threads = 1);
 // √(Σ g²) over every parameter gradient.
 double grad_norm(const Weights& grads, const Config& c);
 // Scales every gradient by `factor`.
 void scale_grads(Weights& grads, const Config& c, float factor);
 // Sets every gradient to zero (keeps the allocation).
 void zero_grads(Weights& grads, const Config& c);
-// a += b over every parameter.
-void add_grads(Weights& a, const Weights& b, const Config& c);
+// a += b over every parameter (tensors shared between n_threads cores).
+void add_grads(Weights& a, const Weights& b, const Config& c, int n_threads = 1);
 
 }  // namespace sf

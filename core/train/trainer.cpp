@@ -98,7 +98,7 @@ StepStats Trainer::step() {
   double loss_sum = 0;
   int correct = 0;
   for (int s = 0; s < T; ++s) {
-    if (s > 0) add_grads(grads, shards[static_cast<size_t>(s)].grads, c);
+    if (s > 0) add_grads(grads, shards[static_cast<size_t>(s)].grads, c, T);
     loss_sum += shards[static_cast<size_t>(s)].loss.sum;
     correct += shards[static_cast<size_t>(s)].loss.correct;
   }
@@ -106,7 +106,7 @@ StepStats Trainer::step() {
   st.tokens = batch.target_tokens;
   st.loss = batch.target_tokens ? loss_sum / batch.target_tokens : 0.0;
   st.accuracy = batch.target_tokens ? static_cast<double>(correct) / batch.target_tokens : 0.0;
-  const std::vector<double> squares = squared_norms(grads, c);  // one pass for the total and the groups
+  const std::vector<double> squares = squared_norms(grads, c, T);  // one pass for the total and the groups
   double total = 0;
   for (double v : squares) total += v;
   st.grad_norm = std::sqrt(total);
