@@ -252,6 +252,28 @@ float* scratch(std::vector<float, Eigen::aligned_allocator<float>>& v, Index siz
 }
 thread_local std::vector<float, Eigen::aligned_allocator<float>> tl_a, tl_b;
 
+// One row of C (a cached decoding step's attention: one query): a matrix-vector product, which
+// Eigen runs straight on B's layout. Packing B for a single row would cost as much as the product.
+void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumulate, const float* bias) {
+  using Strided = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+  const Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>, 0, Eigen::InnerStride<>> x(a.data, k, Eigen::InnerStride<>(a.col_stride));
+  Eigen::Map<RowVec> y(c, n);
+  // B (k, n) with element (r, c) at r·row_stride + c·col_stride: as a row-major map when its rows
+  // are contiguous, else as a column-major one (B = Wᵀ: W's rows are B's columns).
+  RowVec prod;
+  if (b.col_stride == 1 || b.row_stride != 1) {
+    const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Strided> bm(
+        b.data, k, n, Strided(b.row_stride, b.col_stride));
+    prod.noalias() = x * bm;
+  } else {
+    const Eigen::Map<const Eigen::MatrixXf, 0, Strided> bm(b.data, k, n, Strided(b.col_stride, b.row_stride));
+    prod.noalias() = x * bm;
+  }
+  if (bias) prod += Eigen::Map<const RowVec>(bias, n);
+  if (accumulate) y += prod;
+  else y = prod;
+}
+
 // The product with B either packed (pb) or packed panel by panel as the workers reach it (b).
 void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, float* c, Index ldc, GemmOut out,
          const float* bias) {
@@ -260,6 +282,10 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   if (k == 0) {
     for (Index i = 0; i < m; ++i)
       for (Index j = 0; j < n; ++j) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + (bias ? bias[j] : 0.0f);
+    return;
+  }
+  if (m == 1 && b) {
+    vector_product(n, k, a, *b, c, accumulate, bias);
     return;
   }
   const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);

@@ -12,7 +12,9 @@
 // The panels of C are shared between the calling thread's cores (base/threads.h). Every element
 // of C is accumulated in the same order — k = 0, 1, … within a depth block, depth blocks in
 // turn — whatever the thread count and whichever kernel runs, so a result does not depend on
-// either (AVX-512 and AVX2 builds give the same bits).
+// either (AVX-512 and AVX2 builds give the same bits). One exception: a single row (m = 1) with an
+// unpacked B is a matrix-vector product on Eigen (a cached decoding step's attention), since
+// packing B for one row would cost as much as the product.
 #pragma once
 
 #include <array>
