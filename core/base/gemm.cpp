@@ -255,21 +255,25 @@ thread_local std::vector<float, Eigen::aligned_allocator<float>> tl_a, tl_b;
 // One row of C (a cached decoding step's attention: one query): a matrix-vector product, which
 // Eigen runs straight on B's layout. Packing B for a single row would cost as much as the product.
 void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumulate, const float* bias) {
-  using Strided = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
-  const Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>, 0, Eigen::InnerStride<>> x(a.data, k, Eigen::InnerStride<>(a.col_stride));
-  Eigen::Map<RowVec> y(c, n);
-  // B (k, n) with element (r, c) at r·row_stride + c·col_stride: as a row-major map when its rows
-  // are contiguous, else as a column-major one (B = Wᵀ: W's rows are B's columns).
+  // Eigen's matrix-vector kernels need unit inner strides: maps with an outer stride only (a
+  // dynamic inner stride would drop Eigen to a coefficient-wise product, several times slower).
+  using RowMajorMap = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                                 Eigen::OuterStride<>>;
+  using ColMajorMap = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
+  RowVec x(k);  // A's one row
+  for (Index i = 0; i < k; ++i) x[i] = a.data[i * a.col_stride];
   RowVec prod;
-  if (b.col_stride == 1 || b.row_stride != 1) {
-    const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Strided> bm(
-        b.data, k, n, Strided(b.row_stride, b.col_stride));
-    prod.noalias() = x * bm;
+  if (b.col_stride == 1) {  // B's rows are contiguous
+    prod.noalias() = x * RowMajorMap(b.data, k, n, Eigen::OuterStride<>(b.row_stride));
+  } else if (b.row_stride == 1) {  // B's columns are (B = Wᵀ: W's rows)
+    prod.noalias() = x * ColMajorMap(b.data, k, n, Eigen::OuterStride<>(b.col_stride));
   } else {
-    const Eigen::Map<const Eigen::MatrixXf, 0, Strided> bm(b.data, k, n, Strided(b.col_stride, b.row_stride));
-    prod.noalias() = x * bm;
+    prod = RowVec::Zero(n);
+    for (Index i = 0; i < k; ++i)
+      for (Index j = 0; j < n; ++j) prod[j] += x[i] * b.at(i, j);
   }
   if (bias) prod += Eigen::Map<const RowVec>(bias, n);
+  Eigen::Map<RowVec> y(c, n);
   if (accumulate) y += prod;
   else y = prod;
 }
