@@ -41,22 +41,29 @@ class PositionalPanel : public Panel {
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("pe-right", ImVec2(0, 0));
-    // The tabs in the order scripts number them (`pe-tab N`).
-    static const std::pair<const char*, void (PositionalPanel::*)(Ctx&)> tabs[] = {
-        {"sin / cos curves", &PositionalPanel::draw_curves},
-        {"similarity p_t·p_s", &PositionalPanel::draw_similarity},
-        {"rotation M(k, φ)", &PositionalPanel::draw_rotation},
-        {"word order test", &PositionalPanel::draw_order}};
+    // The tabs in the order scripts number them (`pe-tab N`). (A table of member-function
+    // pointers here made GCC 12's UBSan build check the index against an uninitialised copy of
+    // it, a flaky out-of-bounds report; draw_tab's switch avoids that.)
+    static const char* const tabs[] = {"sin / cos curves", "similarity p_t·p_s", "rotation M(k, φ)", "word order test"};
     if (ImGui::BeginTabBar("petabs")) {
       for (int i = 0; i < 4; ++i) {
-        if (!ImGui::BeginTabItem(tabs[i].first, nullptr, tab_flags(c, i))) continue;
-        (this->*tabs[i].second)(c);
+        if (!ImGui::BeginTabItem(tabs[i], nullptr, tab_flags(c, i))) continue;
+        draw_tab(c, i);
         ImGui::EndTabItem();
       }
       ImGui::EndTabBar();
     }
     c.ui.pe_tab_request = -1;
     ImGui::EndChild();
+  }
+
+  void draw_tab(Ctx& c, int tab) {
+    switch (tab) {
+      case 0: draw_curves(c); break;
+      case 1: draw_similarity(c); break;
+      case 2: draw_rotation(c); break;
+      default: draw_order(c); break;
+    }
   }
 
   static ImGuiTabItemFlags tab_flags(Ctx& c, int tab) {
