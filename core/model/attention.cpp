@@ -68,19 +68,33 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   }
 }
 
-void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+namespace {
+
+// Projects x_q, runs the core over k, v, applies W_o; records Q, concat and the output, and K/V
+// only when record_kv (attention_forward moves its own K/V into the trace instead of copying).
+void attend_projected(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                      const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
+                      bool record_kv) {
   Mat q, concat;
   linear_forward(x_q, w.q_proj, q);
   attend(q, k, v, n_heads, masks, concat, tr);
   linear_forward(concat, w.o_proj, out);
   if (tr) {
     tr->q = std::move(q);
-    tr->k = k;
-    tr->v = v;
+    if (record_kv) {
+      tr->k = k;
+      tr->v = v;
+    }
     tr->concat = std::move(concat);
     tr->out = out;
   }
+}
+
+}  // namespace
+
+void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+  attend_projected(w, n_heads, x_q, k, v, masks, out, tr, true);
 }
 
 void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
@@ -88,7 +102,11 @@ void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, c
   Mat k, v;
   linear_forward(x_kv, w.k_proj, k);
   linear_forward(x_kv, w.v_proj, v);
-  attention_with_kv(w, n_heads, x_q, k, v, masks, out, tr);
+  attend_projected(w, n_heads, x_q, k, v, masks, out, tr, false);
+  if (tr) {
+    tr->k = std::move(k);
+    tr->v = std::move(v);
+  }
 }
 
 void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
