@@ -104,9 +104,11 @@ Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
 // over kc steps of a packed row group a (kc × MR) and a packed panel b (kc × NR). The sum runs
 // k = 0, 1, … as one FMA chain per element, starting from the loaded C (plus bias).
 //
-// A is read either packed (a_stride = 0: a[k·MR + r]) or straight from a row-major A (row r at
-// a + r·a_stride, its k-th float at [k]): a product on few rows (a forward over one sentence) would
-// otherwise spend a quarter of its time packing them.
+// A is read with its rows consecutive (a_stride = 0: a[k·a_kstep + r], packed with a_kstep = MR or
+// a transposed view read in place) or straight from a row-major A (row r at a + r·a_stride, its
+// k-th float at [k]): a product on few rows (a forward over one sentence) would otherwise spend a
+// quarter of its time packing them. B's row k is at b + k·b_stride (NR packed, or a row-major B's
+// row stride).
 //
 // Prefetch: B is a weight packed ahead of time, which a forward streams from memory (the base
 // model's 176 MB do not stay in cache): ask for the panel rows kPrefetchRows ahead (5 KiB), which
@@ -114,8 +116,8 @@ Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
 // just before is in L1 already: no prefetch there (it cost time in training).
 constexpr Index kPrefetchRows = 40;
 template <int R, bool Prefetch>
-void micro_kernel(Index kc, const float* a, Index a_stride, const float* b, float* c, Index ldc, int nc, bool load_c,
-                  const float* bias) {
+void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const float* b, Index b_stride, float* c,
+                  Index ldc, int nc, bool load_c, const float* bias) {
   typename Vec::R acc0[R], acc1[R];
   const int n0 = std::min(nc, Vec::W), n1 = std::max(0, nc - Vec::W);
 #pragma GCC unroll 12
@@ -132,7 +134,7 @@ void micro_kernel(Index kc, const float* a, Index a_stride, const float* b, floa
     }
   }
   if (a_stride == 0) {
-    for (Index k = 0; k < kc; ++k, a += MR, b += NR) {
+    for (Index k = 0; k < kc; ++k, a += a_kstep, b += b_stride) {
       if (Prefetch) {
         __builtin_prefetch(b + kPrefetchRows * NR);
         __builtin_prefetch(b + kPrefetchRows * NR + NR / 2);
@@ -146,7 +148,7 @@ void micro_kernel(Index kc, const float* a, Index a_stride, const float* b, floa
       }
     }
   } else {
-    for (Index k = 0; k < kc; ++k, b += NR) {
+    for (Index k = 0; k < kc; ++k, b += b_stride) {
       if (Prefetch) {
         __builtin_prefetch(b + kPrefetchRows * NR);
         __builtin_prefetch(b + kPrefetchRows * NR + NR / 2);
@@ -167,7 +169,7 @@ void micro_kernel(Index kc, const float* a, Index a_stride, const float* b, floa
   }
 }
 
-using Kernel = void (*)(Index, const float*, Index, const float*, float*, Index, int, bool, const float*);
+using Kernel = void (*)(Index, const float*, Index, Index, const float*, Index, float*, Index, int, bool, const float*);
 
 template <bool Prefetch, int... Rs>
 constexpr std::array<Kernel, sizeof...(Rs)> make_kernels(std::integer_sequence<int, Rs...>) {
@@ -313,7 +315,12 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   // one sequential stream of it instead of MR rows whose strides (2 or 8 KiB for 512 or 2048
   // features) land in the same L1 sets and defeat the prefetchers (base forward: 1.5 ms slower
   // in place). Any other layout (a transposed view: a weight gradient's dyᵀ) is packed.
-  const bool direct_a = a.col_stride == 1 && m * k <= (Index{1} << 14);
+  // A transposed view (a weight gradient's dyᵀ: A(i, k) = dy(k, i)) is read in place too: a row
+  // group's MR values at step k are consecutive floats of dy's row k, one stream the prefetchers
+  // follow — packing it first cost more than the kernel's own reads (dW 201 -> 233 GFLOP/s at
+  // 704 × 128 × 128).
+  const bool direct_t = a.row_stride == 1 && a.col_stride != 1;
+  const bool direct_a = (a.col_stride == 1 && m * k <= (Index{1} << 14)) || direct_t;
   float* const ap = direct_a ? nullptr : scratch(tl_a, groups * k * MR);
   // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
   // split); a product too small to pay for waking them runs on the calling thread alone.
@@ -324,23 +331,34 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   T = 1;
 #endif
   auto body = [&](Index p) {
+    const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
+    // A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_h or V_h in an
+    // attention head) is read in place: each step k reads NR consecutive floats, one stream (dW
+    // 233 -> 250 GFLOP/s at 704 × 128 × 128; no loss at 2048-float strides). A partial panel is
+    // packed: reading NR floats from its last row would run past B's end.
     const float* bp;
+    Index b_stride = NR;
     if (pb) {
       bp = pb->data.data() + p * k * NR;
+    } else if (b->col_stride == 1 && nc == NR) {
+      bp = b->data + p * NR;
+      b_stride = b->row_stride;
     } else {
       float* own = scratch(tl_b, k * NR);
       pack_b_panel(*b, n, k, p, own);
       bp = own;
     }
-    const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
     for (Index kb = 0; kb < blocks; ++kb) {
       const Index k0 = kb * KC, kc = std::min(KC, k - k0);
       const bool load_c = kb > 0 || accumulate;
       const float* blockbias = kb == 0 ? (bias ? bias + p * NR : nullptr) : nullptr;
       for (Index g = 0; g < groups; ++g) {
         const int rows = static_cast<int>(std::min<Index>(MR, m - g * MR));
-        const float* ag = direct_a ? a.data + g * MR * a.row_stride + k0 : ap + g * k * MR + k0 * MR;
-        kKernels[pb != nullptr][static_cast<size_t>(rows - 1)](kc, ag, direct_a ? a.row_stride : 0, bp + k0 * NR,
+        const float* ag = direct_t   ? a.data + g * MR + k0 * a.col_stride
+                          : direct_a ? a.data + g * MR * a.row_stride + k0
+                                     : ap + g * k * MR + k0 * MR;
+        kKernels[pb != nullptr][static_cast<size_t>(rows - 1)](kc, ag, direct_a && !direct_t ? a.row_stride : 0,
+                                                               direct_t ? a.col_stride : MR, bp + k0 * b_stride, b_stride,
                                                 c + g * MR * ldc + p * NR, ldc, nc, load_c, blockbias);
       }
     }
