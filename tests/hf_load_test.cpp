@@ -211,6 +211,20 @@ TEST(HfVariants, Gpt2WithOnlyTokenizerJson) {
   EXPECT_THAT(load_error(s.dir), HasSubstr("missing vocab.json, the gpt2 tokenizer file (or tokenizer.json)"));
 }
 
+TEST(HfBadInput, AHubModelIsNotSavedAsAFileThatCouldNotBeReopened) {
+  for (const char* fixture : {"gpt2-tiny", "bert-tiny", "marian-tiny"}) {
+    auto m = load_model(test::fixture(std::string("hf/") + fixture));
+    ASSERT_TRUE(m.ok()) << fixture << ": " << m.error();
+    const std::string out = ::testing::TempDir() + "/hub_saved_" + fixture + ".safetensors";
+    fs::remove(out);
+    auto ok = save_model(out, *m);
+    ASSERT_FALSE(ok.ok()) << fixture;
+    EXPECT_THAT(ok.error(), HasSubstr("cannot save a model with a")) << fixture;
+    EXPECT_THAT(ok.error(), HasSubstr("expected a word or char vocabulary")) << fixture;
+    EXPECT_FALSE(fs::exists(out)) << fixture << ": nothing may be written";
+  }
+}
+
 TEST(HfBadInput, PickleAndOtherFormatsAreRefusedByName) {
   Scratch s("gpt2-tiny", "gpt2_pickle");
   fs::rename(s.model(), s.dir + "/pytorch_model.bin");

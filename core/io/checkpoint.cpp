@@ -104,6 +104,16 @@ TensorFile model_to_tensors(const Model& m, const std::map<std::string, std::str
 }
 
 Result<bool> save_model(const std::string& path, const Model& m, const std::map<std::string, std::string>& extra) {
+  // A stepformer file keeps a word or character vocabulary in its configuration; a hub model's
+  // tokenizer (merges, WordPiece rules, a SentencePiece model) lives in its folder's own files.
+  // Written anyway, the file could not be opened again: refuse before writing anything.
+  for (const Vocab* v : {&m.config.src_vocab, &m.config.tgt_vocab}) {
+    const Tokenizer t = v->tokenizer();
+    if (v->size() > 0 && t != Tokenizer::Word && t != Tokenizer::Character)
+      return Error{"'" + path + "': cannot save a model with a " + to_string(t) +
+                   " tokenizer as a stepformer file (expected a word or char vocabulary; the " + to_string(t) +
+                   " tokenizer's files stay in the Hugging Face folder the model came from)"};
+  }
   return write_safetensors(path, model_to_tensors(m, extra));
 }
 
