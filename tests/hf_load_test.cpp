@@ -17,6 +17,7 @@
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "model/positional_encoding.h"
+#include "stepper/cost.h"
 #include "test_util.h"
 
 namespace sf {
@@ -211,6 +212,23 @@ TEST(HfVariants, Gpt2WithOnlyTokenizerJson) {
   EXPECT_THAT(load_error(s.dir), HasSubstr("missing vocab.json, the gpt2 tokenizer file (or tokenizer.json)"));
 }
 
+TEST(HfVariants, ParameterCountsAreHuggingFacesNumParameters) {
+  // model.num_parameters() of the gpt2 fixture: its stored tensors total 52,768 floats, of which
+  // h.0.attn.bias and h.1.attn.bias (1 × 1 × 32 × 32 causal masks) are buffers, not parameters:
+  // 52,768 − 2 × 1,024 = 50,720. GPT-2's output projection has no bias, so the 757 of a zero
+  // generator bias must not be counted (they were: 51,477).
+  auto gpt2 = load_model(test::fixture("hf/gpt2-tiny"));
+  ASSERT_TRUE(gpt2.ok()) << gpt2.error();
+  EXPECT_EQ(count_params(gpt2->weights, gpt2->config), 50720);
+  EXPECT_EQ(param_total(gpt2->config), 50720);
+  EXPECT_EQ(gpt2->weights.generator.bias.size(), 757);  // still there for the forward, all zero
+  EXPECT_EQ(gpt2->weights.generator.bias.cwiseAbs().maxCoeff(), 0.0f);
+  // Marian keeps its final_logits_bias, BERT its cls.predictions.bias: counted.
+  auto marian = load_model(test::fixture("hf/marian-tiny"));
+  ASSERT_TRUE(marian.ok()) << marian.error();
+  EXPECT_TRUE(marian->config.generator_bias);
+}
+
 TEST(HfBadInput, AHubModelIsNotSavedAsAFileThatCouldNotBeReopened) {
   for (const char* fixture : {"gpt2-tiny", "bert-tiny", "marian-tiny"}) {
     auto m = load_model(test::fixture(std::string("hf/") + fixture));
@@ -308,10 +326,11 @@ TEST(HfCli, InfoOnAFolderSaysWhatWasRead) {
   EXPECT_THAT(out, HasSubstr("stored dtype F16 (converted to F32 on load)"));
   EXPECT_THAT(out, HasSubstr("files        model.safetensors, config.json, vocab.json, merges.txt"));
   EXPECT_THAT(out, HasSubstr("tokenizer byte-level BPE"));
-  // 757·32 wte + 32·32 wpe + 2 layers · (4·(32·32+32) + 2·32·128 + 128 + 32 + 4·32) + 2·32 ln_f
-  // (+ the zero generator bias of 757 stepformer keeps for every decoder).
-  EXPECT_THAT(out, HasSubstr(std::to_string(757 * 32 + 32 * 32 + 2 * (4 * (32 * 32 + 32) + 2 * 32 * 128 + 128 + 32 + 4 * 32) +
-                                            2 * 32 + 757)));
+  // 757·32 wte + 32·32 wpe + 2 layers · (4·(32·32+32) + 2·32·128 + 128 + 32 + 4·32) + 2·32 ln_f, as
+  // Hugging Face counts (GPT-2's head has no bias: none counted).
+  EXPECT_THAT(out, HasSubstr("total                               " +
+                             std::to_string(757 * 32 + 32 * 32 + 2 * (4 * (32 * 32 + 32) + 2 * 32 * 128 + 128 + 32 + 4 * 32) +
+                                            2 * 32)));
   ASSERT_EQ(test::run_stepformer("info " + test::fixture("hf/marian-tiny"), out, err), 0) << err;
   EXPECT_THAT(out, HasSubstr("encoder      n_heads 4   d_ff 48"));
   EXPECT_THAT(out, HasSubstr("tokenizer SentencePiece"));

@@ -99,6 +99,7 @@ void gpt2(const Reader& r, HfConfig& h) {
               c);
   c.layer_norm_eps = r.epsilon("layer_norm_epsilon", 1e-5f);
   c.decoder_pad_mask = false;  // GPT-2 has no <pad>; HF masks nothing without an attention_mask
+  c.generator_bias = false;    // lm_head has no bias (generator.bias stays zero, not a parameter)
   h.vocab_size = r.integer("vocab_size", 1, 1 << 24);
   h.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
   r.require("scale_attn_weights", true, "scores divided by √dk");

@@ -139,6 +139,7 @@ Config parse(const std::string& text) {
   c.embed_norm = get_bool(j, "embed_norm", false);
   c.mlm_head = get_bool(j, "mlm_head", false);
   c.decoder_pad_mask = get_bool(j, "decoder_pad_mask", true);
+  c.generator_bias = get_bool(j, "generator_bias", true);
 
   if (c.d_model % c.n_heads != 0)
     throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_heads (" +
@@ -211,6 +212,7 @@ std::string config_to_json(const Config& c) {
   if (c.embed_norm != base.embed_norm) j["embed_norm"] = c.embed_norm;
   if (c.mlm_head != base.mlm_head) j["mlm_head"] = c.mlm_head;
   if (c.decoder_pad_mask != base.decoder_pad_mask) j["decoder_pad_mask"] = c.decoder_pad_mask;
+  if (c.generator_bias != base.generator_bias) j["generator_bias"] = c.generator_bias;
   if (c.has_encoder()) j["src_vocab"] = c.src_vocab.tokens();
   j["tgt_vocab"] = c.tgt_vocab.tokens();
   return j.dump();

@@ -53,6 +53,9 @@ struct Config {
   bool mlm_head = false;          // encoder-only: dense + activation + LayerNorm + tied decoder + bias
   bool decoder_pad_mask = true;   // mask <pad> keys in decoder self-attention; Marian starts the
                                   // decoder with <pad> and attends to it (HF builds no such mask)
+  bool generator_bias = true;     // the output projection has a bias; GPT-2's has none: its
+                                  // generator.bias stays zero and is not a parameter (not counted,
+                                  // trained or stored), as in Hugging Face's count
 
   int d_k() const { return d_model / n_heads; }
   int encoder_heads() const { return n_encoder_heads > 0 ? n_encoder_heads : n_heads; }

@@ -135,7 +135,7 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
   }
   if (!has_generator(c)) return t.refs;
   if (!c.share_embeddings) t.mat("generator.weight", w.generator.weight);
-  t.vec("generator.bias", w.generator.bias, ParamRef::Bias);
+  if (c.generator_bias) t.vec("generator.bias", w.generator.bias, ParamRef::Bias);
   return t.refs;
 }
 

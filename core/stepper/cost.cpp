@@ -50,8 +50,9 @@ std::vector<ParamCount> param_counts(const Config& c) {
     out.push_back({p + ".ffn", ffn_params(d, dff)});
   }
   if (c.norm == NormPlacement::Pre) out.push_back({"decoder.norm", norm_params(d)});
-  // Shared embeddings: the generator's weight is tgt_embed (counted there); its bias stays.
-  out.push_back({"generator", (c.share_embeddings ? 0 : Vt * d) + Vt});
+  // Shared embeddings: the generator's weight is tgt_embed (counted there); its bias stays, when
+  // the model has one (GPT-2 has none).
+  out.push_back({"generator", (c.share_embeddings ? 0 : Vt * d) + (c.generator_bias ? Vt : 0)});
   return out;
 }
 
