@@ -110,6 +110,13 @@ void text_coloured_wrapped(ImU32 col, const char* text) {
   ImGui::PopStyleColor();
 }
 
+bool begin_key_table(const char* id, const char* widest_key) {
+  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingFixedFit)) return false;
+  ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize(widest_key).x);
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+  return true;
+}
+
 void table_row(const char* key, const std::string& value) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();

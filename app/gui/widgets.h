@@ -29,6 +29,9 @@ void help_marker(const char* text);
 void heading(const Fonts& f, const char* text);
 // Text wrapped at the window edge in the given colour.
 void text_coloured_wrapped(ImU32 col, const char* text);
+// A two-column key/value table whose key column is as wide as `widest_key` (so no key is cut)
+// and whose value column takes the rest. Pair with ImGui::EndTable() when it returns true.
+bool begin_key_table(const char* id, const char* widest_key);
 // One row of a two-column key/value table (inside ImGui::BeginTable): the key dimmed.
 void table_row(const char* key, const std::string& value);
 // A result the worker is still computing (the PE order demo, the leak demo): when `result` is

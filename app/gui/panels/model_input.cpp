@@ -123,7 +123,7 @@ class ModelPanel : public Panel {
   // [SECTION] configuration and costs
   void draw_config(Ctx& c) {
     const Config& m = c.snap.model->config;
-    if (ImGui::BeginTable("config", 2, ImGuiTableFlags_SizingStretchProp)) {
+    if (begin_key_table("config", "d_model / d_ff")) {
       // Where the model came from (io/hf_model: a Hugging Face folder, or a stepformer file).
       const ModelSource& src = c.snap.model->source;
       table_row("family", src.is_hub() ? src.family + (src.architecture.empty() ? "" : " (" + src.architecture + ")")
@@ -161,7 +161,7 @@ class ModelPanel : public Panel {
     if (!c.snap.session) return;
     ImGui::TextWrapped("At this step (n_src = %d, decoder input t = %d, %d sequence%s):", r.n_src, r.t, r.sequences,
                        r.sequences == 1 ? "" : "s");
-    if (ImGui::BeginTable("cost", 2, ImGuiTableFlags_SizingStretchProp)) {
+    if (begin_key_table("cost", "teacher-forced forward")) {
       table_row("step, with KV cache", fmt_flops(r.step_cached.total()));
       table_row("step, recomputing", fmt_flops(r.step_uncached.total()));
       table_row("teacher-forced forward", fmt_flops(r.forward.total()));
