@@ -15,8 +15,8 @@ TEST(PackedGemm, EqualsEigensProductOnEveryShape) {
   for (const auto& [out, in] : std::vector<std::pair<int, int>>{{5, 3}, {47, 130}, {241, 77}, {1000, 700}, {512, 2048}}) {
     const Mat w = Mat::Random(out, in);
     const PackedWeight p = pack_weight(w);
-    ASSERT_EQ(p.rows, out);
-    ASSERT_EQ(p.cols, in);
+    ASSERT_EQ(p.wt.n, out);
+    ASSERT_EQ(p.wt.k, in);
     for (int n : {1, 2, 7, 33, 64}) {
       const Mat x = Mat::Random(n, in);
       const Mat want = x * w.transpose();

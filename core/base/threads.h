@@ -18,7 +18,7 @@ int hardware_threads();
 // Without OpenMP in the build this does nothing and threads() stays 1.
 void set_threads(int n);
 // The calling thread's count; applies the process default first when the thread has not chosen.
-// Every product entry point (matmul_transposed, attend) calls it before Eigen runs.
+// Every product entry point (gemm, matmul_transposed) calls it before it splits the work.
 int threads();
 
 // The process's choice (`--threads N`, 0 = every core): applied to the calling thread and taken by

@@ -11,8 +11,7 @@
 namespace sf {
 
 struct PackedWeight {
-  Eigen::Index rows = 0, cols = 0;  // W's shape (out, in)
-  PackedB wt;                       // Wᵀ (in, out), packed
+  PackedB wt;  // Wᵀ (in, out), packed: W's shape is (wt.n, wt.k)
 };
 
 // Packs w (out, in).
