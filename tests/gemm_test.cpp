@@ -52,7 +52,33 @@ TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
         gemm(m, n, k, ref_t(at), ref(bmat), acc.data(), n, GemmOut::Accumulate);
         const Eigen::MatrixXd want_acc = before.cast<double>() + reference(m, n, k, ref_t(at), ref(bmat), nullptr);
         ASSERT_LE((acc.cast<double>() - want_acc).cwiseAbs().maxCoeff(), bound(k)) << "acc " << m << "x" << n << "x" << k;
+        // A with neither stride 1 (every other column of a wider matrix): packed whatever the path
+        const Mat wide = Mat::Random(m, 2 * k);
+        const MatRef strided{wide.data(), 2 * k, 2};
+        Mat cs(m, n);
+        gemm(m, n, k, strided, ref(bmat), cs.data(), n, GemmOut::Overwrite);
+        ASSERT_LE((cs.cast<double>() - reference(m, n, k, strided, ref(bmat), nullptr)).cwiseAbs().maxCoeff(), bound(k))
+            << "strided " << m << "x" << n << "x" << k;
       }
+}
+
+// A product whose B is small enough to stay in L2 runs every row group against all of B's panels;
+// a bigger one runs panel by panel. Each element is summed in the same order either way: the
+// product in one piece (B of 600 × 300 floats, walked panel by panel) equals the same product cut
+// into column slices of 100 (each B small enough to stay resident), bit for bit, for every way of
+// reading A.
+TEST(Gemm, SameBitsWhicheverOrderTheBlocksRun) {
+  const ScopedThreads t(1);
+  const int m = 100, n = 300, k = 600;
+  const Mat a = Mat::Random(m, k), at = Mat::Random(k, m), w = Mat::Random(n, k);
+  for (const MatRef av : {ref(a), ref_t(at)}) {
+    Mat whole(m, n), sliced(m, n);
+    gemm(m, n, k, av, ref_t(w), whole.data(), n, GemmOut::Overwrite);
+    for (int j0 = 0; j0 < n; j0 += 100)
+      gemm(m, 100, k, av, {w.data() + j0 * k, 1, k}, sliced.data() + j0, n, GemmOut::Overwrite);
+    EXPECT_TRUE(whole == sliced) << (av.col_stride == 1 ? "row-major A" : "transposed A");
+    EXPECT_LE((whole.cast<double>() - reference(m, n, k, av, ref_t(w), nullptr)).cwiseAbs().maxCoeff(), bound(k));
+  }
 }
 
 TEST(Gemm, WritesOnlyItsBlockOfALargerMatrix) {

@@ -115,7 +115,12 @@ Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
 // the hardware prefetcher alone fetched too late (base forward 34.8 -> 31.7 ms). A panel packed
 // just before is in L1 already: no prefetch there (it cost time in training).
 constexpr Index kPrefetchRows = 40;
-template <int R, bool Prefetch>
+//
+// Two: the panel's second half holds columns (nc > W), so each row keeps two accumulators; a
+// panel of at most W columns (an attention head's scores over ≤ 16 keys, a small vocabulary)
+// runs on one, and skips the FMAs its empty half would waste. It loads B's rows masked to their
+// nc columns, so such a panel is read in place even at the end of B.
+template <int R, bool Prefetch, bool Two>
 void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const float* b, Index b_stride, float* c,
                   Index ldc, int nc, bool load_c, const float* bias) {
   typename Vec::R acc0[R], acc1[R];
@@ -123,14 +128,14 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     acc0[r] = load_c ? Vec::load_n(c + r * ldc, n0) : Vec::zero();
-    acc1[r] = load_c && n1 > 0 ? Vec::load_n(c + r * ldc + Vec::W, n1) : Vec::zero();
+    if (Two) acc1[r] = load_c ? Vec::load_n(c + r * ldc + Vec::W, n1) : Vec::zero();
   }
   if (bias) {
-    const typename Vec::R b0 = Vec::load_n(bias, n0), b1 = n1 > 0 ? Vec::load_n(bias + Vec::W, n1) : Vec::zero();
+    const typename Vec::R b0 = Vec::load_n(bias, n0), b1 = Two ? Vec::load_n(bias + Vec::W, n1) : Vec::zero();
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       acc0[r] = Vec::add(acc0[r], b0);
-      acc1[r] = Vec::add(acc1[r], b1);
+      if (Two) acc1[r] = Vec::add(acc1[r], b1);
     }
   }
   // One step k: B's row, then every row r of the group, A's value for (r, k) at a_rk(r).
@@ -139,12 +144,13 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
       __builtin_prefetch(b_row + kPrefetchRows * NR);
       __builtin_prefetch(b_row + kPrefetchRows * NR + NR / 2);
     }
-    const typename Vec::R b0 = Vec::load(b_row), b1 = Vec::load(b_row + Vec::W);
+    const typename Vec::R b0 = Two ? Vec::load(b_row) : Vec::load_n(b_row, n0),
+                          b1 = Two ? Vec::load(b_row + Vec::W) : Vec::zero();
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const typename Vec::R ar = Vec::bcast(a_rk(r));
       acc0[r] = Vec::fma(ar, b0, acc0[r]);
-      acc1[r] = Vec::fma(ar, b1, acc1[r]);
+      if (Two) acc1[r] = Vec::fma(ar, b1, acc1[r]);
     }
   };
   if (a_stride == 0) {
@@ -155,24 +161,30 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     Vec::store_n(c + r * ldc, acc0[r], n0);
-    if (n1 > 0) Vec::store_n(c + r * ldc + Vec::W, acc1[r], n1);
+    if (Two) Vec::store_n(c + r * ldc + Vec::W, acc1[r], n1);
   }
 }
 
 using Kernel = void (*)(Index, const float*, Index, Index, const float*, Index, float*, Index, int, bool, const float*);
 
-template <bool Prefetch, int... Rs>
+template <bool Prefetch, bool Two, int... Rs>
 constexpr std::array<Kernel, sizeof...(Rs)> make_kernels(std::integer_sequence<int, Rs...>) {
-  return {&micro_kernel<Rs + 1, Prefetch>...};
+  return {&micro_kernel<Rs + 1, Prefetch, Two>...};
 }
-// kKernels[prefetch][R − 1]: the kernel for a group of R rows (the last group of A may be short).
-constexpr std::array<std::array<Kernel, MR>, 2> kKernels = {make_kernels<false>(std::make_integer_sequence<int, MR>{}),
-                                                            make_kernels<true>(std::make_integer_sequence<int, MR>{})};
+using Rows = std::make_integer_sequence<int, MR>;
+// kKernels[prefetch][two][R − 1]: the kernel for a group of R rows (the last group of A may be
+// short) on a panel of more than W columns (two) or at most W.
+constexpr std::array<std::array<std::array<Kernel, MR>, 2>, 2> kKernels = {{
+    {make_kernels<false, false>(Rows{}), make_kernels<false, true>(Rows{})},
+    {make_kernels<true, false>(Rows{}), make_kernels<true, true>(Rows{})},
+}};
 
-// d[j·ds + i] = s[i·ss + j] for i < rows, j < cols: the transposing copy both packings need (rows
-// of a row-major A become its group's columns; rows of W become columns of a Wᵀ panel). 8 × 8
-// blocks go through registers, so that reads and writes both run along rows.
-void transpose_into(const float* s, Index ss, Index rows, Index cols, float* d, Index ds) {
+}  // namespace
+
+// Both packings transpose (rows of a row-major A become its group's columns; rows of W become
+// columns of a Wᵀ panel). 8 × 8 blocks go through registers, so that reads and writes both run
+// along rows.
+void transpose_copy(const float* s, Index ss, Index rows, Index cols, float* d, Index ds) {
   Index i0 = 0;
 #if defined(__AVX__)
   for (; i0 + 8 <= rows; i0 += 8) {
@@ -207,6 +219,8 @@ void transpose_into(const float* s, Index ss, Index rows, Index cols, float* d, 
     for (Index j = 0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
 }
 
+namespace {
+
 // d[j·ds + i] = s[j·ss + i] for j < lines, i < width ≤ W: rows copied as they are. A full row of W
 // floats is a fixed-size copy the compiler turns into vector moves (copy_n would call memmove for
 // every 48 or 128 bytes).
@@ -227,7 +241,7 @@ void copy_into(const float* s, Index ss, Index lines, Index width, float* d, Ind
 void pack_a_group(MatRef a, Index m, Index k, Index g, float* ap) {
   const Index r0 = g * MR, rows = std::min<Index>(MR, m - r0);
   if (a.col_stride == 1) {
-    transpose_into(a.data + r0 * a.row_stride, a.row_stride, rows, k, ap, MR);
+    transpose_copy(a.data + r0 * a.row_stride, a.row_stride, rows, k, ap, MR);
   } else if (a.row_stride == 1) {  // a transposed view: row kk of the group is `rows` consecutive floats
     copy_into<MR>(a.data + r0, a.col_stride, k, rows, ap, MR);
   } else {
@@ -245,7 +259,7 @@ void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
   if (b.col_stride == 1) {  // B row-major: row kk of the panel is `cols` consecutive floats
     copy_into<NR>(b.data + c0, b.row_stride, k, cols, bp, NR);
   } else if (b.row_stride == 1) {  // B = Wᵀ: column c of the panel is a row of W
-    transpose_into(b.data + c0 * b.col_stride, b.col_stride, cols, k, bp, NR);
+    transpose_copy(b.data + c0 * b.col_stride, b.col_stride, cols, k, bp, NR);
   } else {
     for (Index kk = 0; kk < k; ++kk)
       for (Index c = 0; c < cols; ++c) bp[kk * NR + c] = b.at(kk, c0 + c);
@@ -285,7 +299,48 @@ void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumul
   else y = prod;
 }
 
-// The product with B either packed (pb) or packed panel by panel as the workers reach it (b).
+// Where the kernel reads B's panel p: its rows are `stride` floats apart.
+struct Panel {
+  const float* data;
+  Index stride;
+};
+
+// Panel p of B: pre-packed (pb), read in place, or packed into `own` (k × NR floats).
+// A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_hᵀ or V_h in an
+// attention head) is read in place: each step k reads NR consecutive floats, one stream (dW
+// 233 -> 250 GFLOP/s at 704 × 128 × 128; no loss at 2048-float strides), and so is a panel of at
+// most W columns, which the kernel loads masked. Any other partial panel is packed: reading NR
+// floats from its last row would run past B's end.
+Panel b_panel(const MatRef* b, const PackedB* pb, Index n, Index k, Index p, float* own) {
+  const Index nc = std::min<Index>(NR, n - p * NR);
+  if (pb) return {pb->data.data() + p * k * NR, NR};
+  if (b->col_stride == 1 && (nc == NR || nc <= Vec::W)) return {b->data + p * NR, b->row_stride};
+  pack_b_panel(*b, n, k, p, own);
+  return {own, NR};
+}
+
+// How the kernel reads A: packed into row groups (ap), or in place, row-major (a_stride = row
+// stride) or transposed (consecutive rows: k steps of col_stride).
+struct ASource {
+  MatRef a;
+  const float* ap;  // packed groups, or nullptr
+  bool row_major;   // in place with unit col_stride
+  // Row group g from depth k0: the kernel's (a, a_stride, a_kstep).
+  const float* at(Index g, Index k, Index k0) const {
+    if (ap) return ap + g * k * MR + k0 * MR;
+    if (row_major) return a.data + g * MR * a.row_stride + k0;
+    return a.data + g * MR + k0 * a.col_stride;
+  }
+  Index stride() const { return !ap && row_major ? a.row_stride : 0; }
+  Index kstep() const { return ap ? MR : a.col_stride; }
+};
+
+// B's panels, all k deep, are read by every row group in turn when they fit in L2 with room to
+// spare (≤ 512 KiB: every weight of the training benchmark's model; not the base model's
+// 512 × 2048 FFN weights, which stream from memory and are read once per product instead).
+constexpr Index kResidentB = Index{1} << 17;  // floats
+
+// The product with B either packed (pb) or packed panel by panel as it is reached (b).
 void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, float* c, Index ldc, GemmOut out,
          const float* bias) {
   if (m <= 0 || n <= 0) return;
@@ -300,18 +355,6 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     return;
   }
   const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
-  // A small row-major A (≤ 64 KiB: a forward over one short sentence) is read in place, saving
-  // a pass that would cost a quarter of the product. A bigger one is packed: the kernel then reads
-  // one sequential stream of it instead of MR rows whose strides (2 or 8 KiB for 512 or 2048
-  // features) land in the same L1 sets and defeat the prefetchers (base forward: 1.5 ms slower
-  // in place). Any other layout (a transposed view: a weight gradient's dyᵀ) is packed.
-  // A transposed view (a weight gradient's dyᵀ: A(i, k) = dy(k, i)) is read in place too: a row
-  // group's MR values at step k are consecutive floats of dy's row k, one stream the prefetchers
-  // follow — packing it first cost more than the kernel's own reads (dW 201 -> 233 GFLOP/s at
-  // 704 × 128 × 128).
-  const bool direct_t = a.row_stride == 1 && a.col_stride != 1;
-  const bool direct_a = (a.col_stride == 1 && m * k <= (Index{1} << 14)) || direct_t;
-  float* const ap = direct_a ? nullptr : scratch(tl_a, groups * k * MR);
   // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
   // split); a product too small to pay for waking them runs on the calling thread alone.
   int T = std::min<Index>(threads(), panels);
@@ -320,49 +363,58 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
 #else
   T = 1;
 #endif
-  auto body = [&](Index p) {
+  const bool resident = T <= 1 && k * n <= kResidentB;
+  // A transposed view (a weight gradient's dyᵀ: A(i, k) = dy(k, i)) is read in place: a row
+  // group's MR values at step k are consecutive floats of dy's row k, one stream the prefetchers
+  // follow — packing it first cost more than the kernel's own reads (dW 201 -> 233 GFLOP/s at
+  // 704 × 128 × 128). A row-major A is read in place when its row group stays in L1 while all of
+  // B's panels pass (resident B: 704 × 128 × 128 220 -> 250 GFLOP/s, training step −4 %), or when
+  // it is small (≤ 64 KiB: a forward over one short sentence, where packing would cost a quarter
+  // of the product). Otherwise (a long A against a weight streamed from memory) it is packed: the
+  // kernel then reads one sequential stream instead of MR rows whose strides (2 or 8 KiB) land in
+  // the same L1 sets and defeat the prefetchers (base forward: 1.5 ms slower in place).
+  const bool transposed = a.row_stride == 1 && a.col_stride != 1;
+  const bool row_major = a.col_stride == 1;
+  const bool in_place = transposed || (row_major && (resident || m * k <= (Index{1} << 14)));
+  float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
+  const ASource src{a, ap, row_major};
+  auto tile = [&](Index g, Index p, Index kb, Panel bp) {  // C's MR × NR tile (g, p) over depth block kb
+    const Index k0 = kb * KC, kc = std::min(KC, k - k0);
+    const int rows = static_cast<int>(std::min<Index>(MR, m - g * MR));
     const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
-    // A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_h or V_h in an
-    // attention head) is read in place: each step k reads NR consecutive floats, one stream (dW
-    // 233 -> 250 GFLOP/s at 704 × 128 × 128; no loss at 2048-float strides). A partial panel is
-    // packed: reading NR floats from its last row would run past B's end.
-    const float* bp;
-    Index b_stride = NR;
-    if (pb) {
-      bp = pb->data.data() + p * k * NR;
-    } else if (b->col_stride == 1 && nc == NR) {
-      bp = b->data + p * NR;
-      b_stride = b->row_stride;
-    } else {
-      float* own = scratch(tl_b, k * NR);
-      pack_b_panel(*b, n, k, p, own);
-      bp = own;
-    }
-    for (Index kb = 0; kb < blocks; ++kb) {
-      const Index k0 = kb * KC, kc = std::min(KC, k - k0);
-      const bool load_c = kb > 0 || accumulate;
-      const float* blockbias = kb == 0 ? (bias ? bias + p * NR : nullptr) : nullptr;
-      for (Index g = 0; g < groups; ++g) {
-        const int rows = static_cast<int>(std::min<Index>(MR, m - g * MR));
-        const float* ag = direct_t   ? a.data + g * MR + k0 * a.col_stride
-                          : direct_a ? a.data + g * MR * a.row_stride + k0
-                                     : ap + g * k * MR + k0 * MR;
-        kKernels[pb != nullptr][static_cast<size_t>(rows - 1)](kc, ag, direct_a && !direct_t ? a.row_stride : 0,
-                                                               direct_t ? a.col_stride : MR, bp + k0 * b_stride, b_stride,
-                                                c + g * MR * ldc + p * NR, ldc, nc, load_c, blockbias);
-      }
-    }
+    const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
+    kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
+        kc, src.at(g, k, k0), src.stride(), src.kstep(), bp.data + k0 * bp.stride, bp.stride, c + g * MR * ldc + p * NR,
+        ldc, nc, kb > 0 || accumulate, tile_bias);
+  };
+  if (!in_place && T <= 1)
+    for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
+
+  if (resident) {  // every row group against every panel, depth block by depth block
+    thread_local std::vector<Panel> bps;
+    bps.resize(static_cast<size_t>(panels));
+    float* own = pb ? nullptr : scratch(tl_b, panels * k * NR);
+    for (Index p = 0; p < panels; ++p)
+      bps[static_cast<size_t>(p)] = b_panel(b, pb, n, k, p, own ? own + p * k * NR : nullptr);
+    for (Index kb = 0; kb < blocks; ++kb)
+      for (Index g = 0; g < groups; ++g)
+        for (Index p = 0; p < panels; ++p) tile(g, p, kb, bps[static_cast<size_t>(p)]);
+    return;
+  }
+  // Otherwise panel by panel: B's panel stays in L1/L2 while the row groups of A stream past.
+  auto body = [&](Index p) {
+    const Panel bp = b_panel(b, pb, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
+    for (Index kb = 0; kb < blocks; ++kb)
+      for (Index g = 0; g < groups; ++g) tile(g, p, kb, bp);
   };
   if (T <= 1) {
-    if (!direct_a)
-      for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
     for (Index p = 0; p < panels; ++p) body(p);
     return;
   }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(T)
   {
-    if (!direct_a) {
+    if (!in_place) {
 #pragma omp for schedule(static)
       for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
     }

@@ -58,6 +58,12 @@ void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, fl
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr);
 
+// d[j·ds + i] = s[i·ss + j] for i < rows, j < cols: d (cols, rows) = sᵀ for a row-major s
+// (rows, cols), row strides ss and ds. An attention layer transposes its keys once this way, so
+// that every head's Q_h K_hᵀ reads K_hᵀ as a row-major B in place.
+void transpose_copy(const float* s, Eigen::Index ss, Eigen::Index rows, Eigen::Index cols, float* d,
+                    Eigen::Index ds);
+
 // Which micro-kernel this build runs: "avx512", "avx2" or "portable".
 const char* gemm_kernel_name();
 

@@ -1,28 +1,41 @@
 #include "model/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/gemm.h"
+#include "base/vmath.h"
 #include "model/linear.h"
 #include "model/mask.h"
 
 namespace sf {
 
 void masked_softmax(Mat& s, const Mat& mask) {
-  for (Eigen::Index i = 0; i < s.rows(); ++i) {
-    auto row = s.row(i).array();
-    const auto m = mask.row(i).array();
-    const float mx = (row + m).maxCoeff();
-    if (mx == kMasked) {  // every key masked: no distribution to form
-      row.setZero();
-      continue;
+  // Whole-matrix passes where possible: a row is a handful of keys (11 in the copy task's
+  // training), shorter than one SIMD register, while the n_q · n_k floats are contiguous.
+  const Eigen::Index rows = s.rows(), cols = s.cols();
+  float* const p = s.data();
+  const float* const mk = mask.data();
+  for (Eigen::Index i = 0; i < s.size(); ++i) p[i] += mk[i];
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    float* row = p + i * cols;
+    const float mx = *std::max_element(row, row + cols);
+    if (mx == kMasked) std::fill(row, row + cols, 0.0f);  // every key masked (−inf − −inf would be NaN)
+    else for (Eigen::Index j = 0; j < cols; ++j) row[j] -= mx;
+  }
+  exp_inplace(p, s.size());
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    float* row = p + i * cols;
+    const float* mrow = mk + i * cols;
+    // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
+    // sums to 1: those terms are below float resolution next to the unmasked ones).
+    float sum = 0.0f;
+    for (Eigen::Index j = 0; j < cols; ++j) {
+      row[j] = mrow[j] == kMasked ? 0.0f : row[j];
+      sum += row[j];
     }
-    // Eigen's vectorised exp clamps its argument near −88 and so returns ~3e−39, not 0, for −inf;
-    // a masked key must get exactly 0 (and the row still sums to 1: those terms are below
-    // float resolution next to the unmasked ones).
-    row = (row + m - mx).exp();  // (a select around the exp would make it scalar: libm per entry)
-    row = (m == kMasked).select(0.0f, row);
-    row /= row.sum();
+    if (sum == 0.0f) continue;  // every key masked: no distribution to form, the row stays 0
+    for (Eigen::Index j = 0; j < cols; ++j) row[j] /= sum;
   }
 }
 
@@ -50,19 +63,29 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->weights.resize(static_cast<size_t>(B * n_heads));
     tr->masks = masks;
   }
-  Mat s(nq, nk);  // (n_q, n_k) scratch, reused for every head
+  Mat scratch;  // (n_q, n_k) the weights of every head when there is no recording to hold them
   const Eigen::Index lq = q.outerStride(), lk = k.outerStride(), lv = v.outerStride();
+  // Kᵀ (d, B·n_k), transposed once rather than head by head inside the products, when several
+  // queries read each key. One query (a cached decoding step) reads K as it is: a matrix-vector
+  // product, for which transposing would double the traffic over the cache.
+  Mat kt;
+  if (nq > 1) {
+    kt.resize(d, k.rows());
+    transpose_copy(k.data(), lk, k.rows(), d, kt.data(), kt.cols());
+  }
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
       const float* qh = q.data() + b * nq * lq + h * dk;  // (n_q, dk), row stride lq
-      const float* kh = k.data() + b * nk * lk + h * dk;  // (n_k, dk), row stride lk
       const float* vh = v.data() + b * nk * lv + h * dk;  // (n_k, dk), row stride lv
-      gemm(nq, nk, dk, {qh, lq, 1}, {kh, 1, lk}, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
+      const MatRef kh_t = nq > 1 ? MatRef{kt.data() + h * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
+                                 : MatRef{k.data() + b * nk * lk + h * dk, 1, lk};
       const size_t idx = static_cast<size_t>(b * n_heads + h);
+      Mat& s = tr ? tr->weights[idx] : scratch;  // (n_q, n_k)
+      s.resize(nq, nk);
+      gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
       if (tr && !tr->lean) tr->raw_scores[idx] = s;
       s *= scale;
       masked_softmax(s, masks[static_cast<size_t>(b)]);
-      if (tr) tr->weights[idx] = s;
       gemm(nq, dk, nk, ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
     }
   }
@@ -123,13 +146,15 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
 
   Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
   Mat dp(nq, nk);  // scratch, reused for every head
+  Mat vt(d, B * nk);  // Vᵀ, transposed once (see attend)
+  transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
       const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];  // (n_q, n_k)
       const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;  // head h of sequence b
       const MatRef dhead{dconcat.data() + oq, d, 1};                       // (n_q, dk)
       const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};  // (n_q, dk), (n_k, dk)
-      const MatRef vh_t{tr.v.data() + ok, 1, d};                            // V_hᵀ (dk, n_k)
+      const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};  // V_hᵀ (dk, n_k)
       gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);             // dP = dhead V_hᵀ
       gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);     // dV_h = Pᵀ dhead
       // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j).
