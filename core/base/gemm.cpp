@@ -357,11 +357,9 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
   // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
   // split); a product too small to pay for waking them runs on the calling thread alone.
-  int T = std::min<Index>(threads(), panels);
+  int T = 1;  // (the size test first: an attention head's products run by the thousand)
 #ifdef _OPENMP
-  if (omp_in_parallel() || m * n * k < (Index{1} << 20)) T = 1;
-#else
-  T = 1;
+  if (m * n * k >= (Index{1} << 20) && !omp_in_parallel()) T = static_cast<int>(std::min<Index>(threads(), panels));
 #endif
   const bool resident = T <= 1 && k * n <= kResidentB;
   // A transposed view (a weight gradient's dyᵀ: A(i, k) = dy(k, i)) is read in place: a row

@@ -11,31 +11,31 @@
 namespace sf {
 
 void masked_softmax(Mat& s, const Mat& mask) {
-  // Whole-matrix passes where possible: a row is a handful of keys (11 in the copy task's
-  // training), shorter than one SIMD register, while the n_q · n_k floats are contiguous.
-  const Eigen::Index rows = s.rows(), cols = s.cols();
+  // Whole-matrix passes where possible (a row is a handful of keys, 11 in the copy task's
+  // training, shorter than one SIMD register; the n_q · n_k floats are contiguous), and no
+  // branches on the data: a causal mask moves its cut every row, which a branch mispredicts.
+  const Eigen::Index rows = s.rows(), cols = s.cols(), size = s.size();
   float* const p = s.data();
   const float* const mk = mask.data();
-  for (Eigen::Index i = 0; i < s.size(); ++i) p[i] += mk[i];
+  for (Eigen::Index i = 0; i < size; ++i) p[i] += mk[i];
   for (Eigen::Index i = 0; i < rows; ++i) {
     float* row = p + i * cols;
-    const float mx = *std::max_element(row, row + cols);
-    if (mx == kMasked) std::fill(row, row + cols, 0.0f);  // every key masked (−inf − −inf would be NaN)
-    else for (Eigen::Index j = 0; j < cols; ++j) row[j] -= mx;
+    float mx = row[0];
+    for (Eigen::Index j = 1; j < cols; ++j) mx = row[j] > mx ? row[j] : mx;
+    if (mx == kMasked) mx = 0.0f;  // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
+    for (Eigen::Index j = 0; j < cols; ++j) row[j] -= mx;
   }
-  exp_inplace(p, s.size());
+  exp_inplace(p, size);
+  // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
+  // sums to 1: those terms are below float resolution next to the unmasked ones).
+  for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
   for (Eigen::Index i = 0; i < rows; ++i) {
     float* row = p + i * cols;
-    const float* mrow = mk + i * cols;
-    // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
-    // sums to 1: those terms are below float resolution next to the unmasked ones).
     float sum = 0.0f;
-    for (Eigen::Index j = 0; j < cols; ++j) {
-      row[j] = mrow[j] == kMasked ? 0.0f : row[j];
-      sum += row[j];
-    }
-    if (sum == 0.0f) continue;  // every key masked: no distribution to form, the row stays 0
-    for (Eigen::Index j = 0; j < cols; ++j) row[j] /= sum;
+    for (Eigen::Index j = 0; j < cols; ++j) sum += row[j];
+    // every key masked: no distribution to form, the row stays 0 (not 0/0)
+    const float div = sum > 0.0f ? sum : 1.0f;
+    for (Eigen::Index j = 0; j < cols; ++j) row[j] /= div;
   }
 }
 
@@ -157,9 +157,14 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
       const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};  // V_hᵀ (dk, n_k)
       gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);             // dP = dhead V_hᵀ
       gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);     // dV_h = Pᵀ dhead
-      // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j).
-      const ColVec row_dot = dp.cwiseProduct(p).rowwise().sum();
-      dp = p.cwiseProduct(dp - row_dot.replicate(1, nk)) * scale;
+      // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j), scaled by 1/√dk.
+      for (int i = 0; i < nq; ++i) {
+        float* dpi = dp.data() + i * nk;
+        const float* pi = p.data() + i * nk;
+        float dot = 0.0f;
+        for (int j = 0; j < nk; ++j) dot += dpi[j] * pi[j];
+        for (int j = 0; j < nk; ++j) dpi[j] = pi[j] * (dpi[j] - dot) * scale;
+      }
       gemm(nq, dk, nk, ref(dp), kh, dq.data() + oq, d, GemmOut::Overwrite);     // dQ_h = dS K_h
       gemm(nk, dk, nq, ref_t(dp), qh, dk_.data() + ok, d, GemmOut::Overwrite);  // dK_h = dSᵀ Q_h
     }

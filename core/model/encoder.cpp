@@ -24,6 +24,8 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
   if (tr) {
     tr->batch = batch;
     tr->layers.resize(static_cast<size_t>(c.n_encoder_layers));
+    for (EncoderLayerTrace& l : tr->layers) l.self_attn.lean = l.self_block.lean = l.ffn_block.lean = tr->training;
+    tr->final_norm.lean = tr->training;
   }
   Mat x;  // (B·n, d) the residual stream
   embed(m.embedding(/*source=*/true), src_ids, batch, 0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);

@@ -15,6 +15,7 @@ namespace sf {
 constexpr float kLayerNormEps = 1e-5f;  // the default ε (PyTorch's)
 
 struct LayerNormTrace {
+  bool lean = false;  // set before the run: record mean and var only (a training recording)
   ColVec mean;  // (n) per-token mean μ
   ColVec var;   // (n) per-token biased variance σ²
   Mat out;      // (n, d)

@@ -15,6 +15,10 @@
 namespace sf {
 
 struct ResidualTrace {
+  // Set before the run: record what residual_backward and the training probes read, not the
+  // copies a view shows (a training recording): no `input` for post-LN, no `sum` for pre-LN (a
+  // copy of `output`), no LayerNorm output.
+  bool lean = false;
   Mat input;         // (n, d) residual stream entering the block
   Mat sublayer_in;   // (n, d) what the sublayer read: LN(input) for pre-LN, input for post-LN
   Mat sublayer_out;  // (n, d)
@@ -32,7 +36,10 @@ template <class Sublayer>
 void residual_block(NormPlacement placement, const LayerNormWeights& ln, const Mat& x, Sublayer&& sublayer, Mat& y,
                     ResidualTrace* tr) {
   Mat s;  // (n, d) sublayer output
-  if (tr) tr->input = x;
+  if (tr) {
+    tr->norm.lean = tr->lean;
+    if (!tr->lean || placement == NormPlacement::Pre) tr->input = x;
+  }
   const bool drop = tr && tr->dropout_mask.rows() == x.rows() && tr->dropout_mask.cols() == x.cols();
   switch (placement) {
     case NormPlacement::Post: {
@@ -54,7 +61,7 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, const M
       y = x + s;
       if (tr) {
         tr->sublayer_in = std::move(normed);
-        tr->sum = y;
+        if (!tr->lean) tr->sum = y;
       }
       break;
     }

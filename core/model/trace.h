@@ -35,6 +35,7 @@ struct DecoderLayerTrace {
 
 struct EncoderTrace {
   int batch = 0;
+  bool training = false;      // a training recording: see DecoderTrace::training
   EmbeddingTrace embed;
   std::vector<EncoderLayerTrace> layers;
   LayerNormTrace final_norm;  // pre-LN only
@@ -55,6 +56,10 @@ struct DecoderTrace {
   // activations, logits only the last row, and log_probs/probs are empty (log_probs_of/probs_of
   // compute them).
   bool compact = false;
+  // Set by the trainer: record what the backward and the training probes read, not what only
+  // the views show (raw attention scores, LayerNorm outputs and residual sums that repeat other
+  // matrices, log-probabilities and probabilities): a step then copies ~10 MB less.
+  bool training = false;
   int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
   EmbeddingTrace embed;
   std::vector<DecoderLayerTrace> layers;

@@ -14,14 +14,6 @@ namespace sf {
 
 using nlohmann::json;
 
-struct Trainer::Shard {
-  Batch batch;
-  Trace trace;
-  Weights grads;
-  LossResult loss;
-  uint64_t dropout_seed = 0;
-};
-
 Result<Trainer> Trainer::create(TrainOptions o) {
   if (o.d_model <= 0 || o.n_heads <= 0 || o.d_model % o.n_heads != 0)
     return Error{"d_model (" + std::to_string(o.d_model) + ") must be a positive multiple of the head count (" +
@@ -61,7 +53,8 @@ StepStats Trainer::step() {
   const Batch batch = make_batch(c, ex);
 
   const int T = std::min(opt_.threads, batch.size);
-  std::vector<Shard> shards(static_cast<size_t>(T));
+  std::vector<Shard>& shards = shards_;
+  shards.resize(static_cast<size_t>(T));
   for (int s = 0, b0 = 0; s < T; ++s) {
     const int count = batch.size / T + (s < batch.size % T ? 1 : 0);
     shards[static_cast<size_t>(s)].batch = batch.rows(b0, count, pad);
@@ -73,6 +66,7 @@ StepStats Trainer::step() {
     // A shard is one core: `threads` counts shards, and each shard's products stay on its thread.
     const ScopedThreads one(1);
     const Batch& b = sh.batch;
+    sh.trace.encoder.training = sh.trace.decoder.training = true;
     if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
     EncoderContext enc;
     if (c.has_encoder()) {
@@ -82,8 +76,11 @@ StepStats Trainer::step() {
     const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
     Mat dlogits;
     sh.loss = cross_entropy(logits, b.tgt_y, pad, opt_.label_smoothing, &dlogits, batch.target_tokens);
-    allocate(sh.grads, c);
-    zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1
+    if (!sh.grads_allocated) {
+      allocate(sh.grads, c);
+      sh.grads_allocated = true;
+    }
+    zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1; the last step left its sums
     model_backward(model_, sh.trace, dlogits, sh.grads);
   };
   // OpenMP's threads, not new ones per step: they live across steps, and with them the

@@ -23,8 +23,10 @@
 #include "base/rng.h"
 #include "model/trace.h"
 #include "train/adam.h"
+#include "train/batch.h"
 #include "train/dropout.h"
 #include "train/evaluate.h"
+#include "train/loss.h"
 #include "train/metrics.h"
 #include "train/schedule.h"
 #include "train/tasks.h"
@@ -63,7 +65,17 @@ class Trainer {
   Result<bool> save_metrics(const std::string& path) const;
 
  private:
-  struct Shard;
+  // One core's part of a step: its rows of the batch, recording and gradients. Kept from step
+  // to step, so that the gradient buffers and the recording's matrices reuse their memory
+  // instead of being allocated (and the gradients zeroed twice) every step.
+  struct Shard {
+    Batch batch;
+    Trace trace;
+    Weights grads;
+    bool grads_allocated = false;
+    LossResult loss;
+    uint64_t dropout_seed = 0;
+  };
 
   TrainOptions opt_;
   Task task_;
@@ -72,6 +84,7 @@ class Trainer {
   Rng rng_;
   std::vector<Example> validation_;
   nlohmann::json metrics_;
+  std::vector<Shard> shards_;
 };
 
 }  // namespace sf
