@@ -21,10 +21,13 @@
 namespace sf {
 namespace {
 
-// Forward with a full trace, loss, backward: returns the loss and fills g.
+// Forward with a full trace (or a training recording), loss, backward: returns the loss and
+// fills g.
 double loss_and_grads(const Model& m, const std::vector<int>& src, const std::vector<int>& tgt,
-                      const std::vector<int>& tgt_y, int batch, float smoothing, Weights* g, float dropout = 0) {
-  Trace t;
+                      const std::vector<int>& tgt_y, int batch, float smoothing, Weights* g, float dropout = 0,
+                      Trace* recording = nullptr) {
+  Trace own;
+  Trace& t = recording ? *recording : own;
   if (dropout > 0)
     draw_dropout_masks(t, m.config, batch, static_cast<int>(src.size()) / batch, static_cast<int>(tgt.size()) / batch,
                        dropout, 77);
@@ -72,6 +75,38 @@ TEST_P(GradFixture, EveryParameterMatchesPyTorch) {
     ++compared;
   }
   EXPECT_GT(compared, 20);
+}
+
+// The trainer's recording keeps only what the backward reads: the gradients are the same, bit for
+// bit, and the copies that only views read are not there.
+TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
+  const std::string cs = GetParam();
+  Model m = test::load_fixture_model(cs);
+  TensorFile ex = test::load_expected(cs);
+  std::vector<int> src;
+  if (m.config.has_encoder()) src = test::ids_of(*ex.find("src_ids"));
+  const std::vector<int> tgt = test::ids_of(*ex.find("tgt_ids"));
+  const std::vector<int> tgt_y = test::ids_of(*ex.find("tgt_y"));
+  Weights full, lean;
+  Trace t;
+  t.encoder.training = t.decoder.training = true;
+  const double loss_full = loss_and_grads(m, src, tgt, tgt_y, 1, 0.1f, &full);
+  const double loss_lean = loss_and_grads(m, src, tgt, tgt_y, 1, 0.1f, &lean, 0, &t);
+  EXPECT_EQ(loss_full, loss_lean) << cs;
+  auto F = param_table(full, m.config), L = param_table(lean, m.config);
+  ASSERT_EQ(F.size(), L.size());
+  for (size_t i = 0; i < F.size(); ++i)
+    EXPECT_TRUE(std::equal(F[i].data, F[i].data + F[i].numel(), L[i].data)) << cs << ": grad." << F[i].name;
+  const DecoderLayerTrace& first = t.decoder.layers.front();
+  EXPECT_TRUE(first.self_attn.raw_scores.empty());
+  EXPECT_EQ(first.self_attn.out.size(), 0);
+  EXPECT_EQ(first.self_block.sublayer_out.size(), 0);
+  EXPECT_EQ(first.self_block.norm.out.size(), 0);
+  EXPECT_EQ(first.ffn.out.size(), 0);
+  EXPECT_EQ(first.ffn.hidden_pre.size() == 0, m.config.activation == Activation::Relu) << cs;
+  if (t.decoder.layers.size() > 1) EXPECT_EQ(first.ffn_block.output.size(), 0) << cs;
+  EXPECT_GT(t.decoder.layers.back().ffn_block.output.size(), 0) << cs;  // the final LayerNorm's input
+  EXPECT_TRUE(t.decoder.probs.size() == 0 && t.decoder.log_probs.size() == 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, GradFixture,

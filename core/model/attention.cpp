@@ -109,7 +109,7 @@ void attend_projected(const AttentionWeights& w, int n_heads, const Mat& x_q, co
       tr->v = v;
     }
     tr->concat = std::move(concat);
-    tr->out = out;
+    if (!tr->training) tr->out = out;
   }
 }
 
@@ -170,10 +170,8 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
     }
   }
   linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q);
-  Mat tmp;
   linear_backward(x_kv, w.k_proj, dk_, g.k_proj, &dx_kv);
-  linear_backward(x_kv, w.v_proj, dv, g.v_proj, &tmp);
-  dx_kv += tmp;
+  linear_backward(x_kv, w.v_proj, dv, g.v_proj, &dx_kv, GemmOut::Accumulate);
 }
 
 }  // namespace sf

@@ -55,7 +55,9 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
     for (DecoderLayerTrace& l : tr->layers) {
       l.self_attn.lean = l.cross_attn.lean = tr->compact || tr->training;
       l.ffn.lean = tr->compact;
-      l.self_block.lean = l.cross_block.lean = l.ffn_block.lean = tr->training;
+      l.self_attn.training = l.cross_attn.training = tr->training;
+      l.self_block.lean = l.cross_block.lean = l.ffn_block.lean = l.ffn.training = tr->training;
+      l.ffn_block.lean_output = &l == &tr->layers.back();
     }
     tr->final_norm.lean = tr->training;
   }

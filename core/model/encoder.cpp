@@ -24,7 +24,10 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
   if (tr) {
     tr->batch = batch;
     tr->layers.resize(static_cast<size_t>(c.n_encoder_layers));
-    for (EncoderLayerTrace& l : tr->layers) l.self_attn.lean = l.self_block.lean = l.ffn_block.lean = tr->training;
+    for (EncoderLayerTrace& l : tr->layers) {
+      l.self_attn.lean = l.self_attn.training = l.self_block.lean = l.ffn_block.lean = l.ffn.training = tr->training;
+      l.ffn_block.lean_output = &l == &tr->layers.back();
+    }
     tr->final_norm.lean = tr->training;
   }
   Mat x;  // (B·n, d) the residual stream

@@ -47,12 +47,12 @@ void activation_forward(Activation a, Mat& x) {
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
   Mat h;
   linear_forward(x, w.fc1, h);  // (n, dff)
-  if (tr && !tr->lean) tr->hidden_pre = h;
+  if (tr && !tr->lean && !(tr->training && a == Activation::Relu)) tr->hidden_pre = h;
   activation_forward(a, h);
   linear_forward(h, w.fc2, out);  // (n, d)
   if (tr) {
     if (!tr->lean) tr->hidden = std::move(h);
-    tr->out = out;
+    if (!tr->training) tr->out = out;
   }
 }
 
@@ -84,7 +84,9 @@ void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat&
                            const Mat& dout, FeedForwardWeights& g, Mat& dx) {
   Mat dh;  // (n, dff)
   linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh);
-  activation_backward(a, tr.hidden_pre, dh);
+  // ReLU's derivative is 1 where fc1(x) > 0, which is where ReLU(fc1(x)) > 0: a training
+  // recording keeps only the latter.
+  activation_backward(a, a == Activation::Relu ? tr.hidden : tr.hidden_pre, dh);
   linear_backward(x, w.fc1, dh, g.fc1, &dx);
 }
 

@@ -9,6 +9,9 @@ namespace sf {
 
 struct FeedForwardTrace {
   bool lean = false;  // set before the run: record only `out` (a compact recording)
+  // Set before the run: record only what the backward reads (a training recording): `hidden`,
+  // and `hidden_pre` unless the activation is ReLU, whose derivative `hidden` gives.
+  bool training = false;
   Mat hidden_pre;  // (n, dff) fc1(x)
   Mat hidden;      // (n, dff) act(fc1(x))
   Mat out;         // (n, d)

@@ -35,13 +35,18 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
   if (bias) y += *bias;
 }
 
-void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx) {
+void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
+                     GemmOut dx_out) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
   gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, GemmOut::Accumulate);  // dyᵀ (out, n) · x (n, in)
-  dbias += dy.colwise().sum();
+  // Σ over rows a row at a time, vectorised along the row (Eigen's colwise sum of a row-major
+  // matrix walks each column down with a stride). The same order: rows 0, 1, … per column.
+  RowVec sum = RowVec::Zero(out);  // (out)
+  for (Eigen::Index i = 0; i < n; ++i) sum += dy.row(i);
+  dbias += sum;
   if (dx) {
-    dx->resize(n, in);
-    gemm(n, in, out, ref(dy), ref(weight), dx->data(), in, GemmOut::Overwrite);  // dy (n, out) · W (out, in)
+    if (dx_out == GemmOut::Overwrite) dx->resize(n, in);
+    gemm(n, in, out, ref(dy), ref(weight), dx->data(), in, dx_out);  // dy (n, out) · W (out, in)
   }
 }
 

@@ -1,6 +1,7 @@
 // linear.h — y = x Wᵀ + b, PyTorch's nn.Linear with W stored (out_features, in_features).
 #pragma once
 
+#include "base/gemm.h"
 #include "base/tensor.h"
 #include "model/weights.h"
 
@@ -37,11 +38,14 @@ inline void generator_forward(const Weights& w, const Config& c, const Mat& x, M
 }
 
 // Backward of y = x Wᵀ + b. x (n, in), dy (n, out). Parameter grads accumulate (+=):
-// dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=):
+// dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=), or added
+// to a dx of that shape (dx_out = Accumulate: K and V read the same input):
 // dx (n, in) = dy W; pass nullptr when nothing upstream needs it (the first layer's input).
-void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx);
-inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx) {
-  linear_backward(x, l.weight, dy, g.weight, g.bias, dx);
+void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
+                     GemmOut dx_out = GemmOut::Overwrite);
+inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx,
+                            GemmOut dx_out = GemmOut::Overwrite) {
+  linear_backward(x, l.weight, dy, g.weight, g.bias, dx, dx_out);
 }
 
 }  // namespace sf

@@ -17,8 +17,11 @@ namespace sf {
 struct ResidualTrace {
   // Set before the run: record what residual_backward and the training probes read, not the
   // copies a view shows (a training recording): no `input` for post-LN, no `sum` for pre-LN (a
-  // copy of `output`), no LayerNorm output.
+  // copy of `output`), no `sublayer_out`, no LayerNorm output; and no `output` unless
+  // `lean_output` (the last block of a stack, whose output the final LayerNorm's backward reads:
+  // every other block's output is the next block's input).
   bool lean = false;
+  bool lean_output = false;
   Mat input;         // (n, d) residual stream entering the block
   Mat sublayer_in;   // (n, d) what the sublayer read: LN(input) for pre-LN, input for post-LN
   Mat sublayer_out;  // (n, d)
@@ -67,8 +70,8 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, const M
     }
   }
   if (tr) {
-    tr->sublayer_out = std::move(s);
-    tr->output = y;
+    if (!tr->lean) tr->sublayer_out = std::move(s);
+    if (!tr->lean || tr->lean_output) tr->output = y;
   }
 }
 

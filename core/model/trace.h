@@ -56,9 +56,10 @@ struct DecoderTrace {
   // activations, logits only the last row, and log_probs/probs are empty (log_probs_of/probs_of
   // compute them).
   bool compact = false;
-  // Set by the trainer: record what the backward and the training probes read, not what only
-  // the views show (raw attention scores, LayerNorm outputs and residual sums that repeat other
-  // matrices, log-probabilities and probabilities): a step then copies ~10 MB less.
+  // Set by the trainer on the steps it does not probe: record what the backward reads, not what
+  // only the views and the probes show (raw attention scores, and the many matrices that repeat
+  // others: LayerNorm outputs, residual sums, sublayer outputs, block outputs; probabilities).
+  // A step then copies ~20 MB less, and its recording stays in L3 for the backward.
   bool training = false;
   int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
   EmbeddingTrace embed;

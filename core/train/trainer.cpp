@@ -53,6 +53,8 @@ StepStats Trainer::step() {
   const Batch batch = make_batch(c, ex);
 
   const int T = std::min(opt_.threads, batch.size);
+  const int64_t next_step = adam_.t + 1;
+  const bool probe_step = opt_.probe_every > 0 && (next_step % opt_.probe_every == 0 || next_step == 1);
   std::vector<Shard>& shards = shards_;
   shards.resize(static_cast<size_t>(T));
   for (int s = 0, b0 = 0; s < T; ++s) {
@@ -66,7 +68,8 @@ StepStats Trainer::step() {
     // A shard is one core: `threads` counts shards, and each shard's products stay on its thread.
     const ScopedThreads one(1);
     const Batch& b = sh.batch;
-    sh.trace.encoder.training = sh.trace.decoder.training = true;
+    // A full recording only on the steps the probes read (residual-stream norms per block).
+    sh.trace.encoder.training = sh.trace.decoder.training = !probe_step;
     if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
     EncoderContext enc;
     if (c.has_encoder()) {
@@ -115,7 +118,7 @@ StepStats Trainer::step() {
   json& s = metrics_["steps"];
   s["step"].push_back(st.step);
 
-  if (opt_.probe_every > 0 && (st.step % opt_.probe_every == 0 || st.step == 1)) {
+  if (probe_step) {
     std::vector<const Trace*> traces;
     for (const Shard& sh : shards) traces.push_back(&sh.trace);
     record_probes(metrics_, st.step, c, traces);
