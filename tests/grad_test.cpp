@@ -48,16 +48,26 @@ double loss_and_grads(const Model& m, const std::vector<int>& src, const std::ve
   return r.loss;
 }
 
+// A fixture case's model, its PyTorch results and the example they were computed on.
+struct FixtureCase {
+  Model m;
+  TensorFile ex;
+  std::vector<int> src, tgt, tgt_y;
+  explicit FixtureCase(const std::string& cs) : m(test::load_fixture_model(cs)), ex(test::load_expected(cs)) {
+    if (m.config.has_encoder()) src = test::ids_of(*ex.find("src_ids"));
+    tgt = test::ids_of(*ex.find("tgt_ids"));
+    tgt_y = test::ids_of(*ex.find("tgt_y"));
+  }
+};
+
 class GradFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GradFixture, EveryParameterMatchesPyTorch) {
   const std::string cs = GetParam();
-  Model m = test::load_fixture_model(cs);
-  TensorFile ex = test::load_expected(cs);
-  std::vector<int> src;
-  if (m.config.has_encoder()) src = test::ids_of(*ex.find("src_ids"));
-  const std::vector<int> tgt = test::ids_of(*ex.find("tgt_ids"));
-  const std::vector<int> tgt_y = test::ids_of(*ex.find("tgt_y"));
+  const FixtureCase f(cs);
+  const Model& m = f.m;
+  const TensorFile& ex = f.ex;
+  const std::vector<int>&src = f.src, &tgt = f.tgt, &tgt_y = f.tgt_y;
   Weights g;
   const double loss = loss_and_grads(m, src, tgt, tgt_y, 1, 0.1f, &g);
   EXPECT_NEAR(loss, ex.find("loss")->f32[0], 1e-5) << cs;
@@ -81,12 +91,9 @@ TEST_P(GradFixture, EveryParameterMatchesPyTorch) {
 // bit, and the copies that only views read are not there.
 TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
   const std::string cs = GetParam();
-  Model m = test::load_fixture_model(cs);
-  TensorFile ex = test::load_expected(cs);
-  std::vector<int> src;
-  if (m.config.has_encoder()) src = test::ids_of(*ex.find("src_ids"));
-  const std::vector<int> tgt = test::ids_of(*ex.find("tgt_ids"));
-  const std::vector<int> tgt_y = test::ids_of(*ex.find("tgt_y"));
+  const FixtureCase f(cs);
+  const Model& m = f.m;
+  const std::vector<int>&src = f.src, &tgt = f.tgt, &tgt_y = f.tgt_y;
   Weights full, lean;
   Trace t;
   t.encoder.training = t.decoder.training = true;
