@@ -10,6 +10,30 @@
 
 namespace sf {
 
+namespace {
+
+// The max and the sum of a short row in four interleaved chains: one chain of dependent max or
+// add instructions (3 to 4 cycles each) per key would bound a softmax row by latency.
+float row_max(const float* x, Eigen::Index n) {
+  float m[4] = {x[0], x[0], x[0], x[0]};
+  Eigen::Index j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int l = 0; l < 4; ++l) m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+  for (; j < n; ++j) m[0] = x[j] > m[0] ? x[j] : m[0];
+  const float a = m[0] > m[1] ? m[0] : m[1], b = m[2] > m[3] ? m[2] : m[3];
+  return a > b ? a : b;
+}
+float row_sum(const float* x, Eigen::Index n) {
+  float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  Eigen::Index j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int l = 0; l < 4; ++l) s[l] += x[j + l];
+  for (; j < n; ++j) s[0] += x[j];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+}  // namespace
+
 void masked_softmax(Mat& s, const Mat& mask) {
   // Whole-matrix passes where possible (a row is a handful of keys, 11 in the copy task's
   // training, shorter than one SIMD register; the n_q · n_k floats are contiguous), and no
@@ -20,10 +44,10 @@ void masked_softmax(Mat& s, const Mat& mask) {
   for (Eigen::Index i = 0; i < size; ++i) p[i] += mk[i];
   for (Eigen::Index i = 0; i < rows; ++i) {
     float* row = p + i * cols;
-    float mx = row[0];
-    for (Eigen::Index j = 1; j < cols; ++j) mx = row[j] > mx ? row[j] : mx;
-    if (mx == kMasked) mx = 0.0f;  // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
-    for (Eigen::Index j = 0; j < cols; ++j) row[j] -= mx;
+    const float mx = row_max(row, cols);
+    // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
+    const float shift = mx == kMasked ? 0.0f : mx;
+    for (Eigen::Index j = 0; j < cols; ++j) row[j] -= shift;
   }
   exp_inplace(p, size);
   // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
@@ -31,8 +55,7 @@ void masked_softmax(Mat& s, const Mat& mask) {
   for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
   for (Eigen::Index i = 0; i < rows; ++i) {
     float* row = p + i * cols;
-    float sum = 0.0f;
-    for (Eigen::Index j = 0; j < cols; ++j) sum += row[j];
+    const float sum = row_sum(row, cols);
     // every key masked: no distribution to form, the row stays 0 (not 0/0)
     const float div = sum > 0.0f ? sum : 1.0f;
     for (Eigen::Index j = 0; j < cols; ++j) row[j] /= div;
