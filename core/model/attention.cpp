@@ -23,6 +23,14 @@ float row_max(const float* x, Eigen::Index n) {
   const float a = m[0] > m[1] ? m[0] : m[1], b = m[2] > m[3] ? m[2] : m[3];
   return a > b ? a : b;
 }
+// Asks for a block (rows × cols floats, rows `stride` apart) ahead of use. A head's operands are
+// a few dozen short rows, each on lines of its own, too few for the hardware prefetchers to follow:
+// the per-head products waited on them.
+void prefetch_block(const float* p, Eigen::Index rows, Eigen::Index cols, Eigen::Index stride) {
+  for (Eigen::Index r = 0; r < rows; ++r)
+    for (Eigen::Index c = 0; c < cols; c += 16) __builtin_prefetch(p + r * stride + c);
+}
+
 float row_sum(const float* x, Eigen::Index n) {
   float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   Eigen::Index j = 0;
@@ -98,6 +106,12 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   }
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
+      if (nq > 1 && (h + 1 < n_heads || b + 1 < B)) {  // the next head's operands
+        const int nb = h + 1 < n_heads ? b : b + 1, nh = h + 1 < n_heads ? h + 1 : 0;
+        prefetch_block(q.data() + nb * nq * lq + nh * dk, nq, dk, lq);
+        prefetch_block(v.data() + nb * nk * lv + nh * dk, nk, dk, lv);
+        prefetch_block(kt.data() + nh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
+      }
       const float* qh = q.data() + b * nq * lq + h * dk;  // (n_q, dk), row stride lq
       const float* vh = v.data() + b * nk * lv + h * dk;  // (n_k, dk), row stride lv
       const MatRef kh_t = nq > 1 ? MatRef{kt.data() + h * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
@@ -173,6 +187,16 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
   transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
+      if (h + 1 < n_heads || b + 1 < B) {  // the next head's operands
+        const int nb = h + 1 < n_heads ? b : b + 1, nh = h + 1 < n_heads ? h + 1 : 0;
+        const Eigen::Index nq_ = nb * nq * d + nh * dk, nk_ = nb * nk * d + nh * dk;
+        prefetch_block(dconcat.data() + nq_, nq, dk, d);
+        prefetch_block(tr.q.data() + nq_, nq, dk, d);
+        prefetch_block(tr.k.data() + nk_, nk, dk, d);
+        prefetch_block(vt.data() + nh * dk * vt.cols() + nb * nk, dk, nk, vt.cols());
+        const Mat& pn = tr.weights[static_cast<size_t>(nb * n_heads + nh)];
+        prefetch_block(pn.data(), 1, pn.size(), 0);
+      }
       const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];  // (n_q, n_k)
       const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;  // head h of sequence b
       const MatRef dhead{dconcat.data() + oq, d, 1};                       // (n_q, dk)
