@@ -34,34 +34,38 @@ struct ResidualTrace {
   Mat dropout_mask;
 };
 
-// sublayer(const Mat& in, Mat& out) computes the block's function on `in`.
+// sublayer(const Mat& in, Mat& out) computes the block's function on `in`. The block consumes x
+// (n, d), which its callers never read again (the residual stream moves on to y): a recording
+// takes it over instead of copying it — the input the backward reads (pre-LN: `input`; post-LN:
+// `sublayer_in`) — and x is left empty.
 template <class Sublayer>
-void residual_block(NormPlacement placement, const LayerNormWeights& ln, const Mat& x, Sublayer&& sublayer, Mat& y,
+void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x, Sublayer&& sublayer, Mat& y,
                     ResidualTrace* tr) {
-  Mat s;  // (n, d) sublayer output
+  Mat s;             // (n, d) sublayer output
+  const Mat* in = &x;  // (n, d) the block's input, wherever it is kept
   if (tr) {
     tr->norm.lean = tr->lean;
-    if (!tr->lean || placement == NormPlacement::Pre) tr->input = x;
+    Mat& kept = placement == NormPlacement::Pre ? tr->input : tr->sublayer_in;
+    kept = std::move(x);
+    in = &kept;
+    if (!tr->lean && placement == NormPlacement::Post) tr->input = kept;
   }
-  const bool drop = tr && tr->dropout_mask.rows() == x.rows() && tr->dropout_mask.cols() == x.cols();
+  const bool drop = tr && tr->dropout_mask.rows() == in->rows() && tr->dropout_mask.cols() == in->cols();
   switch (placement) {
     case NormPlacement::Post: {
-      sublayer(x, s);
+      sublayer(*in, s);
       if (drop) s.array() *= tr->dropout_mask.array();
-      Mat sum = x + s;
+      Mat sum = *in + s;
       layer_norm_forward(sum, ln, y, tr ? &tr->norm : nullptr);
-      if (tr) {
-        tr->sublayer_in = x;
-        tr->sum = std::move(sum);
-      }
+      if (tr) tr->sum = std::move(sum);
       break;
     }
     case NormPlacement::Pre: {
       Mat normed;
-      layer_norm_forward(x, ln, normed, tr ? &tr->norm : nullptr);
+      layer_norm_forward(*in, ln, normed, tr ? &tr->norm : nullptr);
       sublayer(normed, s);
       if (drop) s.array() *= tr->dropout_mask.array();
-      y = x + s;
+      y = *in + s;
       if (tr) {
         tr->sublayer_in = std::move(normed);
         if (!tr->lean) tr->sum = y;

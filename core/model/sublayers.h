@@ -11,8 +11,9 @@
 
 namespace sf {
 
-// x (n, d) → y (n, d) = the FFN sublayer in its connection (c.norm decides the placement).
-inline void ffn_connection(const Config& c, const LayerNormWeights& ln, const FeedForwardWeights& w, const Mat& x,
+// x (n, d) → y (n, d) = the FFN sublayer in its connection (c.norm decides the placement); x is
+// consumed (see residual_block).
+inline void ffn_connection(const Config& c, const LayerNormWeights& ln, const FeedForwardWeights& w, Mat& x,
                            Mat& y, FeedForwardTrace* ft, ResidualTrace* rt) {
   residual_block(c.norm, ln, x, [&](const Mat& in, Mat& out) { feed_forward(w, c.activation, in, out, ft); }, y, rt);
 }
