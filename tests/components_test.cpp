@@ -66,6 +66,28 @@ TEST(Attention, MaskedWeightsAreExactlyZeroOnLongRows) {
   }
 }
 
+// Hand-computed: scores (0, ln 2, ln 3) give weights (1, 2, 3) / 6; a masked fourth key adds
+// nothing; a shift of every score by 50 changes nothing (but the rounding of 50 + ln k to float,
+// one ulp of 50 being 3.8e−6).
+TEST(Attention, SoftmaxOfKnownScores) {
+  const float l2 = std::log(2.0f), l3 = std::log(3.0f);
+  Mat mask = Mat::Zero(2, 4);
+  mask(0, 3) = mask(1, 3) = kMasked;
+  Mat s(2, 4);
+  s << 0.0f, l2, l3, 9.0f, 50.0f, 50.0f + l2, 50.0f + l3, -9.0f;
+  masked_softmax(s, mask);
+  for (int i = 0; i < 2; ++i) {
+    const float tol = i == 0 ? 2e-7f : 2e-6f;
+    EXPECT_NEAR(s(i, 0), 1.0f / 6, tol) << i;
+    EXPECT_NEAR(s(i, 1), 2.0f / 6, tol) << i;
+    EXPECT_NEAR(s(i, 2), 3.0f / 6, tol) << i;
+    EXPECT_EQ(s(i, 3), 0.0f);
+  }
+  Mat none(3, 0), none_mask(3, 0);  // no keys at all: nothing to do, nothing read
+  masked_softmax(none, none_mask);
+  EXPECT_EQ(none.size(), 0);
+}
+
 TEST(Attention, FullyMaskedRowGivesZerosNotNaN) {
   Mat mask = make_mask(2, {0, 0, 0}, 0, false);  // every key is padding
   Mat s = Mat::Ones(2, 3);

@@ -47,6 +47,7 @@ void masked_softmax(Mat& s, const Mat& mask) {
   // training, shorter than one SIMD register; the n_q · n_k floats are contiguous), and no
   // branches on the data: a causal mask moves its cut every row, which a branch mispredicts.
   const Eigen::Index rows = s.rows(), cols = s.cols(), size = s.size();
+  if (size == 0) return;  // no queries, or no keys to attend to
   float* const p = s.data();
   const float* const mk = mask.data();
   for (Eigen::Index i = 0; i < size; ++i) p[i] += mk[i];
