@@ -305,16 +305,18 @@ struct Panel {
   Index stride;
 };
 
-// Panel p of B: pre-packed (pb), read in place, or packed into `own` (k × NR floats).
+// Panel p of B: pre-packed (pb), read in place (b_in_place), or packed into `own` (k × NR floats).
 // A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_hᵀ or V_h in an
 // attention head) is read in place: each step k reads NR consecutive floats, one stream (dW
 // 233 -> 250 GFLOP/s at 704 × 128 × 128; no loss at 2048-float strides), and so is a panel of at
 // most W columns, which the kernel loads masked. Any other partial panel is packed: reading NR
 // floats from its last row would run past B's end.
+bool b_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
+
 Panel b_panel(const MatRef* b, const PackedB* pb, Index n, Index k, Index p, float* own) {
   const Index nc = std::min<Index>(NR, n - p * NR);
   if (pb) return {pb->data.data() + p * k * NR, NR};
-  if (b->col_stride == 1 && (nc == NR || nc <= Vec::W)) return {b->data + p * NR, b->row_stride};
+  if (b_in_place(*b, nc)) return {b->data + p * NR, b->row_stride};
   pack_b_panel(*b, n, k, p, own);
   return {own, NR};
 }
@@ -354,14 +356,14 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     vector_product(n, k, a, *b, c, accumulate, bias);
     return;
   }
+  const bool transposed = a.row_stride == 1 && a.col_stride != 1;
+  const bool row_major = a.col_stride == 1;
   // One tile, one depth block, both operands readable in place (an attention head's products,
   // 9,216 per training step of the benchmark): the kernel straight away.
-  if (m <= MR && n <= NR && k <= KC && b && b->col_stride == 1 && (n == NR || n <= Vec::W) &&
-      (a.col_stride == 1 || a.row_stride == 1)) {
-    const bool row_major = a.col_stride == 1;
-    kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](k, a.data, row_major ? a.row_stride : 0,
-                                                        row_major ? 0 : a.col_stride, b->data, b->row_stride, c, ldc,
-                                                        static_cast<int>(n), accumulate, bias);
+  if (m <= MR && n <= NR && k <= KC && b && b_in_place(*b, n) && (row_major || transposed)) {
+    const ASource src{a, nullptr, row_major};
+    kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](k, src.at(0, k, 0), src.stride(), src.kstep(), b->data,
+                                                        b->row_stride, c, ldc, static_cast<int>(n), accumulate, bias);
     return;
   }
   const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
@@ -381,8 +383,6 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   // of the product). Otherwise (a long A against a weight streamed from memory) it is packed: the
   // kernel then reads one sequential stream instead of MR rows whose strides (2 or 8 KiB) land in
   // the same L1 sets and defeat the prefetchers (base forward: 1.5 ms slower in place).
-  const bool transposed = a.row_stride == 1 && a.col_stride != 1;
-  const bool row_major = a.col_stride == 1;
   const bool in_place = transposed || (row_major && (resident || m * k <= (Index{1} << 14)));
   float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
   const ASource src{a, ap, row_major};

@@ -23,6 +23,15 @@ float row_max(const float* x, Eigen::Index n) {
   const float a = m[0] > m[1] ? m[0] : m[1], b = m[2] > m[3] ? m[2] : m[3];
   return a > b ? a : b;
 }
+float row_sum(const float* x, Eigen::Index n) {
+  float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  Eigen::Index j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int l = 0; l < 4; ++l) s[l] += x[j + l];
+  for (; j < n; ++j) s[0] += x[j];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 // Asks for a block (rows × cols floats, rows `stride` apart) ahead of use. A head's operands are
 // a few dozen short rows, each on lines of its own, too few for the hardware prefetchers to follow:
 // the per-head products waited on them.
@@ -31,13 +40,11 @@ void prefetch_block(const float* p, Eigen::Index rows, Eigen::Index cols, Eigen:
     for (Eigen::Index c = 0; c < cols; c += 16) __builtin_prefetch(p + r * stride + c);
 }
 
-float row_sum(const float* x, Eigen::Index n) {
-  float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  Eigen::Index j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int l = 0; l < 4; ++l) s[l] += x[j + l];
-  for (; j < n; ++j) s[0] += x[j];
-  return (s[0] + s[1]) + (s[2] + s[3]);
+// The head the loops over (sequence b, head h) reach after (b, h): false after the last.
+bool next_head(int b, int h, int batch, int n_heads, int& nb, int& nh) {
+  nb = h + 1 < n_heads ? b : b + 1;
+  nh = h + 1 < n_heads ? h + 1 : 0;
+  return nb < batch;
 }
 
 }  // namespace
@@ -107,8 +114,8 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   }
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
-      if (nq > 1 && (h + 1 < n_heads || b + 1 < B)) {  // the next head's operands
-        const int nb = h + 1 < n_heads ? b : b + 1, nh = h + 1 < n_heads ? h + 1 : 0;
+      int nb, nh;
+      if (nq > 1 && next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
         prefetch_block(q.data() + nb * nq * lq + nh * dk, nq, dk, lq);
         prefetch_block(v.data() + nb * nk * lv + nh * dk, nk, dk, lv);
         prefetch_block(kt.data() + nh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
@@ -188,8 +195,8 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
   transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
-      if (h + 1 < n_heads || b + 1 < B) {  // the next head's operands
-        const int nb = h + 1 < n_heads ? b : b + 1, nh = h + 1 < n_heads ? h + 1 : 0;
+      int nb, nh;
+      if (next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
         const Eigen::Index nq_ = nb * nq * d + nh * dk, nk_ = nb * nk * d + nh * dk;
         prefetch_block(dconcat.data() + nq_, nq, dk, d);
         prefetch_block(tr.q.data() + nq_, nq, dk, d);
