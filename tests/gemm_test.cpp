@@ -86,6 +86,43 @@ TEST(Gemm, SameBitsWhicheverOrderTheBlocksRun) {
   }
 }
 
+// A fused epilogue gives the bits of the product followed by its pass: ReLU (fc1 and its
+// activation) and ReLU's backward gate (dh = dy W2, kept where the ReLU's output is > 0), on one
+// tile, short groups and panels, several depth blocks (it must act once, on the last), a single
+// row (Eigen's matrix-vector product), k = 0, and both loop orders; packed B too.
+TEST(Gemm, FusedEpilogueEqualsTheSeparatePass) {
+  const ScopedThreads t(1);
+  for (int m : {1, 5, 12, 30})
+    for (int n : {7, 16, 40, 300})
+      for (int k : {0, 9, 256, 600}) {
+        const Mat a = Mat::Random(m, k), w = Mat::Random(n, k);
+        const RowVec bias = RowVec::Random(n);
+        Mat gate = Mat::Random(m, n);
+        gate(0, 0) = 0.0f;  // the gate's boundary: 0 is closed, like ReLU's derivative at 0
+        Mat plain(m, n);
+        gemm(m, n, k, ref(a), ref_t(w), plain.data(), n, GemmOut::Overwrite, bias.data());
+        const Mat relu = plain.cwiseMax(0.0f);
+        const Mat gated = (gate.array() > 0.0f).select(plain, 0.0f);
+        ASSERT_GT((relu.array() == 0.0f).count(), 0) << "a ReLU that clamps nothing tests nothing";
+
+        Mat fused(m, n);
+        gemm(m, n, k, ref(a), ref_t(w), fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu());
+        ASSERT_TRUE(fused == relu) << "relu " << m << "x" << n << "x" << k;
+        gemm(m, n, k, ref(a), ref_t(w), fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu_gate(gate));
+        ASSERT_TRUE(fused == gated) << "gate " << m << "x" << n << "x" << k;
+        if (m > 1) {  // (one row unpacked is Eigen's matrix-vector product: other bits)
+          const PackedB p = pack_b(ref_t(w), k, n);
+          gemm(m, ref(a), p, fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu());
+          ASSERT_TRUE(fused == relu) << "packed relu " << m << "x" << n << "x" << k;
+        }
+        // Accumulate: the epilogue acts on the sum, C + A·B.
+        Mat acc = gate, sum = gate;
+        gemm(m, n, k, ref(a), ref_t(w), sum.data(), n, GemmOut::Accumulate);
+        gemm(m, n, k, ref(a), ref_t(w), acc.data(), n, GemmOut::Accumulate, nullptr, Epilogue::relu());
+        ASSERT_TRUE(acc == sum.cwiseMax(0.0f)) << "accumulated relu " << m << "x" << n << "x" << k;
+      }
+}
+
 TEST(Gemm, WritesOnlyItsBlockOfALargerMatrix) {
   // C is the 20 × 40 block at (3, 5) of a 30 × 64 matrix: ldc 64; nothing around it changes.
   const Mat a = Mat::Random(20, 70), b = Mat::Random(70, 40);

@@ -31,6 +31,8 @@ struct Vec {
   static R load(const float* p) { return _mm512_loadu_ps(p); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  static R relu(R v) { return _mm512_max_ps(zero(), v); }  // Eigen's cwiseMax(0) order: max(-0, 0) = -0
+  static R gated(R v, R g) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(g, zero(), _CMP_GT_OQ), v); }
   static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static R load_n(const float* p, int n) { return n == W ? load(p) : _mm512_maskz_loadu_ps(mask(n), p); }
   static void store_n(float* p, R v, int n) {
@@ -49,6 +51,8 @@ struct Vec {
   static R load(const float* p) { return _mm256_loadu_ps(p); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static R relu(R v) { return _mm256_max_ps(zero(), v); }
+  static R gated(R v, R g) { return _mm256_and_ps(v, _mm256_cmp_ps(g, zero(), _CMP_GT_OQ)); }
   static __m256i mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
@@ -80,6 +84,14 @@ struct Vec {  // portable: the compiler vectorises what it can
   static R add(R a, R b) {
     for (int i = 0; i < W; ++i) a.v[i] += b.v[i];
     return a;
+  }
+  static R relu(R v) {
+    for (float& x : v.v) x = 0.0f > x ? 0.0f : x;
+    return v;
+  }
+  static R gated(R v, R g) {
+    for (int i = 0; i < W; ++i) v.v[i] = g.v[i] > 0.0f ? v.v[i] : 0.0f;
+    return v;
   }
   static R load_n(const float* p, int n) {
     R r{};
@@ -120,9 +132,13 @@ constexpr Index kPrefetchRows = 40;
 // panel of at most W columns (an attention head's scores over ≤ 16 keys, a small vocabulary)
 // runs on one, and skips the FMAs its empty half would waste. It loads B's rows masked to their
 // nc columns, so such a panel is read in place even at the end of B.
+//
+// ek: the epilogue on the tile's final values (its last depth block; None before), the gate's
+// tile at `gate` (row stride gate_ld) for ReluGate.
 template <int R, bool Prefetch, bool Two>
 void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const float* b, Index b_stride, float* c,
-                  Index ldc, int nc, bool load_c, const float* bias) {
+                  Index ldc, int nc, bool load_c, const float* bias, Epilogue::Kind ek, const float* gate,
+                  Index gate_ld) {
   typename Vec::R acc0[R], acc1[R];
   const int n0 = std::min(nc, Vec::W), n1 = std::max(0, nc - Vec::W);
 #pragma GCC unroll 12
@@ -158,6 +174,19 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
   } else {
     for (Index k = 0; k < kc; ++k, b += b_stride) step(b, [=](int r) { return a + r * a_stride + k; });
   }
+  if (ek == Epilogue::Kind::Relu) {
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = Vec::relu(acc0[r]);
+      if (Two) acc1[r] = Vec::relu(acc1[r]);
+    }
+  } else if (ek == Epilogue::Kind::ReluGate) {
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = Vec::gated(acc0[r], Vec::load_n(gate + r * gate_ld, n0));
+      if (Two) acc1[r] = Vec::gated(acc1[r], Vec::load_n(gate + r * gate_ld + Vec::W, n1));
+    }
+  }
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
     Vec::store_n(c + r * ldc, acc0[r], n0);
@@ -165,7 +194,8 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
   }
 }
 
-using Kernel = void (*)(Index, const float*, Index, Index, const float*, Index, float*, Index, int, bool, const float*);
+using Kernel = void (*)(Index, const float*, Index, Index, const float*, Index, float*, Index, int, bool, const float*,
+                        Epilogue::Kind, const float*, Index);
 
 template <bool Prefetch, bool Two, int... Rs>
 constexpr std::array<Kernel, sizeof...(Rs)> make_kernels(std::integer_sequence<int, Rs...>) {
@@ -344,16 +374,18 @@ constexpr Index kResidentB = Index{1} << 17;  // floats
 
 // The product with B either packed (pb) or packed panel by panel as it is reached (b).
 void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, float* c, Index ldc, GemmOut out,
-         const float* bias) {
+         const float* bias, const Epilogue& ep) {
   if (m <= 0 || n <= 0) return;
   const bool accumulate = out == GemmOut::Accumulate;
   if (k == 0) {
     for (Index i = 0; i < m; ++i)
       for (Index j = 0; j < n; ++j) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + (bias ? bias[j] : 0.0f);
+    apply_epilogue(ep, m, n, c, ldc);
     return;
   }
   if (m == 1 && b) {
     vector_product(n, k, a, *b, c, accumulate, bias);
+    apply_epilogue(ep, m, n, c, ldc);
     return;
   }
   const bool transposed = a.row_stride == 1 && a.col_stride != 1;
@@ -363,7 +395,8 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   if (m <= MR && n <= NR && k <= KC && b && b_in_place(*b, n) && (row_major || transposed)) {
     const ASource src{a, nullptr, row_major};
     kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](k, src.at(0, k, 0), src.stride(), src.kstep(), b->data,
-                                                        b->row_stride, c, ldc, static_cast<int>(n), accumulate, bias);
+                                                        b->row_stride, c, ldc, static_cast<int>(n), accumulate, bias,
+                                                        ep.kind, ep.gate, ep.gate_ld);
     return;
   }
   const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
@@ -391,9 +424,11 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     const int rows = static_cast<int>(std::min<Index>(MR, m - g * MR));
     const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
     const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
+    const bool last = kb == blocks - 1;
+    const float* tile_gate = last && ep.gate ? ep.gate + g * MR * ep.gate_ld + p * NR : nullptr;
     kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
         kc, src.at(g, k, k0), src.stride(), src.kstep(), bp.data + k0 * bp.stride, bp.stride, c + g * MR * ldc + p * NR,
-        ldc, nc, kb > 0 || accumulate, tile_bias);
+        ldc, nc, kb > 0 || accumulate, tile_bias, last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld);
   };
   if (!in_place && T <= 1)
     for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
@@ -434,6 +469,15 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
 
 }  // namespace
 
+void apply_epilogue(const Epilogue& ep, Index m, Index n, float* c, Index ldc) {
+  for (Index i = 0; i < m; ++i)
+    for (Index j = 0; j < n; ++j) {
+      float& x = c[i * ldc + j];
+      if (ep.kind == Epilogue::Kind::Relu) x = 0.0f > x ? 0.0f : x;
+      if (ep.kind == Epilogue::Kind::ReluGate) x = ep.gate[i * ep.gate_ld + j] > 0.0f ? x : 0.0f;
+    }
+}
+
 PackedB pack_b(MatRef b, Index k, Index n) {
   PackedB p;
   p.k = k;
@@ -444,12 +488,13 @@ PackedB pack_b(MatRef b, Index k, Index n) {
   return p;
 }
 
-void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias) {
-  run(m, n, k, a, &b, nullptr, c, ldc, out, bias);
+void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias,
+          Epilogue ep) {
+  run(m, n, k, a, &b, nullptr, c, ldc, out, bias, ep);
 }
 
-void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias) {
-  run(m, b.n, b.k, a, nullptr, &b, c, ldc, out, bias);
+void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias, Epilogue ep) {
+  run(m, b.n, b.k, a, nullptr, &b, c, ldc, out, bias, ep);
 }
 
 const char* gemm_kernel_name() { return Vec::name(); }

@@ -51,12 +51,35 @@ enum class GemmOut : uint8_t {
   Accumulate,  // C += A·B (+ bias)
 };
 
-// C (m, n) = A (m, k) · B (k, n) (+ bias (n), when given). m, n, k ≥ 0; C must not alias A or B.
+// What the product does to each element of C as it stores its final value (after the bias and
+// the accumulation): a ReLU, fused into the product that feeds it (a feed-forward's fc1), or
+// ReLU's backward gate, fused into the product that makes its gradient. Either would otherwise be
+// a pass of its own over C (704 × 512 floats in a training step); both are exact, so a fused
+// product gives the same bits as the product and then the pass.
+struct Epilogue {
+  enum class Kind : uint8_t {
+    None,
+    Relu,      // C = max(0, C)
+    ReluGate,  // C(i, j) = gate(i, j) > 0 ? C(i, j) : 0: ReLU's backward, gate its output (m, n)
+  };
+  Kind kind = Kind::None;
+  const float* gate = nullptr;  // ReluGate: gate(i, j) at gate[i·gate_ld + j]
+  Eigen::Index gate_ld = 0;
+
+  static Epilogue relu() { return {Kind::Relu, nullptr, 0}; }
+  static Epilogue relu_gate(const Mat& gate) { return {Kind::ReluGate, gate.data(), gate.cols()}; }
+};
+
+// C (m, n) = A (m, k) · B (k, n) (+ bias (n), when given), then the epilogue. m, n, k ≥ 0; C must
+// not alias A or B (nor the gate).
 void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, float* c, Eigen::Index ldc,
-          GemmOut out, const float* bias = nullptr);
+          GemmOut out, const float* bias = nullptr, Epilogue ep = {});
 // The same with B packed ahead of time.
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
-          const float* bias = nullptr);
+          const float* bias = nullptr, Epilogue ep = {});
+// The epilogue as a pass of its own over C (m, n), row stride ldc: for a product made elsewhere
+// (Eigen's matrix-vector product of a cached step).
+void apply_epilogue(const Epilogue& ep, Eigen::Index m, Eigen::Index n, float* c, Eigen::Index ldc);
 
 // d[j·ds + i] = s[i·ss + j] for i < rows, j < cols: d (cols, rows) = sᵀ for a row-major s
 // (rows, cols), row strides ss and ds. An attention layer transposes its keys once this way, so

@@ -45,10 +45,14 @@ void activation_forward(Activation a, Mat& x) {
 }
 
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
-  Mat h;
-  linear_forward(x, w.fc1, h);  // (n, dff)
-  if (tr && !tr->lean && !(tr->training && a == Activation::Relu)) tr->hidden_pre = h;
-  activation_forward(a, h);
+  Mat h;  // (n, dff)
+  // A full recording keeps the pre-activation (a training one, ReLU's derivative reading its
+  // output instead); without it a ReLU runs in fc1's product, as each tile is stored.
+  const bool keep_pre = tr && !tr->lean && !(tr->training && a == Activation::Relu);
+  const bool fused = a == Activation::Relu && !keep_pre;
+  linear_forward(x, w.fc1, h, fused ? Epilogue::relu() : Epilogue{});
+  if (keep_pre) tr->hidden_pre = h;
+  if (!fused) activation_forward(a, h);
   linear_forward(h, w.fc2, out);  // (n, d)
   if (tr) {
     if (!tr->lean) tr->hidden = std::move(h);
@@ -83,10 +87,14 @@ void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden) {
 void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat& x, const FeedForwardTrace& tr,
                            const Mat& dout, FeedForwardWeights& g, Mat& dx) {
   Mat dh;  // (n, dff)
-  linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh);
-  // ReLU's derivative is 1 where fc1(x) > 0, which is where ReLU(fc1(x)) > 0: a training
-  // recording keeps only the latter.
-  activation_backward(a, a == Activation::Relu ? tr.hidden : tr.hidden_pre, dh);
+  // ReLU's derivative is 1 where fc1(x) > 0, which is where ReLU(fc1(x)) > 0 (a training
+  // recording keeps only the latter): a gate on dh as its product stores it.
+  if (a == Activation::Relu) {
+    linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh, GemmOut::Overwrite, Epilogue::relu_gate(tr.hidden));
+  } else {
+    linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh);
+    activation_backward(a, tr.hidden_pre, dh);
+  }
   linear_backward(x, w.fc1, dh, g.fc1, &dx);
 }
 

@@ -7,13 +7,13 @@
 
 namespace sf {
 
-void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias) {
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias, Epilogue ep) {
   const Eigen::Index out = weight.rows();
   const int T = threads();
   if (x.rows() != 1) {
     y.resize(x.rows(), out);
     gemm(x.rows(), out, weight.cols(), ref(x), ref_t(weight), y.data(), out, GemmOut::Overwrite,
-         bias ? bias->data() : nullptr);
+         bias ? bias->data() : nullptr, ep);
     return;
   }
   // Split only what is worth a fork: ≥ 256 Ki weights.
@@ -33,10 +33,11 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
     }
   }
   if (bias) y += *bias;
+  apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
 }
 
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out) {
+                     GemmOut dx_out, Epilogue dx_ep) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
   gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, GemmOut::Accumulate);  // dyᵀ (out, n) · x (n, in)
   // Σ over rows a row at a time, vectorised along the row (Eigen's colwise sum of a row-major
@@ -46,7 +47,7 @@ void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweigh
   dbias += sum;
   if (dx) {
     if (dx_out == GemmOut::Overwrite) dx->resize(n, in);
-    gemm(n, in, out, ref(dy), ref(weight), dx->data(), in, dx_out);  // dy (n, out) · W (out, in)
+    gemm(n, in, out, ref(dy), ref(weight), dx->data(), in, dx_out, nullptr, dx_ep);  // dy (n, out) · W (out, in)
   }
 }
 

@@ -10,21 +10,22 @@ namespace sf {
 // y = x Wᵀ: x (n, in), weight (out, in) -> y (n, out), on base/gemm.h's kernel; a single row (a
 // cached decoding step) is a matrix-vector product instead, which Eigen runs on one core: that one
 // is split between the cores by rows of W, at multiples of 16 rows, so that every output comes
-// from the same matrix-vector kernel as without the split. With `bias` (out): y = x Wᵀ + b.
-void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr);
+// from the same matrix-vector kernel as without the split. With `bias` (out): y = x Wᵀ + b; then
+// the epilogue (a fused ReLU).
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr, Epilogue ep = {});
 
 // x (n, in) -> y (n, out)
-inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y) {
-  matmul_transposed(x, weight, y, &bias);
+inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y, Epilogue ep = {}) {
+  matmul_transposed(x, weight, y, &bias, ep);
 }
 // With Linear::packed present, a product over several rows runs on it (no packing of the weight);
 // a single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
-inline void linear_forward(const Mat& x, const Linear& l, Mat& y) {
+inline void linear_forward(const Mat& x, const Linear& l, Mat& y, Epilogue ep = {}) {
   if (x.rows() > 1 && l.packed) {
-    packed_product(x, *l.packed, y, &l.bias);
+    packed_product(x, *l.packed, y, &l.bias, ep);
     return;
   }
-  linear_forward(x, l.weight, l.bias, y);
+  linear_forward(x, l.weight, l.bias, y, ep);
 }
 
 // The output projection: logits (n, V) = x (n, d) Wᵀ + b, W the generator's weight or the target
@@ -40,12 +41,13 @@ inline void generator_forward(const Weights& w, const Config& c, const Mat& x, M
 // Backward of y = x Wᵀ + b. x (n, in), dy (n, out). Parameter grads accumulate (+=):
 // dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=), or added
 // to a dx of that shape (dx_out = Accumulate: K and V read the same input):
-// dx (n, in) = dy W; pass nullptr when nothing upstream needs it (the first layer's input).
+// dx (n, in) = dy W; pass nullptr when nothing upstream needs it (the first layer's input). The
+// epilogue applies to dx (ReLU's backward gate, when x is a ReLU's output).
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out = GemmOut::Overwrite);
+                     GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {});
 inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx,
-                            GemmOut dx_out = GemmOut::Overwrite) {
-  linear_backward(x, l.weight, dy, g.weight, g.bias, dx, dx_out);
+                            GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {}) {
+  linear_backward(x, l.weight, dy, g.weight, g.bias, dx, dx_out, dx_ep);
 }
 
 }  // namespace sf
