@@ -203,13 +203,60 @@ TEST(Optimiser, AdamFollowsTorchFormula) {
   for (int t = 1; t <= 2; ++t) {
     const float grad = t == 1 ? 0.5f : -0.25f;
     g.generator.bias(0) = grad;
-    adam.step(p, g, c, 0.01);
+    adam.step(p, {{&g}}, c, 0.01);
     m = 0.9 * m + 0.1 * grad;
     v = 0.98 * v + 0.02 * grad * grad;
     ref_p -= 0.01 * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.98, t))) + 1e-9);
     EXPECT_NEAR(p.generator.bias(0), ref_p, 1e-6);
     EXPECT_EQ(p.generator.bias(1), 0.0f);  // zero grad, zero moments: no move
   }
+}
+
+// The update reads the shards' gradients and sums them as it goes: the same bits as summing them
+// first, in shard order, and updating by the sum; its squares are the sum's, before the scale; a
+// scale (a clip) updates as the scaled gradient would.
+TEST(Optimiser, AdamOverShardsEqualsAdamOverTheirSum) {
+  TrainOptions o = tiny_copy();
+  auto task = make_task("copy", o.task_options);
+  const Config c = model_config(o, *task);
+  Weights g0, g1, g2, sum, scaled;
+  for (Weights* w : {&g0, &g1, &g2, &sum, &scaled}) allocate(*w, c);
+  std::vector<ParamRef> t0 = param_table(g0, c), t1 = param_table(g1, c), t2 = param_table(g2, c),
+                        ts = param_table(sum, c), tc = param_table(scaled, c);
+  double want_squares = 0;
+  for (size_t i = 0; i < t0.size(); ++i)
+    for (int64_t j = 0; j < t0[i].numel(); ++j) {  // uneven magnitudes: the sum's rounding shows
+      t0[i].data[j] = std::sin(0.37f * static_cast<float>(j + i));
+      t1[i].data[j] = 1e-3f * std::cos(0.11f * static_cast<float>(j));
+      t2[i].data[j] = 7.0f * std::sin(0.05f * static_cast<float>(j + 3 * i));
+      ts[i].data[j] = (t0[i].data[j] + t1[i].data[j]) + t2[i].data[j];
+      tc[i].data[j] = ts[i].data[j] * 0.25f;
+      want_squares += static_cast<double>(ts[i].data[j]) * ts[i].data[j];
+    }
+  auto run = [&](const GradientSum& g, std::vector<double>* squares, int threads) {
+    Weights p;
+    allocate(p, c);
+    Adam adam;
+    adam.init(c);
+    for (int step = 0; step < 2; ++step) *squares = adam.step(p, g, c, 1e-2, threads);
+    std::vector<float> all;
+    for (const Weights* w : {&p, &adam.m, &adam.v})
+      for (const ParamRef& r : param_table(*w, c)) all.insert(all.end(), r.data, r.data + r.numel());
+    return all;
+  };
+  std::vector<double> sq_shards, sq_sum, sq_scaled, sq_pre;
+  const std::vector<float> by_shards = run({{&g0, &g1, &g2}}, &sq_shards, 2);
+  const std::vector<float> by_sum = run({{&sum}}, &sq_sum, 1);
+  EXPECT_TRUE(by_shards == by_sum);
+  EXPECT_TRUE(sq_shards == sq_sum);
+  EXPECT_TRUE(squared_norms({{&g0, &g1, &g2}}, c, 2) == sq_sum);
+  double total = 0;
+  for (double v : sq_sum) total += v;
+  EXPECT_NEAR(total, want_squares, 1e-5 * want_squares);
+  // Scaled by a clip's factor: as if the scaled gradient were the one given; squares unscaled.
+  EXPECT_TRUE(run({{&sum}, 0.25f}, &sq_scaled, 1) == run({{&scaled}}, &sq_pre, 1));
+  EXPECT_TRUE(sq_scaled == sq_sum);
+  EXPECT_FALSE(by_sum == run({{&scaled}}, &sq_pre, 1));
 }
 
 TEST(Optimiser, Schedules) {

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace sf {
 
@@ -23,6 +24,13 @@ void advise_huge_pages(void* p, size_t bytes) {
 #else
   (void)p, (void)bytes;
 #endif
+}
+
+void reserve_huge_heap(size_t bytes) {
+  void* p = std::malloc(bytes);  // the arena's top grows by `bytes`, untouched
+  if (!p) return;
+  advise_huge_pages(p, bytes);
+  std::free(p);  // back to the top chunk, which the next allocations split
 }
 
 }  // namespace sf

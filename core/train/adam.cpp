@@ -15,13 +15,45 @@ void Adam::init(const Config& c) {
 
 namespace {
 
-// One tensor's update, fused in one pass: the four arrays do not fit in L2 together, so each is
-// read once. `restrict`: they never overlap, which lets the compiler vectorise the loop.
+// Squares are summed in float over blocks of kBlock floats (Eigen's vectorised reduction; relative
+// error ~1e-6), and the blocks' sums in double: a float sum over a whole tensor would lose digits,
+// a double one per element would not vectorise. The sum of the shards' gradients is made a block
+// at a time too, so that it stays in registers and L1 between its three uses.
+constexpr int64_t kBlock = 512;
+
+double block_squares(const float* x, int64_t n) {
+  return Eigen::Map<const Eigen::ArrayXf>(x, static_cast<Eigen::Index>(n)).square().sum();
+}
+
+// The shards' gradient tables, and tensor i's block [j0, j0 + n) of their sum: in place when there
+// is one shard, else summed into `out` (kBlock floats) in shard order.
+struct Parts {
+  std::vector<std::vector<ParamRef>> tables;
+
+  Parts(const GradientSum& g, const Config& c) {
+    for (const Weights* w : g.parts) tables.push_back(param_table(*w, c));
+  }
+  const float* block(size_t i, int64_t j0, int64_t n, float* __restrict out) const {
+    if (tables.size() == 1) return tables[0][i].data + j0;
+    const float* __restrict a = tables[0][i].data + j0;
+    const float* __restrict b = tables[1][i].data + j0;
+    for (int64_t j = 0; j < n; ++j) out[j] = a[j] + b[j];
+    for (size_t s = 2; s < tables.size(); ++s) {
+      const float* __restrict x = tables[s][i].data + j0;
+      for (int64_t j = 0; j < n; ++j) out[j] += x[j];
+    }
+    return out;
+  }
+};
+
+// n elements of one tensor's update. The four arrays do not fit in L2 together, so each is read
+// once. `restrict`: they never overlap, which lets the compiler vectorise the loop.
 void adam_update(float* __restrict p, const float* __restrict g, float* __restrict mm, float* __restrict vv,
-                 int64_t n, float beta1, float beta2, float eps, float step_size, float inv_sqrt_bc2) {
+                 int64_t n, float scale, float beta1, float beta2, float eps, float step_size, float inv_sqrt_bc2) {
   for (int64_t j = 0; j < n; ++j) {
-    mm[j] = beta1 * mm[j] + (1.0f - beta1) * g[j];
-    vv[j] = beta2 * vv[j] + (1.0f - beta2) * g[j] * g[j];
+    const float gj = g[j] * scale;  // exact for scale 1
+    mm[j] = beta1 * mm[j] + (1.0f - beta1) * gj;
+    vv[j] = beta2 * vv[j] + (1.0f - beta2) * gj * gj;
     p[j] -= step_size * mm[j] / (std::sqrt(vv[j]) * inv_sqrt_bc2 + eps);
   }
 }
@@ -38,64 +70,51 @@ void for_each_tensor(size_t count, int n_threads, F f) {
 
 }  // namespace
 
-void Adam::step(Weights& params, const Weights& grads, const Config& c, double lr, int n_threads) {
+std::vector<double> Adam::step(Weights& params, const GradientSum& grads, const Config& c, double lr, int n_threads) {
   ++t;
   const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(t));
   const double bc2 = 1.0 - std::pow(static_cast<double>(beta2), static_cast<double>(t));
   const float step_size = static_cast<float>(lr / bc1);
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   const auto P = param_table(params, c);
-  const auto G = param_table(grads, c);
   const auto M = param_table(m, c);
   const auto V = param_table(v, c);
+  const Parts G(grads, c);
+  std::vector<double> squares(P.size(), 0.0);
   // Tensors are independent: the cores share them, each element updated as on one core.
   for_each_tensor(P.size(), n_threads, [&](size_t k) {
-    adam_update(P[k].data, G[k].data, M[k].data, V[k].data, P[k].numel(), beta1, beta2, eps, step_size, inv_sqrt_bc2);
+    alignas(64) float sum[kBlock];
+    double sq = 0;
+    for (int64_t j0 = 0; j0 < P[k].numel(); j0 += kBlock) {
+      const int64_t n = std::min(kBlock, P[k].numel() - j0);
+      const float* g = G.block(k, j0, n, sum);
+      sq += block_squares(g, n);
+      adam_update(P[k].data + j0, g, M[k].data + j0, V[k].data + j0, n, grads.scale, beta1, beta2, eps, step_size,
+                  inv_sqrt_bc2);
+    }
+    squares[k] = sq;
   });
+  return squares;
 }
 
-double squared_norm(const float* data, int64_t n) {
-  // Float partial sums over blocks of 512 (Eigen's vectorised reduction; relative error ~1e-6),
-  // added in double: a float sum over a whole tensor would lose digits, a double one per element
-  // would not vectorise.
-  double s = 0;
-  for (int64_t i = 0; i < n; i += 512) {
-    const Eigen::Index len = static_cast<Eigen::Index>(std::min<int64_t>(512, n - i));
-    s += Eigen::Map<const Eigen::ArrayXf>(data + i, len).square().sum();
-  }
-  return s;
-}
-
-std::vector<double> squared_norms(const Weights& grads, const Config& c, int n_threads) {
-  const std::vector<ParamRef> table = param_table(grads, c);
-  std::vector<double> out(table.size());
-  for_each_tensor(table.size(), n_threads, [&](size_t i) { out[i] = squared_norm(table[i].data, table[i].numel()); });
+std::vector<double> squared_norms(const GradientSum& grads, const Config& c, int n_threads) {
+  const Parts G(grads, c);
+  std::vector<double> out(G.tables.empty() ? 0 : G.tables[0].size());
+  for_each_tensor(out.size(), n_threads, [&](size_t k) {
+    alignas(64) float sum[kBlock];
+    const int64_t numel = G.tables[0][k].numel();
+    double sq = 0;
+    for (int64_t j0 = 0; j0 < numel; j0 += kBlock) {
+      const int64_t n = std::min(kBlock, numel - j0);
+      sq += block_squares(G.block(k, j0, n, sum), n);
+    }
+    out[k] = sq;
+  });
   return out;
-}
-
-double grad_norm(const Weights& grads, const Config& c) {
-  double s = 0;
-  for (double v : squared_norms(grads, c)) s += v;
-  return std::sqrt(s);
-}
-
-void scale_grads(Weights& grads, const Config& c, float factor) {
-  for (ParamRef& p : param_table(grads, c))
-    for (int64_t j = 0; j < p.numel(); ++j) p.data[j] *= factor;
 }
 
 void zero_grads(Weights& grads, const Config& c) {
   for (ParamRef& p : param_table(grads, c)) std::fill(p.data, p.data + p.numel(), 0.0f);
-}
-
-void add_grads(Weights& a, const Weights& b, const Config& c, int n_threads) {
-  const auto A = param_table(a, c);
-  const auto B = param_table(b, c);
-  for_each_tensor(A.size(), n_threads, [&](size_t i) {
-    float* __restrict a_data = A[i].data;
-    const float* __restrict b_data = B[i].data;
-    for (int64_t j = 0; j < A[i].numel(); ++j) a_data[j] += b_data[j];
-  });
 }
 
 }  // namespace sf

@@ -11,6 +11,13 @@
 
 namespace sf {
 
+// A batch's gradient as its shards left it, one Weights per shard (at least one): the gradient is their sum,
+// taken in shard order (((g₀ + g₁) + g₂) …), times `scale` (a clip's factor; 1 without clip).
+struct GradientSum {
+  std::vector<const Weights*> parts;
+  float scale = 1.0f;
+};
+
 struct Adam {
   float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;
   Weights m;      // first moment, same shape as the parameters
@@ -18,21 +25,17 @@ struct Adam {
   int64_t t = 0;  // updates done
 
   void init(const Config& c);  // zero moments, t = 0
-  // One update; the tensors are shared between n_threads cores (the same result on any count).
-  void step(Weights& params, const Weights& grads, const Config& c, double lr, int n_threads = 1);
+  // One update by the gradient, summed, measured and applied in one pass per tensor (the sum is
+  // never stored). Returns Σ g² of each tensor of param_table, for the unscaled sum: the same
+  // numbers as squared_norms. The tensors are shared between n_threads cores (the same result on
+  // any count).
+  std::vector<double> step(Weights& params, const GradientSum& grads, const Config& c, double lr, int n_threads = 1);
 };
 
-// Σ x² over n floats, summed in double.
-double squared_norm(const float* data, int64_t n);
-// Σ g² of every tensor of param_table(grads, c), in its order (tensors shared between n_threads cores).
-std::vector<double> squared_norms(const Weights& grads, const Config& c, int n_threads = 1);
-// √(Σ g²) over every parameter gradient.
-double grad_norm(const Weights& grads, const Config& c);
-// Scales every gradient by `factor`.
-void scale_grads(Weights& grads, const Config& c, float factor);
+// Σ g² of every tensor of param_table of the unscaled sum, in its order, without storing the sum
+// (a clip needs the norm before the update); tensors shared between n_threads cores.
+std::vector<double> squared_norms(const GradientSum& grads, const Config& c, int n_threads = 1);
 // Sets every gradient to zero (keeps the allocation).
 void zero_grads(Weights& grads, const Config& c);
-// a += b over every parameter (tensors shared between n_threads cores).
-void add_grads(Weights& a, const Weights& b, const Config& c, int n_threads = 1);
 
 }  // namespace sf

@@ -44,7 +44,7 @@ nlohmann::json new_metrics(const TrainOptions& o, const Model& m);
 
 // Appends one step's loss, accuracy, lr, gradient norm and tokens, and the gradient norms per
 // group and layer of `grads` (before clipping), to metrics["steps"]; `squares` holds Σ g² of every
-// tensor of param_table(grads, c), in order (squared_norms). The step number itself is appended by
+// tensor of param_table(grads, c), in order (squared_norms, Adam::step). The step number itself is appended by
 // the caller once the optimiser has run.
 void record_step(nlohmann::json& metrics, const StepStats& s, const Weights& grads, const Config& c,
                  const std::vector<double>& squares);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/allocator.h"
 #include "base/threads.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
@@ -70,6 +71,11 @@ StepStats Trainer::step() {
     const Batch& b = sh.batch;
     // A full recording only on the steps the probes read (residual-stream norms per block).
     sh.trace.encoder.training = sh.trace.decoder.training = !probe_step;
+    if (!sh.grads_allocated) {  // the shard's first step, on the thread that runs all of its steps
+      reserve_huge_heap(size_t{48} << 20);
+      allocate(sh.grads, c);
+      sh.grads_allocated = true;
+    }
     if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
     EncoderContext enc;
     if (c.has_encoder()) {
@@ -79,10 +85,6 @@ StepStats Trainer::step() {
     const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
     Mat dlogits;
     sh.loss = cross_entropy(logits, b.tgt_y, pad, opt_.label_smoothing, &dlogits, batch.target_tokens);
-    if (!sh.grads_allocated) {
-      allocate(sh.grads, c);
-      sh.grads_allocated = true;
-    }
     zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1; the last step left its sums
     model_backward(model_, sh.trace, dlogits, sh.grads);
   };
@@ -94,26 +96,37 @@ StepStats Trainer::step() {
 #endif
   for (int s = 0; s < T; ++s) run(shards[static_cast<size_t>(s)]);
 
-  Weights& grads = shards[0].grads;
+  GradientSum grads;  // the batch's gradient: the shards' sum, which the update reads as it goes
   double loss_sum = 0;
   int correct = 0;
-  for (int s = 0; s < T; ++s) {
-    if (s > 0) add_grads(grads, shards[static_cast<size_t>(s)].grads, c, T);
-    loss_sum += shards[static_cast<size_t>(s)].loss.sum;
-    correct += shards[static_cast<size_t>(s)].loss.correct;
+  for (const Shard& sh : shards) {
+    grads.parts.push_back(&sh.grads);
+    loss_sum += sh.loss.sum;
+    correct += sh.loss.correct;
   }
   StepStats st;
   st.tokens = batch.target_tokens;
   st.loss = batch.target_tokens ? loss_sum / batch.target_tokens : 0.0;
   st.accuracy = batch.target_tokens ? static_cast<double>(correct) / batch.target_tokens : 0.0;
-  const std::vector<double> squares = squared_norms(grads, c, T);  // one pass for the total and the groups
-  double total = 0;
-  for (double v : squares) total += v;
-  st.grad_norm = std::sqrt(total);
   st.lr = opt_.schedule.at(adam_.t + 1);
-  record_step(metrics_, st, grads, c, squares);  // gradient norms before clipping: what the comparison view plots
-  if (opt_.clip > 0 && st.grad_norm > opt_.clip) scale_grads(grads, c, static_cast<float>(opt_.clip / st.grad_norm));
-  adam_.step(model_.weights, grads, c, st.lr, T);
+  // Gradient norms before clipping (what the comparison view plots): a clip needs them before the
+  // update, in a pass of their own; without one the update measures the gradient as it reads it.
+  auto norm_of = [](const std::vector<double>& squares) {
+    double total = 0;
+    for (double v : squares) total += v;
+    return std::sqrt(total);
+  };
+  std::vector<double> squares;
+  if (opt_.clip > 0) {
+    squares = squared_norms(grads, c, T);
+    st.grad_norm = norm_of(squares);
+    if (st.grad_norm > opt_.clip) grads.scale = static_cast<float>(opt_.clip / st.grad_norm);
+    adam_.step(model_.weights, grads, c, st.lr, T);
+  } else {
+    squares = adam_.step(model_.weights, grads, c, st.lr, T);
+    st.grad_norm = norm_of(squares);
+  }
+  record_step(metrics_, st, *grads.parts.front(), c, squares);  // (its tensors name the squares)
   st.step = adam_.t;
   json& s = metrics_["steps"];
   s["step"].push_back(st.step);
