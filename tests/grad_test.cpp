@@ -96,7 +96,7 @@ TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
   const std::vector<int>&src = f.src, &tgt = f.tgt, &tgt_y = f.tgt_y;
   Weights full, lean;
   Trace t;
-  t.encoder.training = t.decoder.training = true;
+  t.encoder.kind = t.decoder.kind = Recording::Training;
   const double loss_full = loss_and_grads(m, src, tgt, tgt_y, 1, 0.1f, &full);
   const double loss_lean = loss_and_grads(m, src, tgt, tgt_y, 1, 0.1f, &lean, 0, &t);
   EXPECT_EQ(loss_full, loss_lean) << cs;

@@ -98,7 +98,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->batch = B;
     tr->scale = scale;
     tr->kv_row0 = 0;
-    tr->raw_scores.resize(tr->lean ? 0 : static_cast<size_t>(B * n_heads));
+    tr->raw_scores.resize(tr->kind == Recording::Full ? static_cast<size_t>(B * n_heads) : 0);
     tr->weights.resize(static_cast<size_t>(B * n_heads));
     tr->masks = masks;
   }
@@ -128,7 +128,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       Mat& s = tr ? tr->weights[idx] : scratch;  // (n_q, n_k)
       s.resize(nq, nk);
       gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
-      if (tr && !tr->lean) tr->raw_scores[idx] = s;
+      if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
       s *= scale;
       masked_softmax(s, masks[static_cast<size_t>(b)]);
       gemm(nq, dk, nk, ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
@@ -154,7 +154,7 @@ void attend_projected(const AttentionWeights& w, int n_heads, const Mat& x_q, co
       tr->v = v;
     }
     tr->concat = std::move(concat);
-    if (!tr->training) tr->out = out;
+    if (tr->kind != Recording::Training) tr->out = out;
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "model/recording.h"
 #include "base/tensor.h"
 #include "model/weights.h"
 
@@ -26,8 +27,7 @@ struct AttentionTrace {
   // 0 holds them) — the rest are the earlier steps' rows, unchanged — so that a long run's
   // recording grows linearly, not quadratically (Session::attended_kv gathers the whole K/V).
   int kv_row0 = 0;
-  bool lean = false;             // set before the run: record no raw_scores (a compact recording)
-  bool training = false;         // set before the run: no `out` either (a training recording)
+  Recording kind = Recording::Full;  // set before the run: raw_scores only Full, out not Training
   float scale = 1;               // 1/√dk
   std::vector<Mat> raw_scores;   // [b·h + head] (n_q, n_k) Q_h K_hᵀ
   std::vector<Mat> masks;        // [b] (n_q, n_k) additive: 0 or −inf

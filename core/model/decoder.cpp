@@ -49,17 +49,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
     tr->batch = batch;
     tr->pos0 = pos0;
     tr->layers.resize(static_cast<size_t>(c.n_decoder_layers));
-    // A compact recording (a stepper Session's kept steps) skips what it would drop afterwards,
-    // so that a long prefill never holds it even for a moment.
-    // A training recording keeps what the backward reads (the FFN's hidden activations among it).
-    for (DecoderLayerTrace& l : tr->layers) {
-      l.self_attn.lean = l.cross_attn.lean = tr->compact || tr->training;
-      l.ffn.lean = tr->compact;
-      l.self_attn.training = l.cross_attn.training = tr->training;
-      l.self_block.lean = l.cross_block.lean = l.ffn_block.lean = l.ffn.training = tr->training;
-      l.ffn_block.lean_output = &l == &tr->layers.back();
-    }
-    tr->final_norm.lean = tr->training;
+    spread_kind(*tr);
   }
 
   Mat x;  // (B·m, d) the residual stream
@@ -131,11 +121,11 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   }
   if (tr) {
     tr->output = std::move(x);
-    if (tr->compact) {
+    if (tr->kind == Recording::Compact) {
       // The last row only (one sequence): the next-token distribution. A prefill's other rows
       // (1000 GPT-2 prompt tokens: 200 MB) are recomputed from `output` by Session::whole_trace.
       tr->logits = batch == 1 ? Mat(logits.bottomRows(1)) : logits;
-    } else if (tr->training) {
+    } else if (tr->kind == Recording::Training) {
       tr->logits = logits;  // the trainer's loss reads the returned logits; no distributions
     } else {
       record_logits(logits, tr->logits, tr->log_probs, tr->probs);

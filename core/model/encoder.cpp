@@ -24,11 +24,7 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
   if (tr) {
     tr->batch = batch;
     tr->layers.resize(static_cast<size_t>(c.n_encoder_layers));
-    for (EncoderLayerTrace& l : tr->layers) {
-      l.self_attn.lean = l.self_attn.training = l.self_block.lean = l.ffn_block.lean = l.ffn.training = tr->training;
-      l.ffn_block.lean_output = &l == &tr->layers.back();
-    }
-    tr->final_norm.lean = tr->training;
+    spread_kind(*tr);
   }
   Mat x;  // (B·n, d) the residual stream
   embed(m.embedding(/*source=*/true), src_ids, batch, 0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);

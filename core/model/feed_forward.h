@@ -2,16 +2,16 @@
 #pragma once
 
 #include "model/config.h"
+#include "model/recording.h"
 #include "base/tensor.h"
 #include "model/weights.h"
 
 namespace sf {
 
 struct FeedForwardTrace {
-  bool lean = false;  // set before the run: record only `out` (a compact recording)
-  // Set before the run: record only what the backward reads (a training recording): `hidden`,
-  // and `hidden_pre` unless the activation is ReLU, whose derivative `hidden` gives.
-  bool training = false;
+  // Set before the run. Compact: only `out`. Training: only what the backward reads, `hidden`, and
+  // `hidden_pre` unless the activation is ReLU, whose derivative `hidden` gives.
+  Recording kind = Recording::Full;
   Mat hidden_pre;  // (n, dff) fc1(x)
   Mat hidden;      // (n, dff) act(fc1(x))
   Mat out;         // (n, d)

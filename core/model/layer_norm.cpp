@@ -21,7 +21,7 @@ void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, Layer
       tr->var(t) = var;
     }
   }
-  if (tr && !tr->lean) tr->out = out;
+  if (tr && tr->kind != Recording::Training) tr->out = out;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "base/tensor.h"
+#include "model/recording.h"
 #include "model/weights.h"
 
 namespace sf {
@@ -15,7 +16,7 @@ namespace sf {
 constexpr float kLayerNormEps = 1e-5f;  // the default ε (PyTorch's)
 
 struct LayerNormTrace {
-  bool lean = false;  // set before the run: record mean and var only (a training recording)
+  Recording kind = Recording::Full;  // set before the run: Training records mean and var only
   ColVec mean;  // (n) per-token mean μ
   ColVec var;   // (n) per-token biased variance σ²
   Mat out;      // (n, d)

@@ -15,13 +15,13 @@
 namespace sf {
 
 struct ResidualTrace {
-  // Set before the run: record what residual_backward and the training probes read, not the
-  // copies a view shows (a training recording): no `input` for post-LN, no `sum` for pre-LN (a
-  // copy of `output`), no `sublayer_out`, no LayerNorm output; and no `output` unless
-  // `lean_output` (the last block of a stack, whose output the final LayerNorm's backward reads:
-  // every other block's output is the next block's input).
-  bool lean = false;
-  bool lean_output = false;
+  // Set before the run. Training: what residual_backward and the training probes read, not the
+  // copies a view shows: no `input` for post-LN, no `sum` for pre-LN (a copy of `output`), no
+  // `sublayer_out`, no LayerNorm output; and no `output` unless `stack_end` (the last block of a
+  // stack, whose output the final LayerNorm's backward reads: every other block's output is the
+  // next block's input). Full and Compact record the block whole.
+  Recording kind = Recording::Full;
+  bool stack_end = false;
   Mat input;         // (n, d) residual stream entering the block
   Mat sublayer_in;   // (n, d) what the sublayer read: LN(input) for pre-LN, input for post-LN
   Mat sublayer_out;  // (n, d)
@@ -43,12 +43,13 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
                     ResidualTrace* tr) {
   Mat s;             // (n, d) sublayer output
   const Mat* in = &x;  // (n, d) the block's input, wherever it is kept
+  const bool training = tr && tr->kind == Recording::Training;
   if (tr) {
-    tr->norm.lean = tr->lean;
+    tr->norm.kind = tr->kind;
     Mat& kept = placement == NormPlacement::Pre ? tr->input : tr->sublayer_in;
     kept = std::move(x);
     in = &kept;
-    if (!tr->lean && placement == NormPlacement::Post) tr->input = kept;
+    if (!training && placement == NormPlacement::Post) tr->input = kept;
   }
   const bool drop = tr && tr->dropout_mask.rows() == in->rows() && tr->dropout_mask.cols() == in->cols();
   switch (placement) {
@@ -68,14 +69,14 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
       y = *in + s;
       if (tr) {
         tr->sublayer_in = std::move(normed);
-        if (!tr->lean) tr->sum = y;
+        if (!training) tr->sum = y;
       }
       break;
     }
   }
   if (tr) {
-    if (!tr->lean) tr->sublayer_out = std::move(s);
-    if (!tr->lean || tr->lean_output) tr->output = y;
+    if (!training) tr->sublayer_out = std::move(s);
+    if (!training || tr->stack_end) tr->output = y;
   }
 }
 

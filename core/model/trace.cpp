@@ -5,6 +5,23 @@
 
 namespace sf {
 
+void spread_kind(EncoderTrace& t) {
+  for (EncoderLayerTrace& l : t.layers) {
+    l.self_block.kind = l.self_attn.kind = l.ffn_block.kind = l.ffn.kind = t.kind;
+    l.ffn_block.stack_end = &l == &t.layers.back();
+  }
+  t.final_norm.kind = t.kind;
+}
+
+void spread_kind(DecoderTrace& t) {
+  for (DecoderLayerTrace& l : t.layers) {
+    l.self_block.kind = l.self_attn.kind = l.cross_block.kind = l.cross_attn.kind = t.kind;
+    l.ffn_block.kind = l.ffn.kind = t.kind;
+    l.ffn_block.stack_end = &l == &t.layers.back();
+  }
+  t.final_norm.kind = t.kind;
+}
+
 Mat log_softmax_rows(const Mat& logits) {
   Mat out(logits.rows(), logits.cols());
   for (Eigen::Index i = 0; i < logits.rows(); ++i) {

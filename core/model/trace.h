@@ -11,6 +11,7 @@
 #include "model/embedding.h"
 #include "model/feed_forward.h"
 #include "model/layer_norm.h"
+#include "model/recording.h"
 #include "model/residual.h"
 
 namespace sf {
@@ -35,7 +36,7 @@ struct DecoderLayerTrace {
 
 struct EncoderTrace {
   int batch = 0;
-  bool training = false;      // a training recording: see DecoderTrace::training
+  Recording kind = Recording::Full;  // set before the run (model/recording.h)
   EmbeddingTrace embed;
   std::vector<EncoderLayerTrace> layers;
   LayerNormTrace final_norm;  // pre-LN only
@@ -51,16 +52,10 @@ struct EncoderTrace {
 
 struct DecoderTrace {
   int batch = 0;
-  // Set by a stepper Session on the steps it keeps (Session::whole_trace restores the rest):
-  // attentions hold only the K/V rows the step added and no raw scores, the FFN no hidden
-  // activations, logits only the last row, and log_probs/probs are empty (log_probs_of/probs_of
-  // compute them).
-  bool compact = false;
-  // Set by the trainer on the steps it does not probe: record what the backward reads, not what
-  // only the views and the probes show (raw attention scores, and the many matrices that repeat
-  // others: LayerNorm outputs, residual sums, sublayer outputs, block outputs; probabilities).
-  // A step then copies ~20 MB less, and its recording stays in L3 for the backward.
-  bool training = false;
+  // Set before the run (model/recording.h). Compact: a stepper Session's kept steps, whose
+  // attentions it then trims to the K/V rows the step added (log_probs_of/probs_of compute the
+  // distributions). Training: the trainer's steps that the probes skip.
+  Recording kind = Recording::Full;
   int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
   EmbeddingTrace embed;
   std::vector<DecoderLayerTrace> layers;
@@ -75,6 +70,11 @@ struct Trace {
   EncoderTrace encoder;
   DecoderTrace decoder;
 };
+
+// Sets the recording kind of every sublayer of the trace's layers (and final LayerNorm) to the
+// trace's own, marking each stack's last block: encode() and decode() call them before a run.
+void spread_kind(EncoderTrace& t);
+void spread_kind(DecoderTrace& t);
 
 // Row-wise log-softmax and softmax, computed in a numerically safe way (max subtracted).
 Mat log_softmax_rows(const Mat& logits);

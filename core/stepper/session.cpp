@@ -67,7 +67,7 @@ void compact(DecoderTrace& tr, int step, int position0, int fed) {
   }
   tr.log_probs.resize(0, 0);
   tr.probs.resize(0, 0);
-  tr.compact = true;
+  tr.kind = Recording::Compact;
 }
 }  // namespace
 
@@ -161,7 +161,7 @@ bool Session::compute_next_step() {
 
   if (settings_.strategy != Strategy::Beam) {
     auto tr = std::make_shared<DecoderTrace>();
-    tr->compact = use_cache_;  // see compact() above
+    tr->kind = use_cache_ ? Recording::Compact : Recording::Full;  // see compact() above
     const RowVec logits = next_logits(m, enc, L.hyps[0], use_cache_, tr.get(), settings_.run);
     rec->top = top_alternatives(logits, 10);
     rec->argmax = argmax(logits);

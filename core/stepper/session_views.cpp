@@ -119,7 +119,7 @@ Session::Kv Session::attended_kv(int step, int layer, bool cross) const {
 
 std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
   const auto& stored = steps_[static_cast<size_t>(step)]->trace;
-  if (!stored->compact) return stored;
+  if (stored->kind != Recording::Compact) return stored;
   const Model& m = *model_;
   auto t = std::make_shared<DecoderTrace>(*stored);
   for (size_t l = 0; l < t->layers.size(); ++l) {
@@ -148,7 +148,7 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
   Mat logits;
   generator_forward(m.weights, m.config, t->output, logits);
   record_logits(logits, t->logits, t->log_probs, t->probs);
-  t->compact = false;
+  t->kind = Recording::Full;
   return t;
 }
 

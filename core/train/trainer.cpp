@@ -70,7 +70,7 @@ StepStats Trainer::step() {
     const ScopedThreads one(1);
     const Batch& b = sh.batch;
     // A full recording only on the steps the probes read (residual-stream norms per block).
-    sh.trace.encoder.training = sh.trace.decoder.training = !probe_step;
+    sh.trace.encoder.kind = sh.trace.decoder.kind = probe_step ? Recording::Full : Recording::Training;
     if (!sh.grads_allocated) {  // the shard's first step, on the thread that runs all of its steps
       reserve_huge_heap(size_t{48} << 20);
       allocate(sh.grads, c);
