@@ -214,42 +214,59 @@ TEST(Optimiser, AdamFollowsTorchFormula) {
 
 // The update reads the shards' gradients and sums them as it goes: the same bits as summing them
 // first, in shard order, and updating by the sum; its squares are the sum's, before the scale; a
-// scale (a clip) updates as the scaled gradient would.
+// scale (a clip) updates as the scaled gradient would. It leaves the shards' gradients zero.
 TEST(Optimiser, AdamOverShardsEqualsAdamOverTheirSum) {
   TrainOptions o = tiny_copy();
   auto task = make_task("copy", o.task_options);
   const Config c = model_config(o, *task);
+  // Three shards' gradients, uneven in magnitude (the sum's rounding shows); `sum` their sum in
+  // shard order, `scaled` a quarter of it. Filled afresh before every step, which clears them.
   Weights g0, g1, g2, sum, scaled;
   for (Weights* w : {&g0, &g1, &g2, &sum, &scaled}) allocate(*w, c);
-  std::vector<ParamRef> t0 = param_table(g0, c), t1 = param_table(g1, c), t2 = param_table(g2, c),
-                        ts = param_table(sum, c), tc = param_table(scaled, c);
   double want_squares = 0;
-  for (size_t i = 0; i < t0.size(); ++i)
-    for (int64_t j = 0; j < t0[i].numel(); ++j) {  // uneven magnitudes: the sum's rounding shows
-      t0[i].data[j] = std::sin(0.37f * static_cast<float>(j + i));
-      t1[i].data[j] = 1e-3f * std::cos(0.11f * static_cast<float>(j));
-      t2[i].data[j] = 7.0f * std::sin(0.05f * static_cast<float>(j + 3 * i));
-      ts[i].data[j] = (t0[i].data[j] + t1[i].data[j]) + t2[i].data[j];
-      tc[i].data[j] = ts[i].data[j] * 0.25f;
-      want_squares += static_cast<double>(ts[i].data[j]) * ts[i].data[j];
-    }
+  auto fill = [&] {
+    std::vector<ParamRef> t0 = param_table(g0, c), t1 = param_table(g1, c), t2 = param_table(g2, c),
+                          ts = param_table(sum, c), tc = param_table(scaled, c);
+    want_squares = 0;
+    for (size_t i = 0; i < t0.size(); ++i)
+      for (int64_t j = 0; j < t0[i].numel(); ++j) {
+        t0[i].data[j] = std::sin(0.37f * static_cast<float>(j + i));
+        t1[i].data[j] = 1e-3f * std::cos(0.11f * static_cast<float>(j));
+        t2[i].data[j] = 7.0f * std::sin(0.05f * static_cast<float>(j + 3 * i));
+        ts[i].data[j] = (t0[i].data[j] + t1[i].data[j]) + t2[i].data[j];
+        tc[i].data[j] = ts[i].data[j] * 0.25f;
+        want_squares += static_cast<double>(ts[i].data[j]) * ts[i].data[j];
+      }
+  };
   auto run = [&](const GradientSum& g, std::vector<double>* squares, int threads) {
     Weights p;
     allocate(p, c);
     Adam adam;
     adam.init(c);
-    for (int step = 0; step < 2; ++step) *squares = adam.step(p, g, c, 1e-2, threads);
+    for (int step = 0; step < 2; ++step) {
+      fill();
+      *squares = adam.step(p, g, c, 1e-2, threads);
+    }
     std::vector<float> all;
     for (const Weights* w : {&p, &adam.m, &adam.v})
       for (const ParamRef& r : param_table(*w, c)) all.insert(all.end(), r.data, r.data + r.numel());
     return all;
   };
+  auto zero = [&](Weights& w) {
+    for (const ParamRef& r : param_table(w, c))
+      if (!std::all_of(r.data, r.data + r.numel(), [](float x) { return x == 0.0f; })) return false;
+    return true;
+  };
   std::vector<double> sq_shards, sq_sum, sq_scaled, sq_pre;
   const std::vector<float> by_shards = run({{&g0, &g1, &g2}}, &sq_shards, 2);
+  EXPECT_TRUE(zero(g0) && zero(g1) && zero(g2));
   const std::vector<float> by_sum = run({{&sum}}, &sq_sum, 1);
+  EXPECT_TRUE(zero(sum));
   EXPECT_TRUE(by_shards == by_sum);
   EXPECT_TRUE(sq_shards == sq_sum);
+  fill();
   EXPECT_TRUE(squared_norms({{&g0, &g1, &g2}}, c, 2) == sq_sum);
+  EXPECT_FALSE(zero(g0));  // measuring alone leaves them
   double total = 0;
   for (double v : sq_sum) total += v;
   EXPECT_NEAR(total, want_squares, 1e-5 * want_squares);

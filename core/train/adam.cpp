@@ -31,7 +31,11 @@ struct Parts {
   std::vector<std::vector<ParamRef>> tables;
 
   Parts(const GradientSum& g, const Config& c) {
-    for (const Weights* w : g.parts) tables.push_back(param_table(*w, c));
+    for (Weights* w : g.parts) tables.push_back(param_table(*w, c));
+  }
+  // Zeroes tensor i's block [j0, j0 + n) of every part, once the update has read it.
+  void clear(size_t i, int64_t j0, int64_t n) const {
+    for (const auto& t : tables) std::fill(t[i].data + j0, t[i].data + j0 + n, 0.0f);
   }
   const float* block(size_t i, int64_t j0, int64_t n, float* __restrict out) const {
     if (tables.size() == 1) return tables[0][i].data + j0;
@@ -91,6 +95,7 @@ std::vector<double> Adam::step(Weights& params, const GradientSum& grads, const 
       sq += block_squares(g, n);
       adam_update(P[k].data + j0, g, M[k].data + j0, V[k].data + j0, n, grads.scale, beta1, beta2, eps, step_size,
                   inv_sqrt_bc2);
+      G.clear(k, j0, n);  // (its lines are in L1 still)
     }
     squares[k] = sq;
   });

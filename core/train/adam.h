@@ -14,7 +14,7 @@ namespace sf {
 // A batch's gradient as its shards left it, one Weights per shard (at least one): the gradient is their sum,
 // taken in shard order (((g₀ + g₁) + g₂) …), times `scale` (a clip's factor; 1 without clip).
 struct GradientSum {
-  std::vector<const Weights*> parts;
+  std::vector<Weights*> parts;
   float scale = 1.0f;
 };
 
@@ -26,9 +26,10 @@ struct Adam {
 
   void init(const Config& c);  // zero moments, t = 0
   // One update by the gradient, summed, measured and applied in one pass per tensor (the sum is
-  // never stored). Returns Σ g² of each tensor of param_table, for the unscaled sum: the same
-  // numbers as squared_norms. The tensors are shared between n_threads cores (the same result on
-  // any count).
+  // never stored), which leaves the parts zero, ready for the next step's backward to accumulate
+  // into (no pass of its own to clear them). Returns Σ g² of each tensor of param_table, for the
+  // unscaled sum: the same numbers as squared_norms. The tensors are shared between n_threads cores
+  // (the same result on any count).
   std::vector<double> step(Weights& params, const GradientSum& grads, const Config& c, double lr, int n_threads = 1);
 };
 

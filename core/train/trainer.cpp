@@ -74,6 +74,7 @@ StepStats Trainer::step() {
     if (!sh.grads_allocated) {  // the shard's first step, on the thread that runs all of its steps
       reserve_huge_heap(size_t{48} << 20);
       allocate(sh.grads, c);
+      zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1; then each update clears them
       sh.grads_allocated = true;
     }
     if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
@@ -85,7 +86,6 @@ StepStats Trainer::step() {
     const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
     Mat dlogits;
     sh.loss = cross_entropy(logits, b.tgt_y, pad, opt_.label_smoothing, &dlogits, batch.target_tokens);
-    zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1; the last step left its sums
     model_backward(model_, sh.trace, dlogits, sh.grads);
   };
   // OpenMP's threads, not new ones per step: they live across steps, and with them the
@@ -99,7 +99,7 @@ StepStats Trainer::step() {
   GradientSum grads;  // the batch's gradient: the shards' sum, which the update reads as it goes
   double loss_sum = 0;
   int correct = 0;
-  for (const Shard& sh : shards) {
+  for (Shard& sh : shards) {
     grads.parts.push_back(&sh.grads);
     loss_sum += sh.loss.sum;
     correct += sh.loss.correct;
