@@ -372,6 +372,22 @@ struct ASource {
 // 512 × 2048 FFN weights, which stream from memory and are read once per product instead).
 constexpr Index kResidentB = Index{1} << 17;  // floats
 
+// One tile, one depth block, both operands readable in place (an attention head's products,
+// 9,216 per training step of the benchmark): the kernel straight away, and true; false for any
+// other product. A function of its own, ahead of run(), whose stack frame and register saves cost
+// as much as such a product's arithmetic.
+bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out,
+              const float* bias, const Epilogue& ep) {
+  const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
+  if (m < 2 || m > MR || n < 1 || n > NR || k < 1 || k > KC || !b_in_place(b, n) || !(row_major || transposed))
+    return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
+  const ASource src{a, nullptr, row_major};
+  kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](k, src.at(0, k, 0), src.stride(), src.kstep(), b.data,
+                                                      b.row_stride, c, ldc, static_cast<int>(n),
+                                                      out == GemmOut::Accumulate, bias, ep.kind, ep.gate, ep.gate_ld);
+  return true;
+}
+
 // The product with B either packed (pb) or packed panel by panel as it is reached (b).
 void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, float* c, Index ldc, GemmOut out,
          const float* bias, const Epilogue& ep) {
@@ -390,15 +406,6 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   }
   const bool transposed = a.row_stride == 1 && a.col_stride != 1;
   const bool row_major = a.col_stride == 1;
-  // One tile, one depth block, both operands readable in place (an attention head's products,
-  // 9,216 per training step of the benchmark): the kernel straight away.
-  if (m <= MR && n <= NR && k <= KC && b && b_in_place(*b, n) && (row_major || transposed)) {
-    const ASource src{a, nullptr, row_major};
-    kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](k, src.at(0, k, 0), src.stride(), src.kstep(), b->data,
-                                                        b->row_stride, c, ldc, static_cast<int>(n), accumulate, bias,
-                                                        ep.kind, ep.gate, ep.gate_ld);
-    return;
-  }
   const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
   // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
   // split); a product too small to pay for waking them runs on the calling thread alone.
@@ -490,6 +497,7 @@ PackedB pack_b(MatRef b, Index k, Index n) {
 
 void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias,
           Epilogue ep) {
+  if (one_tile(m, n, k, a, b, c, ldc, out, bias, ep)) return;
   run(m, n, k, a, &b, nullptr, c, ldc, out, bias, ep);
 }
 

@@ -49,7 +49,7 @@ bool next_head(int b, int h, int batch, int n_heads, int& nb, int& nh) {
 
 }  // namespace
 
-void masked_softmax(Mat& s, const Mat& mask) {
+void masked_softmax(Mat& s, const Mat& mask, float scale) {
   // Whole-matrix passes where possible (a row is a handful of keys, 11 in the copy task's
   // training, shorter than one SIMD register; the n_q · n_k floats are contiguous), and no
   // branches on the data: a causal mask moves its cut every row, which a branch mispredicts.
@@ -57,7 +57,8 @@ void masked_softmax(Mat& s, const Mat& mask) {
   if (size == 0) return;  // no queries, or no keys to attend to
   float* const p = s.data();
   const float* const mk = mask.data();
-  for (Eigen::Index i = 0; i < size; ++i) p[i] += mk[i];
+  // (mk is 0 or −inf: p · scale + mk is the rounded product, or −inf, contracted to an FMA or not)
+  for (Eigen::Index i = 0; i < size; ++i) p[i] = p[i] * scale + mk[i];
   for (Eigen::Index i = 0; i < rows; ++i) {
     float* row = p + i * cols;
     const float mx = row_max(row, cols);
@@ -129,8 +130,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       s.resize(nq, nk);
       gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
       if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
-      s *= scale;
-      masked_softmax(s, masks[static_cast<size_t>(b)]);
+      masked_softmax(s, masks[static_cast<size_t>(b)], scale);
       gemm(nq, dk, nk, ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
     }
   }
@@ -190,7 +190,7 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
   linear_backward(tr.concat, w.o_proj, dout, g.o_proj, &dconcat);
 
   Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
-  Mat dp(nq, nk);  // scratch, reused for every head
+  Mat dp(nq, nk), prod(nq, nk);  // scratch, reused for every head: dP, then dP ⊙ P
   Mat vt(d, B * nk);  // Vᵀ, transposed once (see attend)
   transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
   for (int b = 0; b < B; ++b) {
@@ -212,12 +212,14 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
       const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};  // V_hᵀ (dk, n_k)
       gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);             // dP = dhead V_hᵀ
       gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);     // dV_h = Pᵀ dhead
-      // Softmax backward, row by row: dS = P ⊙ (dP − Σ_j dP_j P_j), scaled by 1/√dk.
+      // Softmax backward: dS = P ⊙ (dP − Σ_j dP_j P_j), scaled by 1/√dk. The products over the
+      // whole block, then each row's sum in four chains (one chain per row waited on every add).
+      float* const e = prod.data();
+      for (Eigen::Index i = 0; i < dp.size(); ++i) e[i] = dp.data()[i] * p.data()[i];
       for (int i = 0; i < nq; ++i) {
         float* dpi = dp.data() + i * nk;
         const float* pi = p.data() + i * nk;
-        float dot = 0.0f;
-        for (int j = 0; j < nk; ++j) dot += dpi[j] * pi[j];
+        const float dot = row_sum(e + i * nk, nk);
         for (int j = 0; j < nk; ++j) dpi[j] = pi[j] * (dpi[j] - dot) * scale;
       }
       gemm(nq, dk, nk, ref(dp), kh, dq.data() + oq, d, GemmOut::Overwrite);     // dQ_h = dS K_h

@@ -43,9 +43,10 @@ struct AttentionTrace {
   std::vector<Mat> all_scores() const;
 };
 
-// Row-wise softmax of scores + mask, in place on `s` (n_q, n_k). Keys whose mask is −inf get
+// Row-wise softmax of s · scale + mask, in place on `s` (n_q, n_k): the scale (1/√dk) in the same
+// pass as the mask, each score rounded once as s *= scale would. Keys whose mask is −inf get
 // exactly 0; a row with every key masked becomes all zeros (never NaN).
-void masked_softmax(Mat& s, const Mat& mask);
+void masked_softmax(Mat& s, const Mat& mask, float scale = 1.0f);
 
 // The attention core on projected Q (B·n_q, d), K and V (B·n_k, d); masks[b] (n_q, n_k).
 // Writes concat (B·n_q, d). Records scores/weights into `tr` when given.
