@@ -477,12 +477,18 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
 }  // namespace
 
 void apply_epilogue(const Epilogue& ep, Index m, Index n, float* c, Index ldc) {
-  for (Index i = 0; i < m; ++i)
-    for (Index j = 0; j < n; ++j) {
-      float& x = c[i * ldc + j];
-      if (ep.kind == Epilogue::Kind::Relu) x = 0.0f > x ? 0.0f : x;
-      if (ep.kind == Epilogue::Kind::ReluGate) x = ep.gate[i * ep.gate_ld + j] > 0.0f ? x : 0.0f;
-    }
+  switch (ep.kind) {
+    case Epilogue::Kind::None:  // every cached decoding step's projections: no pass at all
+      return;
+    case Epilogue::Kind::Relu:
+      for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < n; ++j) c[i * ldc + j] = 0.0f > c[i * ldc + j] ? 0.0f : c[i * ldc + j];
+      return;
+    case Epilogue::Kind::ReluGate:
+      for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < n; ++j) c[i * ldc + j] = ep.gate[i * ep.gate_ld + j] > 0.0f ? c[i * ldc + j] : 0.0f;
+      return;
+  }
 }
 
 PackedB pack_b(MatRef b, Index k, Index n) {
