@@ -196,6 +196,15 @@ TEST(FiniteDifferences, LayerNorm) {
   expect_close(central(x, vx, f), dot(dx, vx), "dx");
   expect_close(central(w.weight, vw, f), dot(g.weight, vw), "d weight");
   expect_close(central(w.bias, vb, f), dot(g.bias, vb), "d bias");
+
+  // With a skip path's gradient: dx = skip + LN'(R), the parameter grads as without it.
+  const Mat skip = random_mat(rng, n, d);
+  LayerNormWeights g2{RowVec::Zero(d), RowVec::Zero(d)};
+  Mat dx2;
+  layer_norm_backward(x, w, tr, R, g2, dx2, &skip);
+  EXPECT_LT((dx2 - (skip + dx)).cwiseAbs().maxCoeff(), 1e-6f);
+  EXPECT_EQ(g2.weight, g.weight);
+  EXPECT_EQ(g2.bias, g.bias);
 }
 
 TEST(FiniteDifferences, FeedForwardReluAndGelu) {
@@ -242,7 +251,7 @@ TEST(FiniteDifferences, MaskedAttentionBatchOfTwo) {
   Mat y, dxq, dxkv;
   attention_forward(w, heads, xq, xkv, masks, y, &tr);
   AttentionWeights g = zero_attention(d);
-  attention_backward(w, xq, xkv, tr, R, g, dxq, dxkv);
+  attention_backward(w, xq, xkv, tr, R, g, dxq, &dxkv);
   const Mat vq = random_mat(rng, B * nq, d), vkv = random_mat(rng, B * nk, d);
   expect_close(central(xq, vq, f), dot(dxq, vq), "dx_q");
   expect_close(central(xkv, vkv, f), dot(dxkv, vkv), "dx_kv");
@@ -253,6 +262,41 @@ TEST(FiniteDifferences, MaskedAttentionBatchOfTwo) {
   }
   // Padded keys receive no gradient at all: their K and V rows never reach the output.
   for (int r : {nk + 3, nk + 4, 4}) EXPECT_EQ(dxkv.row(r).cwiseAbs().maxCoeff(), 0.0f) << "padded key row " << r;
+
+  // Accumulate adds the keys' and values' input grads to what dx_kv held (a decoder stack's
+  // cross-attention layers share the memory's grad).
+  const Mat held = random_mat(rng, B * nk, d);
+  Mat dxq2, dxkv2 = held;
+  AttentionWeights g2 = zero_attention(d);
+  attention_backward(w, xq, xkv, tr, R, g2, dxq2, &dxkv2, GemmOut::Accumulate);
+  EXPECT_EQ(dxq2, dxq);
+  EXPECT_LT((dxkv2 - (held + dxkv)).cwiseAbs().maxCoeff(), 1e-5f);
+  EXPECT_EQ(g2.k_proj.weight, g.k_proj.weight);
+}
+
+// Self-attention passes no dx_kv: queries, keys and values read one input, and its grad is the
+// three paths' sum (against finite differences of attention over x as all three).
+TEST(FiniteDifferences, SelfAttentionSumsItsThreeInputGrads) {
+  Rng rng(4);
+  const int d = 8, heads = 2, n = 4, B = 2;
+  const AttentionWeights w = random_attention(rng, d);
+  Mat x = random_mat(rng, B * n, d);
+  std::vector<Mat> masks{make_mask(n, {5, 6, 7, 8}, 0, true), make_mask(n, {5, 6, 7, 0}, 0, true)};
+  const Mat R = random_mat(rng, B * n, d);
+  auto f = [&]() {
+    Mat y;
+    attention_forward(w, heads, x, x, masks, y, nullptr);
+    return dot(y, R);
+  };
+  AttentionTrace tr;
+  Mat y, dx, dxq, dxkv;
+  attention_forward(w, heads, x, x, masks, y, &tr);
+  AttentionWeights g = zero_attention(d), g2 = zero_attention(d);
+  attention_backward(w, x, x, tr, R, g, dx, nullptr);
+  const Mat vx = random_mat(rng, B * n, d);
+  expect_close(central(x, vx, f), dot(dx, vx), "dx");
+  attention_backward(w, x, x, tr, R, g2, dxq, &dxkv);  // the same as the two grads summed
+  EXPECT_LT((dx - (dxq + dxkv)).cwiseAbs().maxCoeff(), 1e-5f);
 }
 
 // The whole model, every parameter tensor, both norm placements, by directional differences of

@@ -178,7 +178,7 @@ void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, c
 }
 
 void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
-                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat& dx_kv) {
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat* dx_kv, GemmOut kv_out) {
   const int B = tr.batch, n_heads = tr.n_heads;
   const int d = static_cast<int>(tr.q.cols());
   const int dk = d / n_heads;
@@ -227,8 +227,9 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
     }
   }
   linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q);
-  linear_backward(x_kv, w.k_proj, dk_, g.k_proj, &dx_kv);
-  linear_backward(x_kv, w.v_proj, dv, g.v_proj, &dx_kv, GemmOut::Accumulate);
+  Mat* const dkv = dx_kv ? dx_kv : &dx_q;  // (B·n_k, d)
+  linear_backward(x_kv, w.k_proj, dk_, g.k_proj, dkv, dx_kv ? kv_out : GemmOut::Accumulate);
+  linear_backward(x_kv, w.v_proj, dv, g.v_proj, dkv, GemmOut::Accumulate);
 }
 
 }  // namespace sf

@@ -41,7 +41,7 @@ void row_grads(const float* x, const float* dy, const float* __restrict gain, fl
 }  // namespace
 
 void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNormTrace& tr, const Mat& dy,
-                         LayerNormWeights& g, Mat& dx) {
+                         LayerNormWeights& g, Mat& dx, const Mat* skip) {
   const Eigen::Index n = x.rows(), d = x.cols();
   dx.resize(n, d);
   RowVec xhat(d), dxhat(d);  // (d) one row's x̂ and ∂ℓ/∂x̂
@@ -51,7 +51,10 @@ void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNor
               g.weight.data(), g.bias.data());
     const float mean_dxhat = dxhat.mean();
     const float mean_dxhat_xhat = dxhat.cwiseProduct(xhat).mean();
-    dx.row(t) = rstd * (dxhat.array() - mean_dxhat - xhat.array() * mean_dxhat_xhat);
+    if (skip)
+      dx.row(t) = skip->row(t).array() + rstd * (dxhat.array() - mean_dxhat - xhat.array() * mean_dxhat_xhat);
+    else
+      dx.row(t) = rstd * (dxhat.array() - mean_dxhat - xhat.array() * mean_dxhat_xhat);
   }
 }
 

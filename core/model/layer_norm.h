@@ -26,8 +26,10 @@ void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, Layer
 
 // Backward: x (n, d) the input the forward read, tr its statistics, dy (n, d) the output grad.
 // g.weight += Σ_t dy ⊙ x̂, g.bias += Σ_t dy (+=); dx (n, d) is written (=):
-//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)),  dx̂ = dy ⊙ w,  x̂ = (x − μ) · rstd.
+//   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)),  dx̂ = dy ⊙ w,  x̂ = (x − μ) · rstd,
+// plus `skip` (n, d) when given: a pre-LN block's identity path, whose gradient joins the LN's
+// here rather than in a pass of its own over both (dx = skip + LN'(dy)).
 void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNormTrace& tr, const Mat& dy,
-                         LayerNormWeights& g, Mat& dx);
+                         LayerNormWeights& g, Mat& dx, const Mat* skip = nullptr);
 
 }  // namespace sf

@@ -102,13 +102,12 @@ void residual_backward(NormPlacement placement, const LayerNormWeights& ln, cons
       break;
     }
     case NormPlacement::Pre: {
-      Mat dnormed, dln;
+      Mat dnormed;
       if (drop)
         sublayer_backward(dy.cwiseProduct(tr.dropout_mask), dnormed);
       else
         sublayer_backward(dy, dnormed);
-      layer_norm_backward(tr.input, ln, tr.norm, dnormed, g_ln, dln);
-      dx = dy + dln;
+      layer_norm_backward(tr.input, ln, tr.norm, dnormed, g_ln, dx, &dy);  // dx = dy + LN'(…)
       break;
     }
   }

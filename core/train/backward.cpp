@@ -13,9 +13,7 @@ Mat* learned_positions(const Model& m, Weights& g, bool use_positional) {
 // Self-attention's sublayer backward: queries, keys and values all read the same input.
 void self_attention_backward(const AttentionWeights& w, const Mat& in, const AttentionTrace& tr, const Mat& dout,
                              AttentionWeights& g, Mat& din) {
-  Mat dkv;
-  attention_backward(w, in, in, tr, dout, g, din, dkv);
-  din += dkv;
+  attention_backward(w, in, in, tr, dout, g, din, nullptr);
 }
 
 }  // namespace
@@ -47,10 +45,10 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
       Mat dz;
       residual_backward(c.norm, lw.norm2, lt.cross_block, dy,
                         [&](const Mat& dout, Mat& din) {
-                          Mat dmem;
+                          Mat unused;  // (B·n, d) the memory's grad when nothing reads it
                           attention_backward(lw.cross_attn, lt.cross_block.sublayer_in, *memory, lt.cross_attn, dout,
-                                             lg.cross_attn, din, dmem);
-                          if (dmemory) *dmemory += dmem;
+                                             lg.cross_attn, din, dmemory ? dmemory : &unused,
+                                             dmemory ? GemmOut::Accumulate : GemmOut::Overwrite);
                         },
                         lg.norm2, dz);
       dy = std::move(dz);
@@ -65,10 +63,10 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
   embed_backward(t.embed, dx, g.tgt_embed, learned_positions(m, g, use_positional));
 }
 
-void encoder_backward(const Model& m, const EncoderTrace& t, const Mat& dmemory, Weights& g, bool use_positional) {
+void encoder_backward(const Model& m, const EncoderTrace& t, Mat dmemory, Weights& g, bool use_positional) {
   const Config& c = m.config;
   const Weights& w = m.weights;
-  Mat dx = dmemory;  // (B·n, d)
+  Mat dx = std::move(dmemory);  // (B·n, d)
   if (c.norm == NormPlacement::Pre) {
     Mat dy;
     layer_norm_backward(t.layers.back().ffn_block.output, w.encoder_norm, t.final_norm, dx, g.encoder_norm, dy);
@@ -101,7 +99,7 @@ void model_backward(const Model& m, const Trace& t, const Mat& dlogits, Weights&
   }
   Mat dmemory;
   decoder_backward(m, t.decoder, &t.encoder.output, dlogits, g, &dmemory, use_positional);
-  encoder_backward(m, t.encoder, dmemory, g, use_positional);
+  encoder_backward(m, t.encoder, std::move(dmemory), g, use_positional);
 }
 
 }  // namespace sf

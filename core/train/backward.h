@@ -23,7 +23,8 @@ void model_backward(const Model& m, const Trace& t, const Mat& dlogits, Weights&
 // Backward of the decoder alone; dmemory (B·n, d) receives d loss / d memory (=) for enc-dec models.
 void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, const Mat& dlogits, Weights& g,
                       Mat* dmemory, bool use_positional = true);
-// Backward of the encoder from d loss / d memory.
-void encoder_backward(const Model& m, const EncoderTrace& t, const Mat& dmemory, Weights& g, bool use_positional = true);
+// Backward of the encoder from d loss / d memory (B·n, d), which it takes over as the residual
+// stream's grad.
+void encoder_backward(const Model& m, const EncoderTrace& t, Mat dmemory, Weights& g, bool use_positional = true);
 
 }  // namespace sf
