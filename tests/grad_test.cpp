@@ -22,10 +22,11 @@ namespace sf {
 namespace {
 
 // Forward with a full trace (or a training recording), loss, backward: returns the loss and
-// fills g.
+// fills g. With matrices = Overwrite the backward writes the weight matrices' gradients over NaN
+// (what a trainer's update leaves is whatever the last step wrote; NaN shows any not written).
 double loss_and_grads(const Model& m, const std::vector<int>& src, const std::vector<int>& tgt,
                       const std::vector<int>& tgt_y, int batch, float smoothing, Weights* g, float dropout = 0,
-                      Trace* recording = nullptr) {
+                      Trace* recording = nullptr, GemmOut matrices = GemmOut::Accumulate) {
   Trace own;
   Trace& t = recording ? *recording : own;
   if (dropout > 0)
@@ -42,8 +43,11 @@ double loss_and_grads(const Model& m, const std::vector<int>& src, const std::ve
   LossResult r = cross_entropy(logits, tgt_y, m.config.tgt_vocab.pad(), smoothing, g ? &dlogits : nullptr);
   if (g) {
     allocate(*g, m.config);
-    for (ParamRef& p : param_table(*g, m.config)) std::fill(p.data, p.data + p.numel(), 0.0f);
-    model_backward(m, t, dlogits, *g);
+    for (ParamRef& p : param_table(*g, m.config)) {
+      const bool written_over = matrices == GemmOut::Overwrite && p.kind == ParamRef::Matrix;
+      std::fill(p.data, p.data + p.numel(), written_over ? std::nanf("") : 0.0f);
+    }
+    model_backward(m, t, dlogits, *g, true, matrices);
   }
   return r.loss;
 }
@@ -114,6 +118,24 @@ TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
   if (t.decoder.layers.size() > 1) EXPECT_EQ(first.ffn_block.output.size(), 0) << cs;
   EXPECT_GT(t.decoder.layers.back().ffn_block.output.size(), 0) << cs;  // the final LayerNorm's input
   EXPECT_TRUE(t.decoder.probs.size() == 0 && t.decoder.log_probs.size() == 0);
+}
+
+// The trainer's backward writes each weight matrix's gradient with its one product, over what the
+// last step left there: the same gradients, bit for bit, as adding onto zeros (every matrix
+// written, none twice; a generator tied to the embedding still adds to the embedding's gradient).
+TEST_P(GradFixture, OverwritingTheMatricesGivesTheSameGradients) {
+  const std::string cs = GetParam();
+  const FixtureCase f(cs);
+  const std::vector<int>&src = f.src, &tgt = f.tgt, &tgt_y = f.tgt_y;
+  Weights added, written;
+  Trace t;
+  t.encoder.kind = t.decoder.kind = Recording::Training;
+  loss_and_grads(f.m, src, tgt, tgt_y, 1, 0.1f, &added);
+  loss_and_grads(f.m, src, tgt, tgt_y, 1, 0.1f, &written, 0, &t, GemmOut::Overwrite);
+  auto A = param_table(added, f.m.config), W = param_table(written, f.m.config);
+  ASSERT_EQ(A.size(), W.size());
+  for (size_t i = 0; i < A.size(); ++i)
+    EXPECT_TRUE(std::equal(A[i].data, A[i].data + A[i].numel(), W[i].data)) << cs << ": grad." << A[i].name;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, GradFixture,

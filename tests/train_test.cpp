@@ -274,6 +274,23 @@ TEST(Optimiser, AdamOverShardsEqualsAdamOverTheirSum) {
   EXPECT_TRUE(run({{&sum}, 0.25f}, &sq_scaled, 1) == run({{&scaled}}, &sq_pre, 1));
   EXPECT_TRUE(sq_scaled == sq_sum);
   EXPECT_FALSE(by_sum == run({{&scaled}}, &sq_pre, 1));
+
+  // When the next backward writes over the matrices, the update leaves them and clears the rest,
+  // and updates by the same numbers.
+  GradientSum keep{{&g0, &g1, &g2}};
+  keep.matrices_overwritten = true;
+  std::vector<double> sq_keep;
+  EXPECT_TRUE(run(keep, &sq_keep, 2) == by_shards);
+  EXPECT_TRUE(sq_keep == sq_shards);
+  const std::vector<ParamRef> t1 = param_table(g1, c);
+  int matrices = 0;
+  for (size_t i = 0; i < t1.size(); ++i) {
+    const bool kept = t1[i].kind == ParamRef::Matrix;
+    matrices += kept;
+    for (int64_t j = 0; j < t1[i].numel(); ++j)
+      ASSERT_EQ(t1[i].data[j], kept ? 1e-3f * std::cos(0.11f * static_cast<float>(j)) : 0.0f) << t1[i].name;
+  }
+  EXPECT_GT(matrices, 10);
 }
 
 TEST(Optimiser, Schedules) {

@@ -178,7 +178,8 @@ void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, c
 }
 
 void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
-                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat* dx_kv, GemmOut kv_out) {
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat* dx_kv, GemmOut kv_out,
+                        GemmOut dw_out) {
   const int B = tr.batch, n_heads = tr.n_heads;
   const int d = static_cast<int>(tr.q.cols());
   const int dk = d / n_heads;
@@ -187,7 +188,7 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
 
   Mat dconcat;  // (B·n_q, d)
-  linear_backward(tr.concat, w.o_proj, dout, g.o_proj, &dconcat);
+  linear_backward(tr.concat, w.o_proj, dout, g.o_proj, &dconcat, GemmOut::Overwrite, {}, dw_out);
 
   Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
   Mat dp(nq, nk), prod(nq, nk);  // scratch, reused for every head: dP, then dP ⊙ P
@@ -226,10 +227,10 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
       gemm(nk, dk, nq, ref_t(dp), qh, dk_.data() + ok, d, GemmOut::Overwrite);  // dK_h = dSᵀ Q_h
     }
   }
-  linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q);
+  linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q, GemmOut::Overwrite, {}, dw_out);
   Mat* const dkv = dx_kv ? dx_kv : &dx_q;  // (B·n_k, d)
-  linear_backward(x_kv, w.k_proj, dk_, g.k_proj, dkv, dx_kv ? kv_out : GemmOut::Accumulate);
-  linear_backward(x_kv, w.v_proj, dv, g.v_proj, dkv, GemmOut::Accumulate);
+  linear_backward(x_kv, w.k_proj, dk_, g.k_proj, dkv, dx_kv ? kv_out : GemmOut::Accumulate, {}, dw_out);
+  linear_backward(x_kv, w.v_proj, dv, g.v_proj, dkv, GemmOut::Accumulate, {}, dw_out);
 }
 
 }  // namespace sf

@@ -65,13 +65,14 @@ void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, c
 // Backward of attention_forward. x_q (B·n_q, d) and x_kv (B·n_k, d) are the inputs the forward
 // read, tr its recording, dout (B·n_q, d). Per sequence b and head h, with P = weights[b·h + h]:
 //   dP = dhead Vᵀ,  dV = Pᵀ dhead,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),  dQ = dS K/√dk,  dK = dSᵀ Q/√dk.
-// Masked keys have P = 0 and so get exactly zero gradient. Parameter grads accumulate into g (+=);
+// Masked keys have P = 0 and so get exactly zero gradient. Parameter grads accumulate into g (+=),
+// the projections' weight matrices written instead with dw_out = Overwrite (see linear_backward);
 // dx_q (B·n_q, d) is written (=). dx_kv (B·n_k, d) is written, or added to with kv_out =
 // Accumulate (a decoder stack's cross-attention layers all read the encoder's memory). Self-
 // attention passes dx_kv = nullptr (x_kv is x_q): the keys' and values' grads are added to dx_q
 // as the products make them, with no second matrix and no pass to sum the two.
 void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
                         const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat* dx_kv,
-                        GemmOut kv_out = GemmOut::Overwrite);
+                        GemmOut kv_out = GemmOut::Overwrite, GemmOut dw_out = GemmOut::Accumulate);
 
 }  // namespace sf

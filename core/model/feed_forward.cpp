@@ -85,17 +85,17 @@ void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden) {
 }
 
 void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat& x, const FeedForwardTrace& tr,
-                           const Mat& dout, FeedForwardWeights& g, Mat& dx) {
+                           const Mat& dout, FeedForwardWeights& g, Mat& dx, GemmOut dw_out) {
   Mat dh;  // (n, dff)
   // ReLU's derivative is 1 where fc1(x) > 0, which is where ReLU(fc1(x)) > 0 (a training
   // recording keeps only the latter): a gate on dh as its product stores it.
   if (a == Activation::Relu) {
-    linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh, GemmOut::Overwrite, Epilogue::relu_gate(tr.hidden));
+    linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh, GemmOut::Overwrite, Epilogue::relu_gate(tr.hidden), dw_out);
   } else {
-    linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh);
+    linear_backward(tr.hidden, w.fc2, dout, g.fc2, &dh, GemmOut::Overwrite, {}, dw_out);
     activation_backward(a, tr.hidden_pre, dh);
   }
-  linear_backward(x, w.fc1, dh, g.fc1, &dx);
+  linear_backward(x, w.fc1, dh, g.fc1, &dx, GemmOut::Overwrite, {}, dw_out);
 }
 
 }  // namespace sf

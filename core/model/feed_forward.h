@@ -28,8 +28,9 @@ void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& 
 void activation_backward(Activation a, const Mat& hidden_pre, Mat& d_hidden);
 
 // Backward: x (n, d) the input the forward read, tr its recording, dout (n, d). Parameter grads
-// accumulate into g (+=); dx (n, d) is written (=).
+// accumulate into g (+=), the weight matrices' written instead with dw_out = Overwrite (see
+// linear_backward); dx (n, d) is written (=).
 void feed_forward_backward(const FeedForwardWeights& w, Activation a, const Mat& x, const FeedForwardTrace& tr,
-                           const Mat& dout, FeedForwardWeights& g, Mat& dx);
+                           const Mat& dout, FeedForwardWeights& g, Mat& dx, GemmOut dw_out = GemmOut::Accumulate);
 
 }  // namespace sf

@@ -37,9 +37,9 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
 }
 
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out, Epilogue dx_ep) {
+                     GemmOut dx_out, Epilogue dx_ep, GemmOut dw_out) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
-  gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, GemmOut::Accumulate);  // dyᵀ (out, n) · x (n, in)
+  gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, dw_out);  // dyᵀ (out, n) · x (n, in)
   // Σ over rows a row at a time, vectorised along the row (Eigen's colwise sum of a row-major
   // matrix walks each column down with a stride). The same order: rows 0, 1, … per column.
   RowVec sum = RowVec::Zero(out);  // (out)

@@ -39,15 +39,18 @@ inline void generator_forward(const Weights& w, const Config& c, const Mat& x, M
 }
 
 // Backward of y = x Wᵀ + b. x (n, in), dy (n, out). Parameter grads accumulate (+=):
-// dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy. The input grad is written (=), or added
-// to a dx of that shape (dx_out = Accumulate: K and V read the same input):
-// dx (n, in) = dy W; pass nullptr when nothing upstream needs it (the first layer's input). The
-// epilogue applies to dx (ReLU's backward gate, when x is a ReLU's output).
+// dweight (out, in) += dyᵀ x, dbias (out) += Σ_rows dy; or dweight = dyᵀ x with dw_out =
+// Overwrite (a backward that is the matrix's only contribution, onto a gradient nobody cleared:
+// see model_backward). The input grad is written (=), or added to a dx of that shape (dx_out =
+// Accumulate: K and V read the same input): dx (n, in) = dy W; pass nullptr when nothing upstream
+// needs it (the first layer's input). The epilogue applies to dx (ReLU's backward gate, when x is
+// a ReLU's output).
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {});
+                     GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {}, GemmOut dw_out = GemmOut::Accumulate);
 inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx,
-                            GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {}) {
-  linear_backward(x, l.weight, dy, g.weight, g.bias, dx, dx_out, dx_ep);
+                            GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {},
+                            GemmOut dw_out = GemmOut::Accumulate) {
+  linear_backward(x, l.weight, dy, g.weight, g.bias, dx, dx_out, dx_ep, dw_out);
 }
 
 }  // namespace sf

@@ -30,11 +30,15 @@ double block_squares(const float* x, int64_t n) {
 struct Parts {
   std::vector<std::vector<ParamRef>> tables;
 
-  Parts(const GradientSum& g, const Config& c) {
+  bool keep_matrices;  // the next backward writes over them
+
+  Parts(const GradientSum& g, const Config& c) : keep_matrices(g.matrices_overwritten) {
     for (Weights* w : g.parts) tables.push_back(param_table(*w, c));
   }
-  // Zeroes tensor i's block [j0, j0 + n) of every part, once the update has read it.
+  // Zeroes tensor i's block [j0, j0 + n) of every part, once the update has read it (but for a
+  // matrix the next backward writes over).
   void clear(size_t i, int64_t j0, int64_t n) const {
+    if (keep_matrices && tables[0][i].kind == ParamRef::Matrix) return;
     for (const auto& t : tables) std::fill(t[i].data + j0, t[i].data + j0 + n, 0.0f);
   }
   const float* block(size_t i, int64_t j0, int64_t n, float* __restrict out) const {

@@ -12,19 +12,20 @@ Mat* learned_positions(const Model& m, Weights& g, bool use_positional) {
 
 // Self-attention's sublayer backward: queries, keys and values all read the same input.
 void self_attention_backward(const AttentionWeights& w, const Mat& in, const AttentionTrace& tr, const Mat& dout,
-                             AttentionWeights& g, Mat& din) {
-  attention_backward(w, in, in, tr, dout, g, din, nullptr);
+                             AttentionWeights& g, Mat& din, GemmOut matrices) {
+  attention_backward(w, in, in, tr, dout, g, din, nullptr, GemmOut::Overwrite, matrices);
 }
 
 }  // namespace
 
 void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, const Mat& dlogits, Weights& g,
-                      Mat* dmemory, bool use_positional) {
+                      Mat* dmemory, bool use_positional, GemmOut matrices) {
   const Config& c = m.config;
   const Weights& w = m.weights;
   Mat dx;  // (B·m, d) grad of the residual stream, walking down the stack
+  // (a generator tied to the embedding adds to the embedding's gradient, which is not a matrix's)
   linear_backward(t.output, w.generator_weight(c), dlogits, c.share_embeddings ? g.tgt_embed : g.generator.weight,
-                  g.generator.bias, &dx);
+                  g.generator.bias, &dx, GemmOut::Overwrite, {}, c.share_embeddings ? GemmOut::Accumulate : matrices);
   if (c.norm == NormPlacement::Pre) {
     Mat dy;
     layer_norm_backward(t.layers.back().ffn_block.output, w.decoder_norm, t.final_norm, dx, g.decoder_norm, dy);
@@ -38,7 +39,8 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
     Mat dy;
     residual_backward(c.norm, lw.ffn_norm(c.arch), lt.ffn_block, dx,
                       [&](const Mat& dout, Mat& din) {
-                        feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din);
+                        feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din,
+                                              matrices);
                       },
                       lg.ffn_norm(c.arch), dy);
     if (c.has_encoder()) {
@@ -48,7 +50,7 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
                           Mat unused;  // (B·n, d) the memory's grad when nothing reads it
                           attention_backward(lw.cross_attn, lt.cross_block.sublayer_in, *memory, lt.cross_attn, dout,
                                              lg.cross_attn, din, dmemory ? dmemory : &unused,
-                                             dmemory ? GemmOut::Accumulate : GemmOut::Overwrite);
+                                             dmemory ? GemmOut::Accumulate : GemmOut::Overwrite, matrices);
                         },
                         lg.norm2, dz);
       dy = std::move(dz);
@@ -56,14 +58,15 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
     residual_backward(c.norm, lw.norm1, lt.self_block, dy,
                       [&](const Mat& dout, Mat& din) {
                         self_attention_backward(lw.self_attn, lt.self_block.sublayer_in, lt.self_attn, dout,
-                                                lg.self_attn, din);
+                                                lg.self_attn, din, matrices);
                       },
                       lg.norm1, dx);
   }
   embed_backward(t.embed, dx, g.tgt_embed, learned_positions(m, g, use_positional));
 }
 
-void encoder_backward(const Model& m, const EncoderTrace& t, Mat dmemory, Weights& g, bool use_positional) {
+void encoder_backward(const Model& m, const EncoderTrace& t, Mat dmemory, Weights& g, bool use_positional,
+                      GemmOut matrices) {
   const Config& c = m.config;
   const Weights& w = m.weights;
   Mat dx = std::move(dmemory);  // (B·n, d)
@@ -79,27 +82,29 @@ void encoder_backward(const Model& m, const EncoderTrace& t, Mat dmemory, Weight
     Mat dy;
     residual_backward(c.norm, lw.norm2, lt.ffn_block, dx,
                       [&](const Mat& dout, Mat& din) {
-                        feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din);
+                        feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din,
+                                              matrices);
                       },
                       lg.norm2, dy);
     residual_backward(c.norm, lw.norm1, lt.self_block, dy,
                       [&](const Mat& dout, Mat& din) {
                         self_attention_backward(lw.self_attn, lt.self_block.sublayer_in, lt.self_attn, dout,
-                                                lg.self_attn, din);
+                                                lg.self_attn, din, matrices);
                       },
                       lg.norm1, dx);
   }
   embed_backward(t.embed, dx, c.share_embeddings ? g.tgt_embed : g.src_embed, learned_positions(m, g, use_positional));
 }
 
-void model_backward(const Model& m, const Trace& t, const Mat& dlogits, Weights& g, bool use_positional) {
+void model_backward(const Model& m, const Trace& t, const Mat& dlogits, Weights& g, bool use_positional,
+                    GemmOut matrices) {
   if (!m.config.has_encoder()) {
-    decoder_backward(m, t.decoder, nullptr, dlogits, g, nullptr, use_positional);
+    decoder_backward(m, t.decoder, nullptr, dlogits, g, nullptr, use_positional, matrices);
     return;
   }
   Mat dmemory;
-  decoder_backward(m, t.decoder, &t.encoder.output, dlogits, g, &dmemory, use_positional);
-  encoder_backward(m, t.encoder, std::move(dmemory), g, use_positional);
+  decoder_backward(m, t.decoder, &t.encoder.output, dlogits, g, &dmemory, use_positional, matrices);
+  encoder_backward(m, t.encoder, std::move(dmemory), g, use_positional, matrices);
 }
 
 }  // namespace sf

@@ -91,7 +91,8 @@ StepStats Trainer::step() {
     const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
     Mat dlogits;
     sh.loss = cross_entropy(logits, b.tgt_y, pad, opt_.label_smoothing, &dlogits, batch.target_tokens);
-    model_backward(model_, sh.trace, dlogits, sh.grads);
+    // Each matrix's gradient written by its one product: the update below does not clear them.
+    model_backward(model_, sh.trace, dlogits, sh.grads, true, GemmOut::Overwrite);
   };
   // OpenMP's threads, not new ones per step: they live across steps, and with them the
   // thread-local scratch of the matrix products (base/gemm.cpp), which a fresh thread would
@@ -102,6 +103,7 @@ StepStats Trainer::step() {
   for (int s = 0; s < T; ++s) run(shards[static_cast<size_t>(s)]);
 
   GradientSum grads;  // the batch's gradient: the shards' sum, which the update reads as it goes
+  grads.matrices_overwritten = true;
   double loss_sum = 0;
   int correct = 0;
   for (Shard& sh : shards) {
