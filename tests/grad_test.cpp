@@ -118,6 +118,8 @@ TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
   if (t.decoder.layers.size() > 1) EXPECT_EQ(first.ffn_block.output.size(), 0) << cs;
   EXPECT_GT(t.decoder.layers.back().ffn_block.output.size(), 0) << cs;  // the final LayerNorm's input
   EXPECT_TRUE(t.decoder.probs.size() == 0 && t.decoder.log_probs.size() == 0);
+  EXPECT_TRUE(t.decoder.embed.scaled.size() == 0 && t.decoder.embed.pe.size() == 0 && t.decoder.embed.sum.size() == 0);
+  EXPECT_EQ(t.decoder.embed.ids, tgt);  // what embed_backward reads
 }
 
 // The trainer's backward writes each weight matrix's gradient with its one product, over what the

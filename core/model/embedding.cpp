@@ -21,21 +21,25 @@ void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int
   const int rows = static_cast<int>(ids.size());
   const int n = batch ? rows / batch : 0;
   const int d = static_cast<int>(table.cols());
-  Mat pe = Mat::Zero(rows, d);
+  const bool whole = tr && tr->kind != Recording::Training;  // E[ids]·s and p_t kept apart for views
   x.resize(rows, d);
-  for (int r = 0; r < rows; ++r) {
-    x.row(r) = table.row(ids[static_cast<size_t>(r)]) * p.scale;
-    if (use_positional) pe.row(r) = p.positions->row(pos0 + r % n);
-  }
+  for (int r = 0; r < rows; ++r) x.row(r) = table.row(ids[static_cast<size_t>(r)]) * p.scale;
   if (tr) {
     tr->ids = ids;
     tr->positions.resize(static_cast<size_t>(rows));
     for (int r = 0; r < rows; ++r) tr->positions[static_cast<size_t>(r)] = pos0 + r % n;
     tr->scale = p.scale;
-    tr->scaled = x;
-    tr->pe = pe;
   }
-  x += pe;
+  if (whole) {
+    tr->scaled = x;
+    tr->pe = Mat::Zero(rows, d);  // (zeros when positional encoding is switched off)
+    if (use_positional)
+      for (int r = 0; r < rows; ++r) tr->pe.row(r) = p.positions->row(pos0 + r % n);
+  }
+  // p_t added in a pass of its own after the products, so that each sum is E[id]·s rounded, plus
+  // p_t, rounded: the same bits whichever recording (a fused multiply-add would round once).
+  if (use_positional)
+    for (int r = 0; r < rows; ++r) x.row(r) += p.positions->row(pos0 + r % n);
   if (p.token_types) {
     const int n_types = static_cast<int>(p.token_types->rows());
     std::vector<int> types;  // (B·n)
@@ -60,13 +64,17 @@ void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int
   }
   if (tr && tr->dropout_mask.rows() == x.rows() && tr->dropout_mask.cols() == x.cols())
     x.array() *= tr->dropout_mask.array();
-  if (tr) tr->sum = x;
+  if (whole) tr->sum = x;
 }
 
 void embed_backward(const EmbeddingTrace& tr, const Mat& dx, Mat& dtable, Mat* dpos) {
   const bool drop = tr.dropout_mask.rows() == dx.rows() && tr.dropout_mask.cols() == dx.cols();
+  RowVec d(dx.cols());  // (d) row r's grad, through the dropout mask if any
   for (Eigen::Index r = 0; r < dx.rows(); ++r) {
-    const RowVec d = drop ? RowVec(dx.row(r).cwiseProduct(tr.dropout_mask.row(r))) : RowVec(dx.row(r));
+    if (drop)
+      d = dx.row(r).cwiseProduct(tr.dropout_mask.row(r));
+    else
+      d = dx.row(r);
     dtable.row(tr.ids[static_cast<size_t>(r)]) += tr.scale * d;
     if (dpos) dpos->row(tr.positions[static_cast<size_t>(r)]) += d;
   }

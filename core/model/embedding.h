@@ -11,11 +11,15 @@
 #include "model/config.h"
 #include "model/layer_norm.h"
 #include "base/tensor.h"
+#include "model/recording.h"
 #include "model/weights.h"
 
 namespace sf {
 
 struct EmbeddingTrace {
+  // Set before the run. Training: only what embed_backward reads (ids, positions, scale, the
+  // dropout mask), not the (B·n, d) copies a view shows (scaled, pe, sum).
+  Recording kind = Recording::Full;
   std::vector<int> ids;  // (B·n) token ids read
   std::vector<int> positions;  // (B·n) position of each row
   float scale = 1.0f;    // s: √d or 1

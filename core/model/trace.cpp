@@ -6,6 +6,7 @@
 namespace sf {
 
 void spread_kind(EncoderTrace& t) {
+  t.embed.kind = t.kind;
   for (EncoderLayerTrace& l : t.layers) {
     l.self_block.kind = l.self_attn.kind = l.ffn_block.kind = l.ffn.kind = t.kind;
     l.ffn_block.stack_end = &l == &t.layers.back();
@@ -14,6 +15,7 @@ void spread_kind(EncoderTrace& t) {
 }
 
 void spread_kind(DecoderTrace& t) {
+  t.embed.kind = t.kind;
   for (DecoderLayerTrace& l : t.layers) {
     l.self_block.kind = l.self_attn.kind = l.cross_block.kind = l.cross_attn.kind = t.kind;
     l.ffn_block.kind = l.ffn.kind = t.kind;
