@@ -66,7 +66,12 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
       layer_norm_forward(*in, ln, normed, tr ? &tr->norm : nullptr);
       sublayer(normed, s);
       if (drop) s.array() *= tr->dropout_mask.array();
-      y = *in + s;
+      if (training) {  // no copy of s to keep: the sum in place, in the lines the sublayer just wrote
+        s += *in;
+        y = std::move(s);
+      } else {
+        y = *in + s;
+      }
       if (tr) {
         tr->sublayer_in = std::move(normed);
         if (!training) tr->sum = y;
