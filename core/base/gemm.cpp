@@ -502,12 +502,12 @@ PackedB pack_b(MatRef b, Index k, Index n) {
 }
 
 void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias,
-          Epilogue ep) {
+          const Epilogue& ep) {
   if (one_tile(m, n, k, a, b, c, ldc, out, bias, ep)) return;
   run(m, n, k, a, &b, nullptr, c, ldc, out, bias, ep);
 }
 
-void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias, Epilogue ep) {
+void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias, const Epilogue& ep) {
   run(m, b.n, b.k, a, nullptr, &b, c, ldc, out, bias, ep);
 }
 

@@ -73,10 +73,10 @@ struct Epilogue {
 // C (m, n) = A (m, k) · B (k, n) (+ bias (n), when given), then the epilogue. m, n, k ≥ 0; C must
 // not alias A or B (nor the gate).
 void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, float* c, Eigen::Index ldc,
-          GemmOut out, const float* bias = nullptr, Epilogue ep = {});
+          GemmOut out, const float* bias = nullptr, const Epilogue& ep = {});
 // The same with B packed ahead of time.
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
-          const float* bias = nullptr, Epilogue ep = {});
+          const float* bias = nullptr, const Epilogue& ep = {});
 // The epilogue as a pass of its own over C (m, n), row stride ldc: for a product made elsewhere
 // (Eigen's matrix-vector product of a cached step).
 void apply_epilogue(const Epilogue& ep, Eigen::Index m, Eigen::Index n, float* c, Eigen::Index ldc);

@@ -7,7 +7,7 @@
 
 namespace sf {
 
-void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias, Epilogue ep) {
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
   const Eigen::Index out = weight.rows();
   const int T = threads();
   if (x.rows() != 1) {
@@ -37,7 +37,7 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
 }
 
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out, Epilogue dx_ep, GemmOut dw_out) {
+                     GemmOut dx_out, const Epilogue& dx_ep, GemmOut dw_out) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
   gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, dw_out);  // dyᵀ (out, n) · x (n, in)
   // Σ over rows a row at a time, vectorised along the row (Eigen's colwise sum of a row-major

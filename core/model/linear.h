@@ -12,15 +12,15 @@ namespace sf {
 // is split between the cores by rows of W, at multiples of 16 rows, so that every output comes
 // from the same matrix-vector kernel as without the split. With `bias` (out): y = x Wᵀ + b; then
 // the epilogue (a fused ReLU).
-void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr, Epilogue ep = {});
+void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr, const Epilogue& ep = {});
 
 // x (n, in) -> y (n, out)
-inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y, Epilogue ep = {}) {
+inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y, const Epilogue& ep = {}) {
   matmul_transposed(x, weight, y, &bias, ep);
 }
 // With Linear::packed present, a product over several rows runs on it (no packing of the weight);
 // a single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
-inline void linear_forward(const Mat& x, const Linear& l, Mat& y, Epilogue ep = {}) {
+inline void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep = {}) {
   if (x.rows() > 1 && l.packed) {
     packed_product(x, *l.packed, y, &l.bias, ep);
     return;
@@ -46,9 +46,9 @@ inline void generator_forward(const Weights& w, const Config& c, const Mat& x, M
 // needs it (the first layer's input). The epilogue applies to dx (ReLU's backward gate, when x is
 // a ReLU's output).
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {}, GemmOut dw_out = GemmOut::Accumulate);
+                     GemmOut dx_out = GemmOut::Overwrite, const Epilogue& dx_ep = {}, GemmOut dw_out = GemmOut::Accumulate);
 inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx,
-                            GemmOut dx_out = GemmOut::Overwrite, Epilogue dx_ep = {},
+                            GemmOut dx_out = GemmOut::Overwrite, const Epilogue& dx_ep = {},
                             GemmOut dw_out = GemmOut::Accumulate) {
   linear_backward(x, l.weight, dy, g.weight, g.bias, dx, dx_out, dx_ep, dw_out);
 }

@@ -19,6 +19,6 @@ PackedWeight pack_weight(const Mat& w);
 
 // y (n, out) = x (n, in) Wᵀ (+ bias (out), when given), for any n ≥ 0 (a single row is better
 // served by a matrix-vector product: linear_forward keeps those on the unpacked weight).
-void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias = nullptr, Epilogue ep = {});
+void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias = nullptr, const Epilogue& ep = {});
 
 }  // namespace sf
