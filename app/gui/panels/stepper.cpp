@@ -8,6 +8,8 @@
 // [SECTION] formula
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "actions.h"
 #include "app.h"
@@ -30,6 +32,11 @@ struct Box {
   bool norm = false;    // a LayerNorm strip (Norm / AddNorm of `block`)
   float x0 = 0, x1 = 0;  // laid out
   std::string short_label, tiny_label;  // for narrow boxes
+
+  // What a diagram states; the layout and the short labels are filled in later.
+  Box(std::string label_, Side side_, StageKind kind_, Block block_ = Block::None, int layer_ = -1,
+      float units_ = 1.0f, bool norm_ = false)
+      : label(std::move(label_)), side(side_), kind(kind_), block(block_), layer(layer_), units(units_), norm(norm_) {}
 };
 
 class StepperPanel : public Panel {
