@@ -51,10 +51,8 @@ void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNor
               g.weight.data(), g.bias.data());
     const float mean_dxhat = dxhat.mean();
     const float mean_dxhat_xhat = dxhat.cwiseProduct(xhat).mean();
-    if (skip)
-      dx.row(t) = skip->row(t).array() + rstd * (dxhat.array() - mean_dxhat - xhat.array() * mean_dxhat_xhat);
-    else
-      dx.row(t) = rstd * (dxhat.array() - mean_dxhat - xhat.array() * mean_dxhat_xhat);
+    dx.row(t) = rstd * (dxhat.array() - mean_dxhat - xhat.array() * mean_dxhat_xhat);
+    if (skip) dx.row(t) += skip->row(t);  // (the row in L1 still)
   }
 }
 
