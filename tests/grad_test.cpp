@@ -115,7 +115,9 @@ TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
   EXPECT_EQ(first.self_block.norm.out.size(), 0);
   EXPECT_EQ(first.ffn.out.size(), 0);
   EXPECT_EQ(first.ffn.hidden_pre.size() == 0, m.config.activation == Activation::Relu) << cs;
-  if (t.decoder.layers.size() > 1) EXPECT_EQ(first.ffn_block.output.size(), 0) << cs;
+  if (t.decoder.layers.size() > 1) {
+    EXPECT_EQ(first.ffn_block.output.size(), 0) << cs;
+  }
   EXPECT_GT(t.decoder.layers.back().ffn_block.output.size(), 0) << cs;  // the final LayerNorm's input
   EXPECT_TRUE(t.decoder.probs.size() == 0 && t.decoder.log_probs.size() == 0);
   EXPECT_TRUE(t.decoder.embed.scaled.size() == 0 && t.decoder.embed.pe.size() == 0 && t.decoder.embed.sum.size() == 0);
