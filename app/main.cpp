@@ -17,7 +17,8 @@ namespace {
 void usage(std::ostream& out) {
   out << "stepformer — step through a Transformer\n\n";
 #ifdef STEPFORMER_WITH_GUI
-  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation] [--size WxH] [--threads N]\n"
+  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation] "
+         "[--size WxH] [--threads N]\n"
          "    open the explorer (no command); see docs/explorer.md\n";
 #endif
   auto cmds = sf::cli::command_registry();
@@ -42,7 +43,8 @@ void command_help(const sf::cli::Command& c) {
   if (std::string(c.name) != "train")
     std::cout << "  --threads N          cores for the matrix products, 0 = every core (the default)\n";
   std::cout << "exit status: 0 ok, 1 bad input (unreadable, malformed or unwritable file, refused text), "
-               "2 bad usage" << (std::string(c.name) == "train" ? ", 130 interrupted (Ctrl-C)" : "") << "\n";
+               "2 bad usage"
+            << (std::string(c.name) == "train" ? ", 130 interrupted (Ctrl-C)" : "") << "\n";
 }
 
 // `--threads N` for the explorer and every command but `train` (whose --threads counts batch

@@ -11,7 +11,8 @@ PACKAGES=(build-essential cmake pkg-config
   libimgui-dev libstb-dev libglfw3-dev libgl-dev libgl1-mesa-dri fonts-dejavu-core
   xvfb xauth
   libsentencepiece-dev libicu-dev  # the Hugging Face tokenizers (core/text)
-  clang-14 libclang-rt-14-dev)  # the last two: the libFuzzer harnesses (scripts/fuzz.sh)
+  clang-14 libclang-rt-14-dev  # the libFuzzer harnesses (scripts/fuzz.sh)
+  clang-format-14)  # the formatter scripts/check-format.sh runs
 
 missing=()
 for p in "${PACKAGES[@]}"; do

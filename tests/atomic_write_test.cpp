@@ -98,14 +98,13 @@ TEST(AtomicWrite, OutEqualToAnInputIsRefusedAndTheInputKept) {
   const std::string dir = scratch_dir("atomic_same");
   const std::string model = dir + "/m.safetensors";
   std::string out, err;
-  ASSERT_EQ(test::run_stepformer("init --config " + test::source_path("tests/gui/model.json") + " --seed 1 --out " +
-                                     model,
-                                 out, err),
+  ASSERT_EQ(test::run_stepformer(
+                "init --config " + test::source_path("tests/gui/model.json") + " --seed 1 --out " + model, out, err),
             0)
       << err;
   const std::string bytes = test::read_text(model);
-  EXPECT_EQ(test::run_stepformer("decode --model " + model + " --src 'a b' --out " + dir + "/./m.safetensors", out, err),
-            2);
+  EXPECT_EQ(
+      test::run_stepformer("decode --model " + model + " --src 'a b' --out " + dir + "/./m.safetensors", out, err), 2);
   EXPECT_THAT(err, HasSubstr("stepformer decode: --out '" + dir + "/./m.safetensors' is the same file as --model"));
   EXPECT_EQ(test::run_stepformer("trace --model " + model + " --src 'a b' --out " + model, out, err), 2);
   EXPECT_THAT(err, HasSubstr("is the same file as --model"));
@@ -121,16 +120,16 @@ TEST(AtomicWrite, MissingOutputFolderExitsOneBeforeAnyWork) {
   const std::string dir = scratch_dir("atomic_cli_missing");
   std::string out, err;
   const std::string model = test::fixture("encdec_pre_relu_sin.safetensors");
-  EXPECT_EQ(test::run_stepformer("trace --model " + model + " --src 'a b' --out " + dir + "/no/t.safetensors", out, err),
-            1);
+  EXPECT_EQ(
+      test::run_stepformer("trace --model " + model + " --src 'a b' --out " + dir + "/no/t.safetensors", out, err), 1);
   EXPECT_THAT(err, HasSubstr("stepformer trace: '" + dir + "/no/t.safetensors': cannot write: the folder '" + dir +
                              "/no' does not exist"));
-  EXPECT_EQ(test::run_stepformer("decode --model " + model + " --src 'a b' --out " + dir + "/no/t.safetensors", out, err),
-            1);
+  EXPECT_EQ(
+      test::run_stepformer("decode --model " + model + " --src 'a b' --out " + dir + "/no/t.safetensors", out, err), 1);
   EXPECT_THAT(err, HasSubstr("does not exist"));
-  EXPECT_EQ(test::run_stepformer("init --config " + test::source_path("tests/gui/model.json") + " --out " + dir +
-                                     "/no/m.safetensors",
-                                 out, err),
+  EXPECT_EQ(test::run_stepformer(
+                "init --config " + test::source_path("tests/gui/model.json") + " --out " + dir + "/no/m.safetensors",
+                out, err),
             1);
   // train refuses at once, not after the training.
   const auto t0 = std::chrono::steady_clock::now();
@@ -186,10 +185,26 @@ void expect_absent_or_complete_outputs(const std::string& stem, int attempt) {
   }
 }
 
-const std::vector<std::string> kSmallRun = {"--task", "copy", "--layers", "1", "--d-model", "32", "--heads", "2",
-                                            "--batch", "8", "--eval-every", "0", "--probe-every", "0",
-                                            "--final-eval-examples", "20", "--quiet", "--keep-checkpoint",
-                                            "--checkpoint-every", "1"};
+const std::vector<std::string> kSmallRun = {"--task",
+                                            "copy",
+                                            "--layers",
+                                            "1",
+                                            "--d-model",
+                                            "32",
+                                            "--heads",
+                                            "2",
+                                            "--batch",
+                                            "8",
+                                            "--eval-every",
+                                            "0",
+                                            "--probe-every",
+                                            "0",
+                                            "--final-eval-examples",
+                                            "20",
+                                            "--quiet",
+                                            "--keep-checkpoint",
+                                            "--checkpoint-every",
+                                            "1"};
 
 // SIGKILL at random moments (during steps, checkpoint writes, the final model and metrics
 // writes, or start-up), 60 times into the same folder: every file there is always absent or
@@ -224,8 +239,8 @@ TEST(AtomicWriteSlow, CtrlCAlwaysLeavesALoadableCheckpoint) {
   for (int attempt = 0; attempt < 15; ++attempt) {
     const std::string stem = dir + "/m" + std::to_string(attempt);
     std::vector<std::string> args = kSmallRun;
-    args.insert(args.end(), {"--steps", "100000", "--seed", "1", "--out", stem + ".safetensors",
-                             "--checkpoint-every", std::to_string(std::uniform_int_distribution<int>(1, 7)(rng))});
+    args.insert(args.end(), {"--steps", "100000", "--seed", "1", "--out", stem + ".safetensors", "--checkpoint-every",
+                             std::to_string(std::uniform_int_distribution<int>(1, 7)(rng))});
     const std::string err_path = stem + ".err";
     const pid_t pid = spawn_train(args, err_path);
     // Training has begun (the handler is installed) once the "training ..." line is out.

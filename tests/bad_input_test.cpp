@@ -275,7 +275,8 @@ TEST(BadInput, CommandLineReportsAndExitsNonZero) {
   std::string err;
   EXPECT_EQ(run_cli("info /nonexistent.safetensors", err), 1);
   EXPECT_THAT(err, HasSubstr("stepformer info: '/nonexistent.safetensors': cannot open"));
-  EXPECT_EQ(run_cli("trace --model " + test::fixture("encdec_pre_relu_sin.safetensors") + " --src '' --out /tmp/x", err), 1);
+  EXPECT_EQ(
+      run_cli("trace --model " + test::fixture("encdec_pre_relu_sin.safetensors") + " --src '' --out /tmp/x", err), 1);
   EXPECT_THAT(err, HasSubstr("source: expected at least one token"));
   EXPECT_EQ(run_cli("trace --model m --bogus", err), 2);
   EXPECT_THAT(err, HasSubstr("unknown option --bogus"));

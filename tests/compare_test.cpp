@@ -27,8 +27,9 @@ Comparison make(std::shared_ptr<const Model> a, std::shared_ptr<const Model> b, 
 // Every fixture's stage keys increase strictly along its stage list (the property the alignment
 // rests on).
 TEST(Compare, KeysIncreaseAlongEveryStageList) {
-  for (const char* f : {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned", "encdec_pre_gelu_shared",
-                        "deconly_pre_gelu", "deconly_post_relu_learned", "encdec_pre_3layer_odd"}) {
+  for (const char* f :
+       {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned", "encdec_pre_gelu_shared",
+        "deconly_pre_gelu", "deconly_post_relu_learned", "encdec_pre_3layer_odd"}) {
     auto m = fixture(f);
     const Vocab& v = m->config.has_encoder() ? m->config.src_vocab : m->config.tgt_vocab;
     std::string src;
@@ -85,7 +86,9 @@ TEST(Compare, LockstepPairsPreAndPostStages) {
       case StageKind::FinalNorm:  // faces post-LN's last stage before it: the last AddNorm
         EXPECT_EQ(b.kind, StageKind::AddNorm) << b.title;
         EXPECT_EQ(b.block, Block::FeedForward);
-        EXPECT_EQ(b.layer, (a.side == Side::Encoder ? pre.model().config.n_encoder_layers : pre.model().config.n_decoder_layers) - 1);
+        EXPECT_EQ(
+            b.layer,
+            (a.side == Side::Encoder ? pre.model().config.n_encoder_layers : pre.model().config.n_decoder_layers) - 1);
         break;
       default:  // embed, positional, memory, logits, choose: the same stage on both sides
         EXPECT_EQ(a.kind, b.kind) << a.title << " | " << b.title;
@@ -101,7 +104,8 @@ TEST(Compare, LockstepPairsPreAndPostStages) {
   // Back retraces the same points in reverse.
   for (int i = points - 2; i >= 0; --i) {
     ASSERT_TRUE(c.back());
-    EXPECT_TRUE(c.key() == seen[static_cast<size_t>(i)]) << describe(c.key()) << " vs " << describe(seen[static_cast<size_t>(i)]);
+    EXPECT_TRUE(c.key() == seen[static_cast<size_t>(i)])
+        << describe(c.key()) << " vs " << describe(seen[static_cast<size_t>(i)]);
   }
   EXPECT_FALSE(c.back());
   EXPECT_EQ(c.run(0).cursor(), 0);
@@ -225,7 +229,8 @@ TEST(Compare, DeterministicOnTheShippedPair) {
   EXPECT_EQ(c.run(1).text(), kSrc);
 
   const std::string out1 = test::temp_path("compare1.txt"), out2 = test::temp_path("compare2.txt");
-  const std::string cmd = std::string(STEPFORMER_BINARY) + " compare --a " + pre + " --b " + post + " --src \"" + kSrc + "\"";
+  const std::string cmd =
+      std::string(STEPFORMER_BINARY) + " compare --a " + pre + " --b " + post + " --src \"" + kSrc + "\"";
   ASSERT_EQ(std::system((cmd + " > " + out1).c_str()), 0);
   ASSERT_EQ(std::system((cmd + " > " + out2).c_str()), 0);
   std::ifstream f1(out1), f2(out2);

@@ -177,7 +177,7 @@ TEST(Residual, PreAndPostFollowTheirFormulas) {
   residual_block(NormPlacement::Pre, ln, x, sub, pre, nullptr);
   layer_norm_forward(x + 2.0f * x, ln, expect_post, nullptr);  // LN(x + 2x)
   layer_norm_forward(x, ln, n, nullptr);
-  expect_pre = x + 2.0f * n;                                    // x + 2·LN(x)
+  expect_pre = x + 2.0f * n;  // x + 2·LN(x)
   EXPECT_LT((post - expect_post).cwiseAbs().maxCoeff(), 1e-6);
   EXPECT_LT((pre - expect_pre).cwiseAbs().maxCoeff(), 1e-6);
   EXPECT_GT((pre - post).cwiseAbs().maxCoeff(), 0.5);

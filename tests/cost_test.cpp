@@ -32,15 +32,15 @@ int64_t count_of(const std::vector<ParamCount>& p, const std::string& name) {
 
 TEST(Params, HandCountOnATinyModel) {
   const auto p = param_counts(tiny());
-  EXPECT_EQ(count_of(p, "src_embed"), 24);                     // 6 × 4
+  EXPECT_EQ(count_of(p, "src_embed"), 24);  // 6 × 4
   EXPECT_EQ(count_of(p, "tgt_embed"), 24);
-  EXPECT_EQ(count_of(p, "encoder.layers.0.self_attn"), 80);    // 4 × (4·4 + 4) = 4d² + 4d
-  EXPECT_EQ(count_of(p, "encoder.layers.0.norm1"), 8);          // γ, β
-  EXPECT_EQ(count_of(p, "encoder.layers.0.ffn"), 76);           // 4·8 + 8 + 8·4 + 4 = 2·d·dff + dff + d
+  EXPECT_EQ(count_of(p, "encoder.layers.0.self_attn"), 80);  // 4 × (4·4 + 4) = 4d² + 4d
+  EXPECT_EQ(count_of(p, "encoder.layers.0.norm1"), 8);       // γ, β
+  EXPECT_EQ(count_of(p, "encoder.layers.0.ffn"), 76);        // 4·8 + 8 + 8·4 + 4 = 2·d·dff + dff + d
   EXPECT_EQ(count_of(p, "decoder.layers.0.cross_attn"), 80);
   EXPECT_EQ(count_of(p, "decoder.layers.0.norm3"), 8);
-  EXPECT_EQ(count_of(p, "generator"), 30);                     // 6 × 4 + 6
-  EXPECT_EQ(count_of(p, "encoder.norm"), -1);                  // post-LN: no final norm
+  EXPECT_EQ(count_of(p, "generator"), 30);     // 6 × 4 + 6
+  EXPECT_EQ(count_of(p, "encoder.norm"), -1);  // post-LN: no final norm
   // 24 + 24 + (80 + 8 + 8 + 76) + (80 + 80 + 8·3 + 76) + 30
   EXPECT_EQ(param_total(tiny()), 510);
   Config pre = tiny();
@@ -50,8 +50,9 @@ TEST(Params, HandCountOnATinyModel) {
 }
 
 TEST(Params, FormulaAgreesWithTheWeightsOfEveryFixture) {
-  for (const char* cs : {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned", "encdec_pre_gelu_shared",
-                         "deconly_pre_gelu", "deconly_post_relu_learned", "encdec_pre_3layer_odd"}) {
+  for (const char* cs :
+       {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned", "encdec_pre_gelu_shared",
+        "deconly_pre_gelu", "deconly_post_relu_learned", "encdec_pre_3layer_odd"}) {
     const Model m = test::load_fixture_model(cs);
     const auto formula = param_counts(m.config);
     const auto counted = count_params_by_component(m.weights, m.config);
@@ -109,7 +110,8 @@ TEST(Flops, CachedStepGrowsLinearlyRecomputationQuadratically) {
   base.n_heads = 8;
   base.n_encoder_layers = base.n_decoder_layers = 6;
   base.d_ff = 2048;
-  const int64_t c64 = decode_step_flops(base, 64, 64, true).total(), c128 = decode_step_flops(base, 64, 128, true).total();
+  const int64_t c64 = decode_step_flops(base, 64, 64, true).total(),
+                c128 = decode_step_flops(base, 64, 128, true).total();
   const int64_t c256 = decode_step_flops(base, 64, 256, true).total();
   EXPECT_EQ(c256 - c128, 2 * (c128 - c64));  // linear in t: equal increments per token
   const FlopCount u = decode_step_flops(base, 64, 256, false);
@@ -124,7 +126,8 @@ TEST(Memory, KvCacheAndAttentionMaps) {
   const CostReport r = cost_report(c, 3, 5, 2);
   EXPECT_EQ(r.kv_self_bytes, 2 * kv_cache_bytes(c, 5));
   EXPECT_EQ(r.kv_cross_bytes, 2 * cross_kv_bytes(c, 3));
-  EXPECT_EQ(r.attn_map_bytes, attention_map_bytes(c, 3, 3) + attention_map_bytes(c, 5, 5) + attention_map_bytes(c, 5, 3));
+  EXPECT_EQ(r.attn_map_bytes,
+            attention_map_bytes(c, 3, 3) + attention_map_bytes(c, 5, 5) + attention_map_bytes(c, 5, 3));
   EXPECT_EQ(r.weight_bytes, 510 * 4);
   // The seed's base model: 2 × 6 × 1024 × 512 × 4 = 24 MiB for 1024 tokens.
   Config base = c;

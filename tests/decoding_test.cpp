@@ -34,8 +34,8 @@ std::vector<int> decoded(const std::string& cs, const DecodeSettings& s) {
   return r->steps().back()->tokens;
 }
 
-const char* const kCases[] = {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned",
-                              "encdec_pre_gelu_shared", "deconly_pre_gelu", "deconly_post_relu_learned",
+const char* const kCases[] = {"encdec_post_relu_sin",   "encdec_pre_relu_sin", "encdec_post_gelu_learned",
+                              "encdec_pre_gelu_shared", "deconly_pre_gelu",    "deconly_post_relu_learned",
                               "encdec_pre_3layer_odd"};
 
 // ---- token choice -------------------------------------------------------------------------------
@@ -291,7 +291,8 @@ TEST(GreedyBatch, ShippedModelsAnswerEveryRow) {
     for (const auto& [in, out] : c.rows) inputs.push_back(in_vocab.tokenize(in).ids);
     const auto outs = greedy_decode_batch(*m, inputs, 16);
     for (size_t i = 0; i < c.rows.size(); ++i)
-      EXPECT_EQ(m->config.tgt_vocab.detokenize(outs[i]), c.rows[i].second) << c.model << " on '" << c.rows[i].first << "'";
+      EXPECT_EQ(m->config.tgt_vocab.detokenize(outs[i]), c.rows[i].second)
+          << c.model << " on '" << c.rows[i].first << "'";
   }
 }
 
@@ -318,7 +319,8 @@ TEST(BadDecodeInput, UnknownWordsBecomeUnkAndAreFlagged) {
 TEST(BadDecodeInput, SourceLongerThanMaxLen) {
   std::string src;
   for (int i = 0; i < 40; ++i) src += "a ";
-  EXPECT_THAT(error_of(open("encdec_post_relu_sin", {}, src)), HasSubstr("source: 40 tokens, but the model's max_len is 32"));
+  EXPECT_THAT(error_of(open("encdec_post_relu_sin", {}, src)),
+              HasSubstr("source: 40 tokens, but the model's max_len is 32"));
   // A decoder-only prompt counts the leading <s>: 32 words make 33 positions.
   std::string prompt;
   for (int i = 0; i < 32; ++i) prompt += "x0 ";
@@ -340,7 +342,8 @@ TEST(BadDecodeInput, BeamWidth) {
   s.beam_width = 6;
   auto r = validate(s, m);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.error(), HasSubstr("beam width: expected 1 .. 5 (at most 8 and at most the vocabulary size 5), found 6"));
+  EXPECT_THAT(r.error(),
+              HasSubstr("beam width: expected 1 .. 5 (at most 8 and at most the vocabulary size 5), found 6"));
 }
 
 TEST(BadDecodeInput, TemperatureNotPositiveIsRejected) {
@@ -353,17 +356,20 @@ TEST(BadDecodeInput, TemperatureNotPositiveIsRejected) {
   }
   s.temperature = 1;
   s.top_k = -1;
-  EXPECT_THAT(error_of(open("encdec_post_relu_sin", s)), HasSubstr("top-k: expected 0 (keep all) .. 11 (the vocabulary size), found -1"));
+  EXPECT_THAT(error_of(open("encdec_post_relu_sin", s)),
+              HasSubstr("top-k: expected 0 (keep all) .. 11 (the vocabulary size), found -1"));
   s.top_k = 0;
   s.top_p = 0;
-  EXPECT_THAT(error_of(open("encdec_post_relu_sin", s)), HasSubstr("top-p: expected a probability mass in (0, 1], found 0"));
+  EXPECT_THAT(error_of(open("encdec_post_relu_sin", s)),
+              HasSubstr("top-p: expected a probability mass in (0, 1], found 0"));
 }
 
 TEST(BadDecodeInput, MaxLength) {
   DecodeSettings s;
   s.max_len = 100;
   EXPECT_THAT(error_of(open("encdec_post_relu_sin", s)),
-              HasSubstr("max length: expected at most 32 tokens (the model's max_len 32 after a decoder prefix of 1 token), found 100"));
+              HasSubstr("max length: expected at most 32 tokens (the model's max_len 32 after a decoder prefix of 1 "
+                        "token), found 100"));
   s.max_len = -2;
   EXPECT_THAT(error_of(open("encdec_post_relu_sin", s)), HasSubstr("max length: expected a count ≥ 0"));
 }
@@ -402,8 +408,11 @@ TEST(DecodeCommand, CachedAndUncachedRecordingsAgreeFileToFile) {
   for (const std::string mode : {" --beam 3", " --sample --seed 5 --temperature 2", " --tgt 'x1 x2 x3'", ""}) {
     std::string out, err;
     const std::string a = test::temp_path("dec_cached.safetensors"), b = test::temp_path("dec_uncached.safetensors");
-    ASSERT_EQ(run_cli("decode " + kModel + " --src 'a b c <pad>' --max-len 12" + mode + " --out " + a, out, err), 0) << err;
-    ASSERT_EQ(run_cli("decode " + kModel + " --src 'a b c <pad>' --max-len 12" + mode + " --no-cache --out " + b, out, err), 0)
+    ASSERT_EQ(run_cli("decode " + kModel + " --src 'a b c <pad>' --max-len 12" + mode + " --out " + a, out, err), 0)
+        << err;
+    ASSERT_EQ(
+        run_cli("decode " + kModel + " --src 'a b c <pad>' --max-len 12" + mode + " --no-cache --out " + b, out, err),
+        0)
         << err;
     auto fa = read_safetensors(a), fb = read_safetensors(b);
     ASSERT_TRUE(fa.ok() && fb.ok());

@@ -37,9 +37,9 @@ std::shared_ptr<const Model> bert(NormPlacement norm = NormPlacement::Post) {
   c.n_token_types = 2;
   c.embed_norm = true;
   c.mlm_head = true;
-  auto v = Vocab::make({"<pad>", "<s>", "</s>", "<unk>", "[MASK]", "[SEP]", "the", "cat", "sat", "on", "a", "mat",
-                        "dog", "ran", "."},
-                       Tokenizer::Word, "test vocabulary");
+  auto v = Vocab::make(
+      {"<pad>", "<s>", "</s>", "<unk>", "[MASK]", "[SEP]", "the", "cat", "sat", "on", "a", "mat", "dog", "ran", "."},
+      Tokenizer::Word, "test vocabulary");
   EXPECT_TRUE(v.ok()) << v.error();
   c.src_vocab = *v;
   c.tgt_vocab = *v;

@@ -51,11 +51,13 @@ TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
         const Mat before = acc;
         gemm(m, n, k, ref_t(at), ref(bmat), acc.data(), n, GemmOut::Accumulate);
         const Eigen::MatrixXd want_acc = before.cast<double>() + reference(m, n, k, ref_t(at), ref(bmat), nullptr);
-        ASSERT_LE((acc.cast<double>() - want_acc).cwiseAbs().maxCoeff(), bound(k)) << "acc " << m << "x" << n << "x" << k;
+        ASSERT_LE((acc.cast<double>() - want_acc).cwiseAbs().maxCoeff(), bound(k))
+            << "acc " << m << "x" << n << "x" << k;
         // A·B both row-major, as attention's P V_h (a single tile goes straight to the kernel)
         Mat rr(m, n);
         gemm(m, n, k, ref(a), ref(bmat), rr.data(), n, GemmOut::Overwrite, bias.data());
-        ASSERT_LE((rr.cast<double>() - reference(m, n, k, ref(a), ref(bmat), bias.data())).cwiseAbs().maxCoeff(), bound(k))
+        ASSERT_LE((rr.cast<double>() - reference(m, n, k, ref(a), ref(bmat), bias.data())).cwiseAbs().maxCoeff(),
+                  bound(k))
             << "row-major " << m << "x" << n << "x" << k;
         // A with neither stride 1 (every other column of a wider matrix): packed whatever the path
         const Mat wide = Mat::Random(m, 2 * k);

@@ -178,7 +178,8 @@ double central(M& x, const M& v, F&& f, float eps = 1e-2f) {
 }
 
 void expect_close(double fd, double an, const std::string& what) {
-  EXPECT_NEAR(fd, an, 1e-2 * std::max(1.0, std::fabs(an))) << what << ": finite difference " << fd << ", backward " << an;
+  EXPECT_NEAR(fd, an, 1e-2 * std::max(1.0, std::fabs(an)))
+      << what << ": finite difference " << fd << ", backward " << an;
 }
 
 AttentionWeights random_attention(Rng& rng, int d) {
@@ -281,8 +282,10 @@ TEST(FiniteDifferences, MaskedAttentionBatchOfTwo) {
   const Mat vq = random_mat(rng, B * nq, d), vkv = random_mat(rng, B * nk, d);
   expect_close(central(xq, vq, f), dot(dxq, vq), "dx_q");
   expect_close(central(xkv, vkv, f), dot(dxkv, vkv), "dx_kv");
-  for (auto [name, p, gp] : {std::tuple{"q", &w.q_proj, &g.q_proj}, {"k", &w.k_proj, &g.k_proj},
-                             {"v", &w.v_proj, &g.v_proj}, {"o", &w.o_proj, &g.o_proj}}) {
+  for (auto [name, p, gp] : {std::tuple{"q", &w.q_proj, &g.q_proj},
+                             {"k", &w.k_proj, &g.k_proj},
+                             {"v", &w.v_proj, &g.v_proj},
+                             {"o", &w.o_proj, &g.o_proj}}) {
     const Mat vw = random_mat(rng, d, d);
     expect_close(central(p->weight, vw, f), dot(gp->weight, vw), std::string(name) + "_proj.weight");
   }

@@ -47,8 +47,7 @@ TensorFile run_like_fixture(const Model& m, const TensorFile& ex, const std::str
   }
   TensorFile got;
   append_trace_tensors(m, t, got, prefix);
-  if (m.config.n_token_types > 0)
-    got.add(prefix + "token_type_ids", Tensor::from_ids(t.encoder.embed.token_types));
+  if (m.config.n_token_types > 0) got.add(prefix + "token_type_ids", Tensor::from_ids(t.encoder.embed.token_types));
   return got;
 }
 
@@ -102,7 +101,8 @@ TEST(HfGoldenText, TheFoldersTokenizerGivesTheReferenceIds) {
   const TensorFile mx = expected_of("marian-tiny");
   EXPECT_EQ(marian.config.src_vocab.encode(mx.metadata.at("source_text")).ids, test::ids_of(*mx.find("src_ids")));
   // The decoder input: decoder_start_token_id (<pad>), then the target's pieces (labels shifted right).
-  std::vector<int> tgt = with_bos(marian.config.tgt_vocab, marian.config.tgt_vocab.tokenize(mx.metadata.at("target_text")).ids);
+  std::vector<int> tgt =
+      with_bos(marian.config.tgt_vocab, marian.config.tgt_vocab.tokenize(mx.metadata.at("target_text")).ids);
   EXPECT_EQ(tgt, test::ids_of(*mx.find("tgt_ids")));
   const Model bert = load_folder(hf_dir("bert-tiny"));
   const TensorFile bx = expected_of("bert-tiny");

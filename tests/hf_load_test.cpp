@@ -329,8 +329,8 @@ TEST(HfCli, InfoOnAFolderSaysWhatWasRead) {
   // 757·32 wte + 32·32 wpe + 2 layers · (4·(32·32+32) + 2·32·128 + 128 + 32 + 4·32) + 2·32 ln_f, as
   // Hugging Face counts (GPT-2's head has no bias: none counted).
   EXPECT_THAT(out, HasSubstr("total                               " +
-                             std::to_string(757 * 32 + 32 * 32 + 2 * (4 * (32 * 32 + 32) + 2 * 32 * 128 + 128 + 32 + 4 * 32) +
-                                            2 * 32)));
+                             std::to_string(757 * 32 + 32 * 32 +
+                                            2 * (4 * (32 * 32 + 32) + 2 * 32 * 128 + 128 + 32 + 4 * 32) + 2 * 32)));
   ASSERT_EQ(test::run_stepformer("info " + test::fixture("hf/marian-tiny"), out, err), 0) << err;
   EXPECT_THAT(out, HasSubstr("encoder      n_heads 4   d_ff 48"));
   EXPECT_THAT(out, HasSubstr("tokenizer SentencePiece"));

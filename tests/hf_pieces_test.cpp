@@ -130,7 +130,9 @@ TEST(HfPieces, ConfigNewChoicesRoundTrip) {
   std::string s = kBase;
   s.replace(s.find("\"relu\""), 6, "\"swish\"");
   s.replace(s.find("\"sinusoidal\""), 12, "\"sinusoidal_halves\"");
-  s.insert(1, R"("scale_embeddings":false,"layer_norm_eps":1e-12,"n_encoder_heads":4,"d_ff_encoder":12,"decoder_pad_mask":false,)");
+  s.insert(
+      1,
+      R"("scale_embeddings":false,"layer_norm_eps":1e-12,"n_encoder_heads":4,"d_ff_encoder":12,"decoder_pad_mask":false,)");
   auto c = parse_config(s);
   ASSERT_TRUE(c.ok()) << c.error();
   auto back = parse_config(config_to_json(*c));
@@ -148,7 +150,8 @@ TEST(HfPieces, EncoderOnlyConfig) {
   const std::string v = R"(["[PAD]","<pad>","<s>","</s>","<unk>","x"])";
   const std::string s = R"({"arch":"encoder-only","d_model":8,"n_heads":2,"n_encoder_layers":2,"n_decoder_layers":0,
     "d_ff":16,"max_len":10,"norm":"post","activation":"gelu","positional":"learned","share_embeddings":true,
-    "n_token_types":2,"embed_norm":true,"mlm_head":true,"src_vocab":)" + v + R"(,"tgt_vocab":)" + v + "}";
+    "n_token_types":2,"embed_norm":true,"mlm_head":true,"src_vocab":)" +
+                        v + R"(,"tgt_vocab":)" + v + "}";
   auto c = parse_config(s);
   ASSERT_TRUE(c.ok()) << c.error();
   EXPECT_TRUE(c->has_encoder());

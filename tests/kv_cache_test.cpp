@@ -51,7 +51,8 @@ std::string target_text(const Model& m, int n) {
 
 Session make(const std::string& cs, const DecodeSettings& s, bool cache, int tgt_len = 9) {
   auto m = std::make_shared<const Model>(test::load_fixture_model(cs));
-  auto r = Session::create(m, source_text(*m), s.strategy == Strategy::Forced ? target_text(*m, tgt_len) : "", s, cache);
+  auto r =
+      Session::create(m, source_text(*m), s.strategy == Strategy::Forced ? target_text(*m, tgt_len) : "", s, cache);
   EXPECT_TRUE(r.ok()) << cs << ": " << r.error();
   return std::move(*r);
 }
@@ -71,7 +72,8 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
     ASSERT_EQ(a.trace->logits.rows(), 1) << at << ": a kept step holds the last row's logits";
     ASSERT_EQ(on.whole_trace(static_cast<int>(t))->logits.rows(), m) << at;
     ASSERT_EQ(b.trace->logits.rows(), b.position0 + m) << at;
-    EXPECT_LE(max_diff(on.whole_trace(static_cast<int>(t))->logits, b.trace->logits.bottomRows(m)), 1e-5) << at << ": logits";
+    EXPECT_LE(max_diff(on.whole_trace(static_cast<int>(t))->logits, b.trace->logits.bottomRows(m)), 1e-5)
+        << at << ": logits";
     for (size_t l = 0; l < a.trace->layers.size(); ++l) {
       const DecoderLayerTrace& la = a.trace->layers[l];
       const DecoderLayerTrace& lb = b.trace->layers[l];

@@ -13,10 +13,10 @@ namespace {
 
 TEST(LayerStats, RowEntropyByHand) {
   Mat w(4, 4);
-  w << 0.5f, 0.5f, 0, 0,       // two keys equally: ln 2
-      1, 0, 0, 0,              // one key: 0
+  w << 0.5f, 0.5f, 0, 0,           // two keys equally: ln 2
+      1, 0, 0, 0,                  // one key: 0
       0.25f, 0.25f, 0.25f, 0.25f,  // uniform over 4: ln 4
-      0.7f, 0.2f, 0.1f, 0;     // −(0.7 ln 0.7 + 0.2 ln 0.2 + 0.1 ln 0.1)
+      0.7f, 0.2f, 0.1f, 0;         // −(0.7 ln 0.7 + 0.2 ln 0.2 + 0.1 ln 0.1)
   EXPECT_NEAR(row_entropy(w, 0), std::log(2.0), 1e-7);
   EXPECT_EQ(row_entropy(w, 1), 0.0);
   EXPECT_NEAR(row_entropy(w, 2), std::log(4.0), 1e-7);
@@ -46,9 +46,9 @@ TEST(LayerStats, MaskedKeysDropOut) {
 TEST(LayerStats, BlockNormsAndLnStatsByHand) {
   ResidualTrace r;
   r.input.resize(2, 2);
-  r.input << 3, 4, 0, 1;    // ‖·‖ = 5, 1
+  r.input << 3, 4, 0, 1;  // ‖·‖ = 5, 1
   r.output.resize(2, 2);
-  r.output << 6, 8, 1, 0;   // 10, 1
+  r.output << 6, 8, 1, 0;  // 10, 1
   r.norm.mean.resize(2);
   r.norm.mean << 3.5f, 0.5f;
   r.norm.var.resize(2);
@@ -72,17 +72,17 @@ TEST(LayerStats, BlockNormsAndLnStatsByHand) {
 TEST(LayerStats, AppendRowsFromSeveralRecordings) {
   ResidualTrace a, b;
   a.input.resize(1, 2);
-  a.input << 3, 4;          // 5
+  a.input << 3, 4;  // 5
   a.output.resize(1, 2);
-  a.output << 0, 2;         // 2
+  a.output << 0, 2;  // 2
   a.norm.mean.resize(1);
   a.norm.mean << 3.5f;
   a.norm.var.resize(1);
   a.norm.var << 0.25f;
   b.input.resize(2, 2);
-  b.input << 9, 9, 6, 8;    // row 1: 10
+  b.input << 9, 9, 6, 8;  // row 1: 10
   b.output.resize(2, 2);
-  b.output << 9, 9, 0, 4;   // row 1: 4
+  b.output << 9, 9, 0, 4;  // row 1: 4
   b.norm.mean.resize(2);
   b.norm.mean << 9, 7;
   b.norm.var.resize(2);

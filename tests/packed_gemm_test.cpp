@@ -12,7 +12,8 @@ namespace {
 TEST(PackedGemm, EqualsEigensProductOnEveryShape) {
   // out: below one 48-row panel, odd, over one 240-row block, over several; in: odd, over one
   // depth block (Eigen's kc is a few hundred here); n: 1, odd, over one 4-column panel.
-  for (const auto& [out, in] : std::vector<std::pair<int, int>>{{5, 3}, {47, 130}, {241, 77}, {1000, 700}, {512, 2048}}) {
+  for (const auto& [out, in] :
+       std::vector<std::pair<int, int>>{{5, 3}, {47, 130}, {241, 77}, {1000, 700}, {512, 2048}}) {
     const Mat w = Mat::Random(out, in);
     const PackedWeight p = pack_weight(w);
     ASSERT_EQ(p.wt.n, out);

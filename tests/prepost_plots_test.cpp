@@ -26,7 +26,8 @@ std::vector<CliRow> run_gradnorms(const std::string& args) {
   std::vector<CliRow> rows;
   while (std::getline(in, line)) {
     CliRow r;
-    if (std::sscanf(line.c_str(), "%d %lf %lf %lf %lf", &r.layer, &r.enc_grad, &r.dec_grad, &r.enc_stream, &r.dec_stream) == 5)
+    if (std::sscanf(line.c_str(), "%d %lf %lf %lf %lf", &r.layer, &r.enc_grad, &r.dec_grad, &r.enc_stream,
+                    &r.dec_stream) == 5)
       rows.push_back(r);
   }
   return rows;
@@ -45,7 +46,8 @@ TEST(PrePostPlots, GradNormPlotEqualsTheCommand) {
   const PlotData grad = gradnorm_plot(g), stream = stream_norm_plot(g);
   ASSERT_EQ(grad.series.size(), 4u);
   for (const char* norm : {"pre", "post"}) {
-    const auto rows = run_gradnorms(std::string("--layers 3 --seeds 2 --d-model 16 --heads 2 --d-ff 64 --batch 4 --norm ") + norm);
+    const auto rows =
+        run_gradnorms(std::string("--layers 3 --seeds 2 --d-model 16 --heads 2 --d-ff 64 --batch 4 --norm ") + norm);
     ASSERT_EQ(rows.size(), 3u) << norm;
     const size_t s0 = std::string(norm) == "pre" ? 0 : 2;  // series: <norm> encoder, <norm> decoder
     EXPECT_EQ(grad.series[s0].name, std::string(norm) + "-LN encoder");
@@ -82,7 +84,8 @@ RunCurves fake_run(NormPlacement n, const std::string& schedule, int steps) {
 }
 
 TEST(PrePostPlots, CurvesAndGrid) {
-  const std::vector<RunCurves> runs = {fake_run(NormPlacement::Pre, "warmup", 10), fake_run(NormPlacement::Post, "constant", 10)};
+  const std::vector<RunCurves> runs = {fake_run(NormPlacement::Pre, "warmup", 10),
+                                       fake_run(NormPlacement::Post, "constant", 10)};
   const PlotData loss = curve_plot(runs, Curve::Loss);
   ASSERT_EQ(loss.series.size(), 2u);
   EXPECT_TRUE(loss.log_y);

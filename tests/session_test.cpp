@@ -27,8 +27,8 @@ DecodeSettings forced() {
 // encdec fixtures: source words a..h, target words x0..x6.
 Session session(const std::string& cs, const DecodeSettings& s = forced(), bool cache = true) {
   const bool enc = cs.rfind("encdec", 0) == 0;
-  auto r = Session::create(model(cs), enc ? "a b c <pad>" : "x0 x1", s.strategy == Strategy::Forced ? "x2 x3 x4 x5" : "",
-                           s, cache);
+  auto r = Session::create(model(cs), enc ? "a b c <pad>" : "x0 x1",
+                           s.strategy == Strategy::Forced ? "x2 x3 x4 x5" : "", s, cache);
   EXPECT_TRUE(r.ok()) << r.error();
   return std::move(*r);
 }
@@ -51,10 +51,9 @@ TEST(Stages, PostLnEncoderDecoder) {
   // embed, add PE, 2 × [self-attention, add&norm, feed-forward, add&norm], memory
   EXPECT_EQ(enc, (std::vector<K>{K::Embed, K::Positional, K::SelfAttention, K::AddNorm, K::FeedForward, K::AddNorm,
                                  K::SelfAttention, K::AddNorm, K::FeedForward, K::AddNorm, K::Memory}));
-  const std::vector<K> step{K::Embed,
-                            K::SelfAttention, K::AddNorm, K::CrossAttention, K::AddNorm, K::FeedForward, K::AddNorm,
-                            K::SelfAttention, K::AddNorm, K::CrossAttention, K::AddNorm, K::FeedForward, K::AddNorm,
-                            K::Logits, K::Choose};
+  const std::vector<K> step{K::Embed,       K::SelfAttention, K::AddNorm,       K::CrossAttention, K::AddNorm,
+                            K::FeedForward, K::AddNorm,       K::SelfAttention, K::AddNorm,        K::CrossAttention,
+                            K::AddNorm,     K::FeedForward,   K::AddNorm,       K::Logits,         K::Choose};
   for (int t = 0; t < 5; ++t) EXPECT_EQ(kinds_of_step(s, t), step) << "step " << t;
   EXPECT_EQ(s.stage_count(), 11 + 5 * 15);  // 4 target tokens + </s>
 }
@@ -67,10 +66,9 @@ TEST(Stages, PreLnNormsComeFirstAndAFinalNormCloses) {
   EXPECT_EQ(enc, (std::vector<K>{K::Embed, K::Positional, K::Norm, K::SelfAttention, K::Norm, K::FeedForward, K::Norm,
                                  K::SelfAttention, K::Norm, K::FeedForward, K::FinalNorm, K::Memory}));
   s.run_to_end();
-  const std::vector<K> step{K::Embed,
-                            K::Norm, K::SelfAttention, K::Norm, K::CrossAttention, K::Norm, K::FeedForward,
-                            K::Norm, K::SelfAttention, K::Norm, K::CrossAttention, K::Norm, K::FeedForward,
-                            K::FinalNorm, K::Logits, K::Choose};
+  const std::vector<K> step{K::Embed,       K::Norm,      K::SelfAttention, K::Norm,  K::CrossAttention, K::Norm,
+                            K::FeedForward, K::Norm,      K::SelfAttention, K::Norm,  K::CrossAttention, K::Norm,
+                            K::FeedForward, K::FinalNorm, K::Logits,        K::Choose};
   EXPECT_EQ(kinds_of_step(s, 2), step);
 }
 
@@ -83,9 +81,9 @@ TEST(Stages, DecoderOnlyStartsWithThePrefillAndHasNoCrossAttention) {
   EXPECT_THAT(first.title, HasSubstr("prefill"));
   EXPECT_EQ(s.steps()[0]->fed.size(), 3u);  // <s> x0 x1
   s.run_to_end();
-  EXPECT_EQ(kinds_of_step(s, 1), (std::vector<K>{K::Embed, K::Norm, K::SelfAttention, K::Norm, K::FeedForward, K::Norm,
-                                                 K::SelfAttention, K::Norm, K::FeedForward, K::FinalNorm, K::Logits,
-                                                 K::Choose}));
+  EXPECT_EQ(kinds_of_step(s, 1),
+            (std::vector<K>{K::Embed, K::Norm, K::SelfAttention, K::Norm, K::FeedForward, K::Norm, K::SelfAttention,
+                            K::Norm, K::FeedForward, K::FinalNorm, K::Logits, K::Choose}));
 }
 
 // Every tensor a stage says it read or wrote exists under that name, with that shape.

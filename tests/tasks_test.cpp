@@ -68,8 +68,10 @@ TEST(Tasks, WhatEachTaskComputes) {
     std::string a, b, sum;
     bool plus = false;
     for (auto& s : e.src) {
-      if (s == "+") plus = true;
-      else (plus ? b : a) += s;
+      if (s == "+")
+        plus = true;
+      else
+        (plus ? b : a) += s;
     }
     for (auto& s : e.tgt) sum += s;
     EXPECT_EQ(std::stoi(a) + std::stoi(b), std::stoi(sum)) << text;
@@ -134,7 +136,8 @@ TEST(Batches, PaddingAndTargetsForBothArchitectures) {
   const int d3 = c.tgt_vocab.id("3"), d5 = c.tgt_vocab.id("5"), d7 = c.tgt_vocab.id("7");
   EXPECT_EQ(b.n, 2);
   EXPECT_EQ(b.m, 3);
-  EXPECT_EQ(b.src, (std::vector<int>{c.src_vocab.id("3"), c.src_vocab.id("5"), c.src_vocab.id("7"), c.src_vocab.pad()}));
+  EXPECT_EQ(b.src,
+            (std::vector<int>{c.src_vocab.id("3"), c.src_vocab.id("5"), c.src_vocab.id("7"), c.src_vocab.pad()}));
   EXPECT_EQ(b.tgt_in, (std::vector<int>{bos, d3, d5, bos, d7, pad}));
   EXPECT_EQ(b.tgt_y, (std::vector<int>{d3, d5, eos, d7, eos, pad}));
   EXPECT_EQ(b.target_tokens, 5);

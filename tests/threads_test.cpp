@@ -40,7 +40,7 @@ std::vector<int> tokens(int n, int mul) {
 }
 
 struct Results {
-  Mat teacher_forced;     // (64, V)
+  Mat teacher_forced;         // (64, V)
   RowVec cached, recomputed;  // (V) the next-token logits after 40 tokens
 };
 

@@ -183,9 +183,8 @@ TEST(Tokenizer, Gpt2FromTokenizerJsonMatchesTheReference) {
     auto v = load_byte_bpe_tokenizer_json(f.path);
     ASSERT_TRUE(v.ok()) << v.error();
     EXPECT_EQ(v->eos(), 756);
-    for_each_case("gpt2-tiny/tokenization.json", 26, [&](const json& c, const std::string& text) {
-      EXPECT_EQ(v->encode(text).ids, ints(c["ids"]));
-    });
+    for_each_case("gpt2-tiny/tokenization.json", 26,
+                  [&](const json& c, const std::string& text) { EXPECT_EQ(v->encode(text).ids, ints(c["ids"])); });
   }
 }
 
@@ -195,7 +194,8 @@ TEST(Tokenizer, Gpt2DisplayAndWordStarts) {
   const Vocab v = gpt2();
   const Tokenized t = v.tokenize("Hello world, it's 2026!");
   // H ell o Ġwor ld , Ġit 's Ġ2 0 2 6 !
-  EXPECT_EQ(t.display, (std::vector<std::string>{"H", "ell", "o", " wor", "ld", ",", " it", "'s", " 2", "0", "2", "6", "!"}));
+  EXPECT_EQ(t.display,
+            (std::vector<std::string>{"H", "ell", "o", " wor", "ld", ",", " it", "'s", " 2", "0", "2", "6", "!"}));
   EXPECT_EQ(t.word_start, (std::vector<char>{1, 0, 0, 1, 0, 1, 1, 1, 1, 0, 0, 0, 1}));
   // 'é' is two byte tokens: each shows its byte.
   const Tokenized e = v.tokenize("\xC3\xA9");
@@ -224,7 +224,9 @@ TEST(Tokenizer, Gpt2PretokenizerPattern) {
   EXPECT_EQ(words("x  \n"), (std::vector<std::string>{"x", "  \n"}));
   EXPECT_EQ(words("'S 'll"), (std::vector<std::string>{"'", "S", " '", "ll"}));  // contractions are case-sensitive
   // U+3000 IDEOGRAPHIC SPACE is White_Space; an invalid byte is an "other" character, kept.
-  EXPECT_EQ(words("a\xE3\x80\x80" "b\xFF"), (std::vector<std::string>{"a", "\xE3\x80\x80", "b", "\xFF"}));
+  EXPECT_EQ(words("a\xE3\x80\x80"
+                  "b\xFF"),
+            (std::vector<std::string>{"a", "\xE3\x80\x80", "b", "\xFF"}));
 }
 
 TEST(Tokenizer, Gpt2InvalidUtf8SurvivesTheRoundTrip) {
@@ -336,13 +338,15 @@ TEST(Tokenizer, WordAndCharacterVocabulariesUnchanged) {
 
 void expect_error(const Result<Vocab>& r, const std::vector<std::string>& parts) {
   ASSERT_FALSE(r.ok());
-  for (const std::string& p : parts) EXPECT_NE(r.error().find(p), std::string::npos) << "'" << p << "' not in: " << r.error();
+  for (const std::string& p : parts)
+    EXPECT_NE(r.error().find(p), std::string::npos) << "'" << p << "' not in: " << r.error();
 }
 
 TEST(TokenizerBadFiles, MissingFiles) {
   expect_error(load_byte_bpe("/nonexistent/vocab.json", hf("gpt2-tiny/merges.txt")),
                {"/nonexistent/vocab.json", "expected a JSON object", "no readable file"});
-  expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), "/nonexistent/merges.txt"), {"/nonexistent/merges.txt", "merges"});
+  expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), "/nonexistent/merges.txt"),
+               {"/nonexistent/merges.txt", "merges"});
   expect_error(load_wordpiece("/nonexistent/vocab.txt", true), {"/nonexistent/vocab.txt", "one token per line"});
   expect_error(load_wordpiece(hf("bert-tiny"), true), {"bert-tiny", "one token per line", "found a folder"});
   expect_error(load_sentencepiece("/nonexistent/source.spm", hf("marian-tiny/vocab.json")),
@@ -352,7 +356,8 @@ TEST(TokenizerBadFiles, MissingFiles) {
 TEST(TokenizerBadFiles, TruncatedOrWrongJson) {
   const std::string vocab = file_text(hf("gpt2-tiny/vocab.json"));
   TempFile cut(vocab.substr(0, vocab.size() / 2), "vocab.json");
-  expect_error(load_byte_bpe(cut.path, hf("gpt2-tiny/merges.txt")), {cut.path, "expected a JSON object", "invalid JSON"});
+  expect_error(load_byte_bpe(cut.path, hf("gpt2-tiny/merges.txt")),
+               {cut.path, "expected a JSON object", "invalid JSON"});
   TempFile array("[1, 2]", "vocab.json");
   expect_error(load_byte_bpe(array.path, hf("gpt2-tiny/merges.txt")), {array.path, "found an array"});
   TempFile str("{\"a\": \"x\"}", "vocab.json");
@@ -386,21 +391,24 @@ TEST(TokenizerBadFiles, UnknownMergeSymbols) {
   expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), merges.path),
                {merges.path, "line 3", "zzĠ", "left symbol", "vocab.json"});
   TempFile result("#version: 0.2\nq q\n", "merges.txt");
-  expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), result.path), {result.path, "line 2", "'qq'", "merged symbol"});
+  expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), result.path),
+               {result.path, "line 2", "'qq'", "merged symbol"});
   TempFile shape("#version: 0.2\nabc\n", "merges.txt");
   expect_error(load_byte_bpe(hf("gpt2-tiny/vocab.json"), shape.path), {shape.path, "line 2", "two symbols", "'abc'"});
 }
 
 TEST(TokenizerBadFiles, MissingByteTokens) {
   TempFile vocab("{\"a\": 0, \"<|endoftext|>\": 1}", "vocab.json");
-  expect_error(load_byte_bpe(vocab.path, hf("gpt2-tiny/merges.txt")), {vocab.path, "256 one-byte tokens", "'Ā'", "0x00"});
+  expect_error(load_byte_bpe(vocab.path, hf("gpt2-tiny/merges.txt")),
+               {vocab.path, "256 one-byte tokens", "'Ā'", "0x00"});
   TempFile noeot("{\"a\": 0}", "vocab.json");
   expect_error(load_byte_bpe(noeot.path, hf("gpt2-tiny/merges.txt")), {noeot.path, "<|endoftext|>"});
 }
 
 TEST(TokenizerBadFiles, UnreadableSpm) {
   TempFile junk("this is not a protobuf", "source.spm");
-  expect_error(load_sentencepiece(junk.path, hf("marian-tiny/vocab.json")), {junk.path, "expected a SentencePiece model", "found 22 bytes"});
+  expect_error(load_sentencepiece(junk.path, hf("marian-tiny/vocab.json")),
+               {junk.path, "expected a SentencePiece model", "found 22 bytes"});
   const std::string spm = file_text(hf("marian-tiny/source.spm"));
   TempFile cut(spm.substr(0, spm.size() / 3), "source.spm");
   expect_error(load_sentencepiece(cut.path, hf("marian-tiny/vocab.json")), {cut.path, "SentencePiece"});

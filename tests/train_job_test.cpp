@@ -96,8 +96,8 @@ TEST(TrainJob, PauseResumeCancel) {
   ASSERT_TRUE(until(TrainProgress::Paused));
   const int64_t at = j.steps_done();
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  EXPECT_EQ(j.steps_done(), at);  // nothing moves while paused
-  EXPECT_EQ(j.progress()->models.size(), 2u);  // the models so far can be opened
+  EXPECT_EQ(j.steps_done(), at);                                                    // nothing moves while paused
+  EXPECT_EQ(j.progress()->models.size(), 2u);                                       // the models so far can be opened
   EXPECT_EQ(j.progress()->runs[0].step.size(), j.progress()->runs[1].step.size());  // in step with each other
   j.resume();
   ASSERT_TRUE(until(TrainProgress::Running));

@@ -43,7 +43,8 @@ TrainOptions tiny_copy(uint64_t seed = 1) {
 
 std::vector<float> all_weights(const Trainer& t) {
   std::vector<float> v;
-  for (const ParamRef& p : param_table(t.model().weights, t.model().config)) v.insert(v.end(), p.data, p.data + p.numel());
+  for (const ParamRef& p : param_table(t.model().weights, t.model().config))
+    v.insert(v.end(), p.data, p.data + p.numel());
   return v;
 }
 
@@ -378,12 +379,10 @@ TEST(ShippedModels, EveryModelSolvesItsTask) {
     const char* output;
     double bar;
   };
-  const Case cases[] = {{"copy", "3 1 4 1 5 9 2 6", "3 1 4 1 5 9 2 6", 0.99},
-                        {"reverse", "3 1 4 1 5 9 2 6", "6 2 9 5 1 4 1 3", 0.99},
-                        {"sort", "3 1 4 1 5 9 2 6", "1 1 2 3 4 5 6 9", 0.99},
-                        {"add", "3 4 7 + 5 8", "4 0 5", 0.97},
-                        {"dates", "Saturday 21 Nov 2026", "2026-11-21", 0.97},
-                        {"copy-lm", "3 1 4 1 5 =", "3 1 4 1 5", 0.99}};
+  const Case cases[] = {
+      {"copy", "3 1 4 1 5 9 2 6", "3 1 4 1 5 9 2 6", 0.99},  {"reverse", "3 1 4 1 5 9 2 6", "6 2 9 5 1 4 1 3", 0.99},
+      {"sort", "3 1 4 1 5 9 2 6", "1 1 2 3 4 5 6 9", 0.99},  {"add", "3 4 7 + 5 8", "4 0 5", 0.97},
+      {"dates", "Saturday 21 Nov 2026", "2026-11-21", 0.97}, {"copy-lm", "3 1 4 1 5 =", "3 1 4 1 5", 0.99}};
   for (const Case& c : cases) {
     for (const char* norm : {"pre", "post"}) {
       const std::string name = std::string(c.task) + "-" + norm + "ln";

@@ -79,7 +79,8 @@ static int cmd_compare(int argc, char** argv) {
   if (a.has("--stages")) {
     std::printf("point  A: %-52s B:\n", to_string(A->config.norm));
     do {
-      std::printf("%5d  %-55s %s\n", c->position(), c->run(0).current().title.c_str(), c->run(1).current().title.c_str());
+      std::printf("%5d  %-55s %s\n", c->position(), c->run(0).current().title.c_str(),
+                  c->run(1).current().title.c_str());
     } while (c->forward());
   } else {
     c->run_to_end();

@@ -81,9 +81,12 @@ std::optional<Session> open_session(const char* cmd, Args& a, int& rc) {
 
 std::string bytes_str(int64_t b) {
   char buf[32];
-  if (b < 10 * 1024) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  else if (b < 10 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
+  if (b < 10 * 1024)
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  else if (b < 10 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
   return buf;
 }
 
@@ -152,7 +155,8 @@ void print_step(const Session& s, const StepRecord& r) {
     std::printf("        %zu candidates, %d pruned\n", r.candidates.size(), pruned);
   }
   if (s.settings().strategy == Strategy::Sample)
-    std::printf("        sampled from %d tokens (mass %.3f), u = %.4f\n", r.sample.kept, r.sample.kept_mass, r.sample.u);
+    std::printf("        sampled from %d tokens (mass %.3f), u = %.4f\n", r.sample.kept, r.sample.kept_mass,
+                r.sample.u);
 }
 
 // The rows fed at this step: the whole recording with the cache, the last m rows without; so a
@@ -201,17 +205,17 @@ TensorFile recording(const Session& s) {
   return f;
 }
 
-#define SF_DECODE_OPTIONS                                                                              \
-  "  --model M          the model to run: a .safetensors file or a Hugging Face folder (required)\n"                                  \
-  "  --src \"...\"        the source text (the prompt, for a decoder-only model) (required)\n"        \
-  "  --greedy           take the most probable token at each step (the default)\n"                     \
-  "  --sample           sample from the softmax; with --temperature T (> 0, default 1),\n"             \
-  "                     --top-k K (0 = all), --top-p P (nucleus, default 1), --seed S (default 0)\n"   \
-  "  --beam W           beam search of width W (>= 1)\n"                                               \
+#define SF_DECODE_OPTIONS                                                                            \
+  "  --model M          the model to run: a .safetensors file or a Hugging Face folder (required)\n" \
+  "  --src \"...\"        the source text (the prompt, for a decoder-only model) (required)\n"       \
+  "  --greedy           take the most probable token at each step (the default)\n"                   \
+  "  --sample           sample from the softmax; with --temperature T (> 0, default 1),\n"           \
+  "                     --top-k K (0 = all), --top-p P (nucleus, default 1), --seed S (default 0)\n" \
+  "  --beam W           beam search of width W (>= 1)\n"                                             \
   "  --tgt \"...\"        forced decoding (teacher forcing) on this target text\n"                   \
-  "  --max-len N        stop after N generated tokens (default: the model's max_len)\n"                \
-  "  --no-cache         recompute every step instead of reading K/V from the cache\n"                  \
-  "  --no-pe            leave out the positional encoding (an experiment)\n"                           \
+  "  --max-len N        stop after N generated tokens (default: the model's max_len)\n"              \
+  "  --no-cache         recompute every step instead of reading K/V from the cache\n"                \
+  "  --no-pe            leave out the positional encoding (an experiment)\n"                         \
   "  --no-causal        leave out the decoder's causal mask (an experiment)\n"
 
 const char* kDecodeHelp =
@@ -220,10 +224,9 @@ const char* kDecodeHelp =
     "example:\n"
     "  stepformer decode --model assets/models/reverse-preln.safetensors --src \"1 2 3 4\" --beam 3\n";
 
-const char* kStepsHelp =
-    "options:\n" SF_DECODE_OPTIONS
-    "example:\n"
-    "  stepformer steps --model assets/models/copy-preln.safetensors --src \"1 2 3\"\n";
+const char* kStepsHelp = "options:\n" SF_DECODE_OPTIONS
+                         "example:\n"
+                         "  stepformer steps --model assets/models/copy-preln.safetensors --src \"1 2 3\"\n";
 
 }  // namespace
 
@@ -252,11 +255,12 @@ static int cmd_decode(int argc, char** argv) {
   std::printf("output: %s\n", s->text().c_str());
   std::printf("stopped: %s after %zu steps\n", last.finish_reason.c_str(), s->steps().size());
   const CostReport c = s->cost();
-  std::printf("cost at the last step (t = %d): %.3g FLOPs with the cache, %.3g recomputing; KV cache %s "
-              "(self %s + cross %s)\n",
-              c.t, static_cast<double>(c.step_cached.total()), static_cast<double>(c.step_uncached.total()),
-              bytes_str(c.kv_self_bytes + c.kv_cross_bytes).c_str(), bytes_str(c.kv_self_bytes).c_str(),
-              bytes_str(c.kv_cross_bytes).c_str());
+  std::printf(
+      "cost at the last step (t = %d): %.3g FLOPs with the cache, %.3g recomputing; KV cache %s "
+      "(self %s + cross %s)\n",
+      c.t, static_cast<double>(c.step_cached.total()), static_cast<double>(c.step_uncached.total()),
+      bytes_str(c.kv_self_bytes + c.kv_cross_bytes).c_str(), bytes_str(c.kv_self_bytes).c_str(),
+      bytes_str(c.kv_cross_bytes).c_str());
   if (a.has("--out")) {
     TensorFile f = recording(*s);
     f.metadata["src"] = a.str("--src");

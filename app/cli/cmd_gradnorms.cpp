@@ -33,13 +33,14 @@ static int cmd_gradnorms(int argc, char** argv) {
     std::cerr << "stepformer gradnorms: task '" << o.task << "' must be an encoder-decoder task\n";
     return 1;
   }
-  std::printf("%s-LN, %d+%d layers, d_model %d, %d heads, d_ff %d, task %s, batch %d, mean over %d seeds "
-              "(initial loss %.3f)\n",
-              norm.c_str(), o.layers, o.layers, o.d_model, o.n_heads, o.d_ff, o.task.c_str(), o.batch, o.seeds, r.loss);
+  std::printf(
+      "%s-LN, %d+%d layers, d_model %d, %d heads, d_ff %d, task %s, batch %d, mean over %d seeds "
+      "(initial loss %.3f)\n",
+      norm.c_str(), o.layers, o.layers, o.d_model, o.n_heads, o.d_ff, o.task.c_str(), o.batch, o.seeds, r.loss);
   std::printf("layer   |grad enc ffn.fc2.W|  |grad dec ffn.fc2.W|   enc stream |x|   dec stream |x|\n");
   for (size_t l = 0; l < r.encoder_ffn.size(); ++l)
-    std::printf("%5zu   %20.5f  %20.5f   %14.3f   %14.3f\n", l, r.encoder_ffn[l], r.decoder_ffn[l],
-                r.encoder_stream[l], r.decoder_stream[l]);
+    std::printf("%5zu   %20.5f  %20.5f   %14.3f   %14.3f\n", l, r.encoder_ffn[l], r.decoder_ffn[l], r.encoder_stream[l],
+                r.decoder_stream[l]);
   return 0;
 }
 

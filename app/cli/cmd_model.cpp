@@ -15,7 +15,8 @@ static int cmd_init(int argc, char** argv) {
   a.require("--out");
   const long long seed = a.integer("--seed", 0, 0, (1LL << 62));
   if (!a.ok()) {
-    std::cerr << "stepformer init: " << a.error() << "\nusage: stepformer init --config C.json --seed S --out M.safetensors\n";
+    std::cerr << "stepformer init: " << a.error()
+              << "\nusage: stepformer init --config C.json --seed S --out M.safetensors\n";
     return 2;
   }
   const std::string path = a.str("--config");
@@ -69,19 +70,18 @@ static int cmd_info(int argc, char** argv) {
     }
     std::cout << "\n";
   }
-  std::cout
-            << "  arch         " << to_string(c.arch) << "\n"
+  std::cout << "  arch         " << to_string(c.arch) << "\n"
             << "  norm         " << to_string(c.norm) << "-LN\n"
-            << "  d_model      " << c.d_model << "   n_heads " << c.n_heads << "   d_k " << c.d_k() << "   d_ff " << c.d_ff
-            << "\n"
+            << "  d_model      " << c.d_model << "   n_heads " << c.n_heads << "   d_k " << c.d_k() << "   d_ff "
+            << c.d_ff << "\n"
             << (c.encoder_heads() != c.n_heads || c.encoder_d_ff() != c.d_ff
                     ? "  encoder      n_heads " + std::to_string(c.encoder_heads()) + "   d_ff " +
                           std::to_string(c.encoder_d_ff()) + "   (the line above: the decoder)\n"
                     : "")
             << "  layers       " << c.n_encoder_layers << " encoder + " << c.n_decoder_layers << " decoder\n"
             << "  positional   " << to_string(c.positional) << "   max_len " << c.max_len << "\n"
-            << "  activation   " << to_string(c.activation) << "   tokenizer " << s.tokenizer
-            << "   shared embeddings " << (c.share_embeddings ? "yes" : "no") << "\n";
+            << "  activation   " << to_string(c.activation) << "   tokenizer " << s.tokenizer << "   shared embeddings "
+            << (c.share_embeddings ? "yes" : "no") << "\n";
   if (c.has_encoder()) std::cout << "  src vocab    " << c.src_vocab.size() << " tokens\n";
   std::cout << "  tgt vocab    " << c.tgt_vocab.size() << " tokens\n\n  parameters by component\n";
   for (auto& pc : count_params_by_component(m->weights, c))

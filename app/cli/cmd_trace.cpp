@@ -92,7 +92,8 @@ void print_heads(const std::string& title, const AttentionTrace& a, const std::v
     std::printf("  %s", fit(q[i], 7).c_str());
     for (int h = 0; h < a.n_heads; ++h) {
       const Mat& w = a.head_weights(0, h);
-      for (size_t j = 0; j < k.size(); ++j) std::printf("%s", shade(w(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j))));
+      for (size_t j = 0; j < k.size(); ++j)
+        std::printf("%s", shade(w(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j))));
       std::printf("  ");
     }
     std::printf("\n");
@@ -153,15 +154,19 @@ static int cmd_walk(int argc, char** argv) {
   std::printf("model: %s, %s-LN, d_model %d, %d heads (d_k %d), d_ff %d, %d+%d layers, %s PE, %lld parameters\n\n",
               to_string(c.arch), to_string(c.norm), d, c.n_heads, c.d_k(), c.d_ff, c.n_encoder_layers,
               c.n_decoder_layers, to_string(c.positional), static_cast<long long>(count_params(model->weights, c)));
-  if (c.has_encoder()) print_tokens("source", c.src_vocab, in.src_ids);
-  else print_tokens("prompt", c.tgt_vocab, in.tgt_ids);
+  if (c.has_encoder())
+    print_tokens("source", c.src_vocab, in.src_ids);
+  else
+    print_tokens("prompt", c.tgt_vocab, in.tgt_ids);
   if (!c.has_decoder()) {
     std::printf("\n[masked-LM head] an encoder-only model does not decode: it predicts every position at once\n");
     print_masked_predictions(*model, in.src_ids, session->encoder()->trace.logits);
   } else {
-    std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n", to_string(ds.strategy));
+    std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n",
+                to_string(ds.strategy));
     for (auto& st : session->steps()) {
-      std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(), st->chosen_prob);
+      std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(),
+                  st->chosen_prob);
       for (size_t k = 1; k < std::min<size_t>(st->top.size(), 3); ++k)
         std::printf(" %s %.3f", c.tgt_vocab.token(st->top[k].id).c_str(), st->top[k].prob);
       std::printf("   cache %lld B\n", static_cast<long long>(st->cache_bytes));
@@ -174,9 +179,12 @@ static int cmd_walk(int argc, char** argv) {
   std::vector<int> out_ids = session->tokens();
   if (!out_ids.empty() && out_ids.back() == c.tgt_vocab.eos()) out_ids.pop_back();
   PreparedInput full = in;
-  if (!c.has_decoder()) full.tgt_ids.clear();
-  else if (c.has_encoder()) full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
-  else full.tgt_ids.insert(full.tgt_ids.end(), out_ids.begin(), out_ids.end());
+  if (!c.has_decoder())
+    full.tgt_ids.clear();
+  else if (c.has_encoder())
+    full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
+  else
+    full.tgt_ids.insert(full.tgt_ids.end(), out_ids.begin(), out_ids.end());
   if (!check_ids(*model, full.tgt_ids, false)) full.tgt_ids = in.tgt_ids;
   Trace t = run_forward(*model, full);
   const std::vector<std::string> tgt_names = names(c.tgt_vocab, full.tgt_ids);
@@ -192,7 +200,8 @@ static int cmd_walk(int argc, char** argv) {
     for (int i = 0; i < c.n_encoder_layers; ++i) {
       const auto& L = t.encoder.layers[static_cast<size_t>(i)];
       print_heads("encoder layer " + std::to_string(i) + " self-attention", L.self_attn, src_names, src_names);
-      std::printf("  residual stream after layer %d: mean ‖x‖ = %.2f\n\n", i, L.ffn_block.output.rowwise().norm().mean());
+      std::printf("  residual stream after layer %d: mean ‖x‖ = %.2f\n\n", i,
+                  L.ffn_block.output.rowwise().norm().mean());
     }
   }
   if (!c.has_decoder()) return 0;
@@ -203,34 +212,37 @@ static int cmd_walk(int argc, char** argv) {
     const auto& L = t.decoder.layers[static_cast<size_t>(i)];
     print_heads("decoder layer " + std::to_string(i) + " masked self-attention", L.self_attn, tgt_names, tgt_names);
     if (c.has_encoder())
-      print_heads("decoder layer " + std::to_string(i) + " cross-attention (queries: decoder, keys: source)", L.cross_attn,
-                  tgt_names, src_names);
+      print_heads("decoder layer " + std::to_string(i) + " cross-attention (queries: decoder, keys: source)",
+                  L.cross_attn, tgt_names, src_names);
     std::printf("\n");
   }
   return 0;
 }
 
-STEPFORMER_COMMAND(reg_trace, "trace",
-                  "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] --out T.safetensors\n"
-                  "    run (teacher-forced on --tgt) and write every recorded tensor",
-                  "options:\n"
-                  "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
-                  "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
-                  "  --tgt \"...\"          the target text the decoder is teacher-forced on\n"
-                  "  --no-pe              leave out the positional encoding (an experiment)\n"
-                  "  --no-causal          leave out the decoder's causal mask (an experiment)\n"
-                  "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
-                  "example:\n"
-                  "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "
-                  "--out /tmp/t.safetensors\n",
-                  cmd_trace);
-STEPFORMER_COMMAND(reg_walk, "walk", "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal",
-                  "options:\n"
-                  "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
-                  "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
-                  "  --tgt \"...\"          force the decode on this target text instead of greedy decoding\n"
-                  "example:\n"
-                  "  stepformer walk --model assets/models/reverse-preln.safetensors --src \"1 2 3\"\n",
-                  cmd_walk);
+STEPFORMER_COMMAND(
+    reg_trace, "trace",
+    "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] --out T.safetensors\n"
+    "    run (teacher-forced on --tgt) and write every recorded tensor",
+    "options:\n"
+    "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
+    "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
+    "  --tgt \"...\"          the target text the decoder is teacher-forced on\n"
+    "  --no-pe              leave out the positional encoding (an experiment)\n"
+    "  --no-causal          leave out the decoder's causal mask (an experiment)\n"
+    "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
+    "example:\n"
+    "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "
+    "--out /tmp/t.safetensors\n",
+    cmd_trace);
+STEPFORMER_COMMAND(
+    reg_walk, "walk",
+    "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal",
+    "options:\n"
+    "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
+    "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
+    "  --tgt \"...\"          force the decode on this target text instead of greedy decoding\n"
+    "example:\n"
+    "  stepformer walk --model assets/models/reverse-preln.safetensors --src \"1 2 3\"\n",
+    cmd_walk);
 
 }  // namespace sf::cli

@@ -93,11 +93,38 @@ const char* kHelp =
 
 static int cmd_train(int argc, char** argv) {
   Args a(argc, argv, 2, {"--keep-checkpoint", "--quiet"},
-         {"--task", "--norm", "--arch", "--layers", "--encoder-layers", "--decoder-layers", "--d-model", "--heads",
-          "--d-ff", "--activation", "--positional", "--warmup", "--factor", "--constant-lr", "--clip",
-          "--label-smoothing", "--dropout", "--cooldown", "--batch", "--steps", "--seed", "--threads", "--min-len", "--max-len",
-          "--symbols", "--eval-every", "--eval-examples", "--final-eval-examples", "--probe-every",
-          "--checkpoint-every", "--out", "--resume"});
+         {"--task",
+          "--norm",
+          "--arch",
+          "--layers",
+          "--encoder-layers",
+          "--decoder-layers",
+          "--d-model",
+          "--heads",
+          "--d-ff",
+          "--activation",
+          "--positional",
+          "--warmup",
+          "--factor",
+          "--constant-lr",
+          "--clip",
+          "--label-smoothing",
+          "--dropout",
+          "--cooldown",
+          "--batch",
+          "--steps",
+          "--seed",
+          "--threads",
+          "--min-len",
+          "--max-len",
+          "--symbols",
+          "--eval-every",
+          "--eval-examples",
+          "--final-eval-examples",
+          "--probe-every",
+          "--checkpoint-every",
+          "--out",
+          "--resume"});
   std::string command = "stepformer train";
   for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];
 
@@ -256,12 +283,13 @@ static int cmd_train(int argc, char** argv) {
       const int width = 24;
       const int filled = t.options().steps ? static_cast<int>(width * s.step / t.options().steps) : width;
       char line[256];
-      std::snprintf(line, sizeof line, "[%s%s] step %lld/%lld  loss %.4f  acc %5.1f%%%s  %6.0f tok/s  left %s",
-                    std::string(static_cast<size_t>(filled), '#').c_str(),
-                    std::string(static_cast<size_t>(width - filled), '.').c_str(), static_cast<long long>(s.step),
-                    static_cast<long long>(t.options().steps), s.loss, 100 * s.accuracy,
-                    last_em >= 0 ? ("  exact " + std::to_string(static_cast<int>(100 * last_em + 0.5)) + "%").c_str() : "",
-                    el > 0 ? tokens / el : 0.0, clock_text(left).c_str());
+      std::snprintf(
+          line, sizeof line, "[%s%s] step %lld/%lld  loss %.4f  acc %5.1f%%%s  %6.0f tok/s  left %s",
+          std::string(static_cast<size_t>(filled), '#').c_str(),
+          std::string(static_cast<size_t>(width - filled), '.').c_str(), static_cast<long long>(s.step),
+          static_cast<long long>(t.options().steps), s.loss, 100 * s.accuracy,
+          last_em >= 0 ? ("  exact " + std::to_string(static_cast<int>(100 * last_em + 0.5)) + "%").c_str() : "",
+          el > 0 ? tokens / el : 0.0, clock_text(left).c_str());
       std::cerr << (tty ? "\r" : "") << line << (tty ? "\033[K" : "\n") << std::flush;
     }
   }
@@ -289,9 +317,10 @@ static int cmd_train(int argc, char** argv) {
     return 1;
   }
   if (!a.has("--keep-checkpoint")) std::remove(ckpt.c_str());
-  std::printf("wrote %s and %s: %lld steps in %.1f s (%.0f target tokens/s), exact match %.2f%% on %d held-out examples\n",
-              out.c_str(), metrics.c_str(), static_cast<long long>(t.steps_done()), seconds,
-              seconds > 0 ? tokens / seconds : 0.0, 100 * r.exact_match(), r.examples);
+  std::printf(
+      "wrote %s and %s: %lld steps in %.1f s (%.0f target tokens/s), exact match %.2f%% on %d held-out examples\n",
+      out.c_str(), metrics.c_str(), static_cast<long long>(t.steps_done()), seconds,
+      seconds > 0 ? tokens / seconds : 0.0, 100 * r.exact_match(), r.examples);
   return 0;
 }
 

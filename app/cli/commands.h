@@ -33,6 +33,7 @@ struct RegisterCommand {
   }
 };
 
-#define STEPFORMER_COMMAND(var, name, usage, help, fn) static ::sf::cli::RegisterCommand var{name, usage, help, fn}
+#define STEPFORMER_COMMAND(var, name, usage, help, fn) \
+  static ::sf::cli::RegisterCommand var { name, usage, help, fn }
 
 }  // namespace sf::cli

@@ -10,8 +10,9 @@ namespace sf::cli {
 void print_masked_predictions(const Model& m, const std::vector<int>& ids, const Mat& logits) {
   const Vocab& v = m.config.src_vocab;
   if (!m.config.mlm_head || logits.size() == 0) {
-    std::printf("encoder-only model without a masked-LM head: nothing to predict (`stepformer trace` writes its "
-                "hidden states, encoder.output)\n");
+    std::printf(
+        "encoder-only model without a masked-LM head: nothing to predict (`stepformer trace` writes its "
+        "hidden states, encoder.output)\n");
     return;
   }
   const int mask = mask_token(v);

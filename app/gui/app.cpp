@@ -54,9 +54,12 @@ void settings_line(ImGuiContext*, ImGuiSettingsHandler*, void*, const char* line
   float f;
   int i;
   char key[64];
-  if (std::sscanf(line, "scale=%f", &f) == 1 && f >= 0.5f && f <= 4.0f) g_app->ui().scale = f;
-  else if (std::sscanf(line, "presentation=%d", &i) == 1) g_app->ui().presentation = i != 0;
-  else if (std::sscanf(line, "speed=%f", &f) == 1 && f > 0 && f <= 30) g_app->ui().speed = f;
+  if (std::sscanf(line, "scale=%f", &f) == 1 && f >= 0.5f && f <= 4.0f)
+    g_app->ui().scale = f;
+  else if (std::sscanf(line, "presentation=%d", &i) == 1)
+    g_app->ui().presentation = i != 0;
+  else if (std::sscanf(line, "speed=%f", &f) == 1 && f > 0 && f <= 30)
+    g_app->ui().speed = f;
   else if (std::sscanf(line, "open.%63[^=]=%d", key, &i) == 2) {
     if (Panel* p = g_app->find_panel(key)) p->open = i != 0;
   }
@@ -108,8 +111,9 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
   panels_.push_back(make_residual_panel());
   for (auto& p : make_prepost_panels()) panels_.push_back(std::move(p));  // compare, training, gradnorms
   for (auto& p : panels_) p->open = p->default_open();
-  set_heatmap_export([](const std::string& stem) { return g_app->default_export_path(stem, ".png"); },
-                     [](bool ok, const std::string& text) { g_app->notify(ok ? Message::Info : Message::Error, text); });
+  set_heatmap_export(
+      [](const std::string& stem) { return g_app->default_export_path(stem, ".png"); },
+      [](bool ok, const std::string& text) { g_app->notify(ok ? Message::Info : Message::Error, text); });
 
   // Settings (scale, presentation, open panels) live in imgui.ini next to the window layout.
   // Scripted and headless runs neither read nor write it, so they are reproducible.
@@ -128,8 +132,8 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
   const std::string shaders = find_resource_dir("shaders");
   std::string err;
   if (shaders.empty() || !heatmap_renderer().init(shaders, err))
-    notify(Message::Warning, (shaders.empty() ? std::string("shaders/ folder not found") : err) +
-                                 " — heatmaps are drawn in grey levels");
+    notify(Message::Warning,
+           (shaders.empty() ? std::string("shaders/ folder not found") : err) + " — heatmaps are drawn in grey levels");
 
   // The first model: --model, a shipped one, or (benchmark) a random 6 × 8-head model.
   if (opt_.bench_frames > 0) {
@@ -277,7 +281,11 @@ void App::frame() {
     if (opt_.headless() || script_)
       for (const Message& x : snap_->log)
         if (x.seq > printed_log_) {
-          std::fprintf(stderr, "%s%s\n", x.level == Message::Error ? "error: " : x.level == Message::Warning ? "warning: " : "", x.text.c_str());
+          std::fprintf(stderr, "%s%s\n",
+                       x.level == Message::Error     ? "error: "
+                       : x.level == Message::Warning ? "warning: "
+                                                     : "",
+                       x.text.c_str());
           printed_log_ = x.seq;
         }
   }
@@ -309,8 +317,10 @@ void App::frame() {
   play_tick();
   menu_bar();
   draw_panels();
-  if (!snap_->model && worker_->idle()) draw_no_model();
-  else no_model_focused_ = false;
+  if (!snap_->model && worker_->idle())
+    draw_no_model();
+  else
+    no_model_focused_ = false;
   status_bar();
   if (demo_window_) ImGui::ShowDemoWindow(&demo_window_);
   if (layout_reset_ > 0) --layout_reset_;

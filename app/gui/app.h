@@ -21,12 +21,12 @@ namespace sf::gui {
 class ScriptRunner;
 
 struct AppOptions {
-  std::string script;        // --script FILE
-  std::string screenshot;    // --screenshot FILE
-  int bench_frames = 0;      // --bench-frames N
-  std::string model;         // --model FILE (instead of the default shipped model)
-  float scale = 0;           // --scale S (0: remembered / 1)
-  bool presentation = false; // --presentation
+  std::string script;         // --script FILE
+  std::string screenshot;     // --screenshot FILE
+  int bench_frames = 0;       // --bench-frames N
+  std::string model;          // --model FILE (instead of the default shipped model)
+  float scale = 0;            // --scale S (0: remembered / 1)
+  bool presentation = false;  // --presentation
   bool headless() const { return !screenshot.empty() || bench_frames > 0; }
 };
 
@@ -120,7 +120,8 @@ class App {
   std::string titled_ = "?";
   bool initial_view_ = false;
   bool bench_layout_ = false;
-  bool no_model_focused_ = false;  // --bench-frames: the attention model view fills the window  // select the default attention once the first model is in
+  bool no_model_focused_ = false;  // --bench-frames: the attention model view fills the window  // select the default
+                                   // attention once the first model is in
 };
 
 }  // namespace sf::gui

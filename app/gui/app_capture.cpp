@@ -56,7 +56,8 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
   };
   const auto rect = [](ImVec4 r) {
     char b[96];
-    std::snprintf(b, sizeof b, "[%d, %d, %d, %d]", static_cast<int>(r.x), static_cast<int>(r.y), static_cast<int>(r.z), static_cast<int>(r.w));
+    std::snprintf(b, sizeof b, "[%d, %d, %d, %d]", static_cast<int>(r.x), static_cast<int>(r.y), static_cast<int>(r.z),
+                  static_cast<int>(r.w));
     return std::string(b);
   };
   if (snap_ && snap_->ok()) {
@@ -70,7 +71,8 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
       char prob[32];
       std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(p.top.empty() ? 0.0f : p.top[0].prob));
       masked += (masked.empty() ? "\"" : ", \"") + std::to_string(p.position) + ":" +
-                esc(p.top.empty() ? "" : display_token(snap_->model->config.src_vocab, p.top[0].id)) + ":" + prob + "\"";
+                esc(p.top.empty() ? "" : display_token(snap_->model->config.src_vocab, p.top[0].id)) + ":" + prob +
+                "\"";
     }
     j += ",\n  \"masked\": [" + masked + "]";
   }
@@ -80,9 +82,9 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
   bool first = true;
   for (auto& p : panels_) {
     if (!p->open) continue;
-    j += std::string(first ? "" : ",") + "\n    \"" + p->key() + "\": {\"rect\": " +
-         rect(ImVec4(p->pos.x, p->pos.y, p->pos.x + p->size.x, p->pos.y + p->size.y)) + ", \"heatmap\": " + rect(p->heat_rect) +
-         ", \"mark\": " + rect(p->mark_rect) + "}";
+    j += std::string(first ? "" : ",") + "\n    \"" + p->key() +
+         "\": {\"rect\": " + rect(ImVec4(p->pos.x, p->pos.y, p->pos.x + p->size.x, p->pos.y + p->size.y)) +
+         ", \"heatmap\": " + rect(p->heat_rect) + ", \"mark\": " + rect(p->mark_rect) + "}";
     first = false;
   }
   j += "\n  }\n}\n";

@@ -27,7 +27,7 @@ void App::follow_stage() {
   const bool attn = st.kind == StageKind::SelfAttention || st.kind == StageKind::CrossAttention ||
                     ((st.kind == StageKind::Norm || st.kind == StageKind::AddNorm) && st.block != Block::FeedForward);
   if (!attn || st.layer < 0) return;
-  AttnKind k = st.side == Side::Encoder ? AttnKind::EncoderSelf
+  AttnKind k = st.side == Side::Encoder                                                      ? AttnKind::EncoderSelf
                : (st.kind == StageKind::CrossAttention || st.block == Block::CrossAttention) ? AttnKind::Cross
                                                                                              : AttnKind::DecoderSelf;
   if (k != ui_.kind || st.layer != ui_.layer) ui_.cell_pinned = false;

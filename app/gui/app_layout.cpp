@@ -100,8 +100,10 @@ void App::draw_panels() {
       if (ImGui::MenuItem("Export panel as PNG")) request_panel_png(p.get(), default_export_path(p->key(), ".png"));
       if (ImGui::MenuItem("Export heatmap as PNG")) {
         std::string e, path = default_export_path(std::string(p->key()) + "-heatmap", ".png");
-        if (p->export_heatmap(path, e)) notify(Message::Info, "wrote " + path);
-        else notify(Message::Error, e);
+        if (p->export_heatmap(path, e))
+          notify(Message::Info, "wrote " + path);
+        else
+          notify(Message::Error, e);
       }
       if (ImGui::MenuItem("Hide")) p->open = false;
       ImGui::EndPopup();

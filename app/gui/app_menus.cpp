@@ -29,8 +29,10 @@ void App::menu_bar() {
     for (auto& p : panels_) {
       bool o = p->open;
       if (ImGui::MenuItem(p->title(), nullptr, &o)) {
-        if (o) show_panel(p.get());
-        else p->open = false;
+        if (o)
+          show_panel(p.get());
+        else
+          p->open = false;
       }
     }
     ImGui::Separator();
@@ -92,9 +94,10 @@ void App::menu_bar() {
   if (show_export_) {
     ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 36, 0), ImGuiCond_Appearing);
     if (ImGui::Begin("Export recording", &show_export_)) {
-      ImGui::TextWrapped("The whole recording (encoder and every decoder step) as named tensors. The extension "
-                         "chooses the format: .safetensors (one file), .npy (a folder of .npy files), .csv (a folder "
-                         "of CSV files, one per head for attention maps).");
+      ImGui::TextWrapped(
+          "The whole recording (encoder and every decoder step) as named tensors. The extension "
+          "chooses the format: .safetensors (one file), .npy (a folder of .npy files), .csv (a folder "
+          "of CSV files, one per head for attention maps).");
       ImGui::SetNextItemWidth(-1);
       ImGui::InputText("##path", export_path_, sizeof export_path_);
       if (ImGui::Button("Export")) {
@@ -107,11 +110,15 @@ void App::menu_bar() {
         }
       }
       ImGui::SameLine();
-      if (ImGui::Button(".safetensors")) std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".safetensors").c_str());
+      if (ImGui::Button(".safetensors"))
+        std::snprintf(export_path_, sizeof export_path_, "%s",
+                      default_export_path("recording", ".safetensors").c_str());
       ImGui::SameLine();
-      if (ImGui::Button(".npy")) std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".npy").c_str());
+      if (ImGui::Button(".npy"))
+        std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".npy").c_str());
       ImGui::SameLine();
-      if (ImGui::Button(".csv")) std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".csv").c_str());
+      if (ImGui::Button(".csv"))
+        std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".csv").c_str());
     }
     ImGui::End();
   }

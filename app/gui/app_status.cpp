@@ -15,7 +15,11 @@ void App::notify(Message::Level level, const std::string& text) {
   status_level_ = level;
   status_time_ = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.001;
   if (opt_.headless() || !opt_.script.empty())
-    std::fprintf(stderr, "%s%s\n", level == Message::Error ? "error: " : level == Message::Warning ? "warning: " : "", text.c_str());
+    std::fprintf(stderr, "%s%s\n",
+                 level == Message::Error     ? "error: "
+                 : level == Message::Warning ? "warning: "
+                                             : "",
+                 text.c_str());
 }
 
 void App::status_bar() {
@@ -36,7 +40,9 @@ void App::status_bar() {
     ImGui::SameLine();
   }
   if (!status_text_.empty()) {
-    const ImU32 c = status_level_ == Message::Error ? pal.error : status_level_ == Message::Warning ? pal.warn : pal.text_dim;
+    const ImU32 c = status_level_ == Message::Error     ? pal.error
+                    : status_level_ == Message::Warning ? pal.warn
+                                                        : pal.text_dim;
     const char* icon = status_level_ == Message::Error ? "✖ " : status_level_ == Message::Warning ? "⚠ " : "";
     ImGui::PushStyleColor(ImGuiCol_Text, c);
     ImGui::Text("%s%s", icon, status_text_.c_str());

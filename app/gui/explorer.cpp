@@ -150,8 +150,10 @@ int run_explorer(int argc, char** argv) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     while (!glfwWindowShouldClose(window) && !app.should_quit() && !g_stop) {
-      if (headless || app.busy()) glfwPollEvents();
-      else glfwWaitEventsTimeout(0.25);  // idle: sleep until input or the worker wakes us
+      if (headless || app.busy())
+        glfwPollEvents();
+      else
+        glfwWaitEventsTimeout(0.25);  // idle: sleep until input or the worker wakes us
 
       app.before_frame();
       ImGui_ImplOpenGL3_NewFrame();
@@ -177,7 +179,8 @@ int run_explorer(int argc, char** argv) {
       const auto now = std::chrono::steady_clock::now();
       if (bench > 0) {
         // Start timing once the model is loaded, stepped and drawn for a few frames.
-        if (bench_started < 0 && app.worker().idle() && app.snapshot()->ok() && app.frame_index() > 10 && app.script_done()) {
+        if (bench_started < 0 && app.worker().idle() && app.snapshot()->ok() && app.frame_index() > 10 &&
+            app.script_done()) {
           bench_started = app.frame_index();
           cpu_start = cpu_seconds();
         }
@@ -220,17 +223,19 @@ int run_explorer(int argc, char** argv) {
         std::fprintf(stderr, "stepformer: the benchmark did not start (model not ready)\n");
         code = 1;
       } else {
-        std::vector<double> s(frame_ms.begin(), frame_ms.begin() + std::min<size_t>(frame_ms.size(), static_cast<size_t>(bench)));
+        std::vector<double> s(frame_ms.begin(),
+                              frame_ms.begin() + std::min<size_t>(frame_ms.size(), static_cast<size_t>(bench)));
         std::sort(s.begin(), s.end());
         double mean = 0;
         for (double v : s) mean += v;
         mean /= static_cast<double>(s.size());
         const double p95 = s[std::min(s.size() - 1, static_cast<size_t>(0.95 * static_cast<double>(s.size())))];
         std::printf("mean %.2f ms, p95 %.2f ms\n", mean, p95);
-        std::printf("(%zu frames of %s: the attention model view of a 6-layer, 8-head model at 64 tokens (48 maps of "
-                    "64x64), %dx%d window; %.0f fps; CPU time of all threads %.2f ms per frame)\n",
-                    s.size(), opt.script.empty() ? "the model view alone" : "the layout the script set up", width, height,
-                    1000.0 / mean, cpu_ms);
+        std::printf(
+            "(%zu frames of %s: the attention model view of a 6-layer, 8-head model at 64 tokens (48 maps of "
+            "64x64), %dx%d window; %.0f fps; CPU time of all threads %.2f ms per frame)\n",
+            s.size(), opt.script.empty() ? "the model view alone" : "the layout the script set up", width, height,
+            1000.0 / mean, cpu_ms);
       }
     }
   }

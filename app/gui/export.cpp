@@ -21,7 +21,8 @@ TensorFile session_tensors(const Session& s) {
   f.metadata["stepformer.output"] = s.text();
   if (s.encoder()) append_encoder_tensors(m, s.encoder()->trace, f, "");
   for (const auto& st : s.steps())
-    if (st && st->trace) append_decoder_tensors(m, *s.whole_trace(st->step), f, "steps." + std::to_string(st->step) + ".");
+    if (st && st->trace)
+      append_decoder_tensors(m, *s.whole_trace(st->step), f, "steps." + std::to_string(st->step) + ".");
   return f;
 }
 
@@ -44,8 +45,10 @@ std::string npy_bytes(const Tensor& t) {
   out += static_cast<char>(len & 0xFF);
   out += static_cast<char>(len >> 8);
   out += header;
-  if (t.dtype == DType::F32) out.append(reinterpret_cast<const char*>(t.f32.data()), t.f32.size() * 4);
-  else out.append(reinterpret_cast<const char*>(t.i64.data()), t.i64.size() * 8);
+  if (t.dtype == DType::F32)
+    out.append(reinterpret_cast<const char*>(t.f32.data()), t.f32.size() * 4);
+  else
+    out.append(reinterpret_cast<const char*>(t.i64.data()), t.i64.size() * 8);
   return out;
 }
 
@@ -59,11 +62,14 @@ std::string csv_text(const Tensor& t, int64_t block) {
     for (int64_t c = 0; c < cols; ++c) {
       if (c) o << ',';
       const size_t i = static_cast<size_t>(base + r * cols + c);
-      if (t.dtype == DType::I64) o << t.i64[i];
+      if (t.dtype == DType::I64)
+        o << t.i64[i];
       else {
         const float v = t.f32[i];
-        if (v == -std::numeric_limits<float>::infinity()) o << "-inf";
-        else o << v;
+        if (v == -std::numeric_limits<float>::infinity())
+          o << "-inf";
+        else
+          o << v;
       }
     }
     o << '\n';

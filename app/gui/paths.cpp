@@ -73,17 +73,19 @@ std::vector<std::string> shipped_models() {
     if (b == "reverse-preln.safetensors") return 1;
     return 2;
   };
-  std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
-    return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
-  });
+  std::sort(out.begin(), out.end(),
+            [&](const std::string& a, const std::string& b) { return rank(a) != rank(b) ? rank(a) < rank(b) : a < b; });
   return out;
 }
 
 std::string settings_path() {
   std::string base;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) base = x;
-  else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.config";
-  else return "stepformer-imgui.ini";
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    base = std::string(h) + "/.config";
+  else
+    return "stepformer-imgui.ini";
   mkdir(base.c_str(), 0755);
   const std::string dir = base + "/stepformer";
   mkdir(dir.c_str(), 0755);

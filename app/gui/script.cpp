@@ -66,7 +66,7 @@ std::string ScriptRunner::resolve(const std::string& path, bool model) const {
   }
   for (auto& p : c)
     if (file_exists(p) || (model && dir_exists(p))) return p;  // a model may be a Hugging Face folder
-  return path;  // let the loader say what is wrong with it
+  return path;                                                 // let the loader say what is wrong with it
 }
 
 void ScriptRunner::fail(App& app, const Line& l, const std::string& what) {
@@ -169,11 +169,16 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   if (cmd == "decode") {
     if (!need(2, "greedy | sample | beam | forced")) return false;
     Strategy s;
-    if (a[1] == "greedy") s = Strategy::Greedy;
-    else if (a[1] == "sample") s = Strategy::Sample;
-    else if (a[1] == "beam") s = Strategy::Beam;
-    else if (a[1] == "forced") s = Strategy::Forced;
-    else return error = "decode: expected greedy, sample, beam or forced, found '" + a[1] + "'", false;
+    if (a[1] == "greedy")
+      s = Strategy::Greedy;
+    else if (a[1] == "sample")
+      s = Strategy::Sample;
+    else if (a[1] == "beam")
+      s = Strategy::Beam;
+    else if (a[1] == "forced")
+      s = Strategy::Forced;
+    else
+      return error = "decode: expected greedy, sample, beam or forced, found '" + a[1] + "'", false;
     change_settings(w, [s](DecodeSettings& d) { d.strategy = s; });
     return true;
   }
@@ -189,35 +194,47 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     if (!need(2, "an integer") || !parse_int(a[1], v) || v < 0) return error = cmd + ": expected an integer ≥ 0", false;
     const std::string c = cmd;
     change_settings(w, [c, v](DecodeSettings& d) {
-      if (c == "top-k") d.top_k = v;
-      else if (c == "beam-width") d.beam_width = v;
-      else if (c == "seed") d.seed = static_cast<uint64_t>(v);
-      else d.max_len = v;
+      if (c == "top-k")
+        d.top_k = v;
+      else if (c == "beam-width")
+        d.beam_width = v;
+      else if (c == "seed")
+        d.seed = static_cast<uint64_t>(v);
+      else
+        d.max_len = v;
     });
     return true;
   }
   if (cmd == "cache" || cmd == "pe" || cmd == "causal") {
     bool on;
     if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = cmd + ": expected on or off", false;
-    if (cmd == "cache") act::set_cache(w, on);
-    else if (cmd == "pe") change_settings(w, [on](DecodeSettings& d) { d.run.positional_encoding = on; });
-    else change_settings(w, [on](DecodeSettings& d) { d.run.causal_mask = on; });
+    if (cmd == "cache")
+      act::set_cache(w, on);
+    else if (cmd == "pe")
+      change_settings(w, [on](DecodeSettings& d) { d.run.positional_encoding = on; });
+    else
+      change_settings(w, [on](DecodeSettings& d) { d.run.causal_mask = on; });
     return true;
   }
   if (cmd == "step" || cmd == "back" || cmd == "next-token" || cmd == "prev-token") {
     const int n = count(1);
     if (n < 0) return false;
     for (int i = 0; i < n; ++i) {
-      if (cmd == "step") act::forward(w);
-      else if (cmd == "back") act::back(w);
-      else if (cmd == "next-token") act::next_token(w);
-      else act::prev_token(w);
+      if (cmd == "step")
+        act::forward(w);
+      else if (cmd == "back")
+        act::back(w);
+      else if (cmd == "next-token")
+        act::next_token(w);
+      else
+        act::prev_token(w);
     }
     return true;
   }
   if (cmd == "jump") {
     int s;
-    if (!need(2, "a stage index") || !parse_int(a[1], s) || s < 0) return error = "jump: expected a stage index ≥ 0", false;
+    if (!need(2, "a stage index") || !parse_int(a[1], s) || s < 0)
+      return error = "jump: expected a stage index ≥ 0", false;
     act::jump(w, s);
     return true;
   }
@@ -234,13 +251,15 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     }
     bool on = true;
     if (a.size() > 2 && !parse_onoff(a[2], on)) return error = "panel: expected on or off after the name", false;
-    if (on) app.show_panel(p);
-    else p->open = false;
+    if (on)
+      app.show_panel(p);
+    else
+      p->open = false;
     return true;
   }
   if (cmd == "panels") {
     bool on;
-    if (!need(2, "on | off | default") ) return false;
+    if (!need(2, "on | off | default")) return false;
     if (a[1] == "default") {
       for (auto& p : app.panels()) p->open = p->default_open();
       return true;
@@ -257,28 +276,43 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
       const std::string k = a[i].substr(0, eq), v = a[i].substr(eq + 1);
       int n;
       bool b;
-      if (k == "layer" && parse_int(v, n) && n >= 0) ui.layer = n, ui.follow_stage = false;
-      else if (k == "head" && parse_int(v, n) && n >= 0) ui.head = n;
-      else if (k == "kind" && parse_kind(v, ui.kind)) ui.follow_stage = false;
-      else if (k == "view" && v == "heatmap") ui.attn_mode = AttnMode::Heatmap;
-      else if (k == "view" && v == "model") ui.attn_mode = AttnMode::Model;
-      else if (k == "view" && v == "head") ui.attn_mode = AttnMode::Head;
-      else if (k == "heads" && (v == "all" || v == "one")) ui.head_view_all = v == "all";
-      else if (k == "follow" && parse_onoff(v, b)) ui.follow_stage = b;
+      if (k == "layer" && parse_int(v, n) && n >= 0)
+        ui.layer = n, ui.follow_stage = false;
+      else if (k == "head" && parse_int(v, n) && n >= 0)
+        ui.head = n;
+      else if (k == "kind" && parse_kind(v, ui.kind))
+        ui.follow_stage = false;
+      else if (k == "view" && v == "heatmap")
+        ui.attn_mode = AttnMode::Heatmap;
+      else if (k == "view" && v == "model")
+        ui.attn_mode = AttnMode::Model;
+      else if (k == "view" && v == "head")
+        ui.attn_mode = AttnMode::Head;
+      else if (k == "heads" && (v == "all" || v == "one"))
+        ui.head_view_all = v == "all";
+      else if (k == "follow" && parse_onoff(v, b))
+        ui.follow_stage = b;
       else
         return error = "attention: bad '" + a[i] +
-                       "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head heads=all|one follow=on|off)",
+                       "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head heads=all|one "
+                       "follow=on|off)",
                false;
     }
     if (snap->model) {
       const Config& c = snap->model->config;
       const int layers = kind_layers(c, ui.kind), heads = kind_heads(c, ui.kind);
       if (!has_kind(c, ui.kind))
-        return error = std::string("attention: ") + (c.has_decoder() ? "a decoder-only" : "an encoder-only") + " model has no " +
-                       to_string(ui.kind),
+        return error = std::string("attention: ") + (c.has_decoder() ? "a decoder-only" : "an encoder-only") +
+                       " model has no " + to_string(ui.kind),
                false;
-      if (ui.layer >= layers) return error = "attention: layer " + std::to_string(ui.layer) + " does not exist (the model has " + std::to_string(layers) + ")", false;
-      if (ui.head >= heads) return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " + std::to_string(heads) + ")", false;
+      if (ui.layer >= layers)
+        return error = "attention: layer " + std::to_string(ui.layer) + " does not exist (the model has " +
+                       std::to_string(layers) + ")",
+               false;
+      if (ui.head >= heads)
+        return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " +
+                       std::to_string(heads) + ")",
+               false;
     }
     return true;
   }
@@ -292,7 +326,8 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   }
   if (cmd == "scale") {
     float s;
-    if (!need(2, "a number") || !parse_float(a[1], s) || s < 0.5f || s > 4.0f) return error = "scale: expected a number in [0.5, 4]", false;
+    if (!need(2, "a number") || !parse_float(a[1], s) || s < 0.5f || s > 4.0f)
+      return error = "scale: expected a number in [0.5, 4]", false;
     app.set_scale(s);
     return true;
   }
@@ -309,7 +344,8 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   }
   if (cmd == "speed") {
     float s;
-    if (!need(2, "stages per second") || !parse_float(a[1], s) || s <= 0) return error = "speed: expected a positive number", false;
+    if (!need(2, "stages per second") || !parse_float(a[1], s) || s <= 0)
+      return error = "speed: expected a positive number", false;
     ui.speed = s;
     return true;
   }
@@ -358,7 +394,9 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     if (a[1] == "stage") {
       const std::string want = rest_after(l.text, "stage");
       if (snap->stage.title.find(want) == std::string::npos)
-        return error = "expect stage: the current stage is '" + snap->stage.title + "', expected it to contain '" + want + "'", false;
+        return error = "expect stage: the current stage is '" + snap->stage.title + "', expected it to contain '" +
+                       want + "'",
+               false;
       return true;
     }
     return error = "expect: unknown condition '" + a[1] + "'", false;
@@ -386,19 +424,26 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
       const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq);
       if (eq == std::string::npos || !parse_int(a[i].substr(eq + 1), n) || n < 0)
         return error = "pe-view: expected k=N phi=N t=N dims=A,B, found '" + a[i] + "'", false;
-      if (k == "k") ui.pe_k = n;
-      else if (k == "phi") ui.pe_phi = n;
-      else if (k == "t") ui.pe_t = n;
-      else if (k == "dim") ui.pe_dims[0] = n;
-      else if (k == "dim2") ui.pe_dims[1] = n;
-      else return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2)", false;
+      if (k == "k")
+        ui.pe_k = n;
+      else if (k == "phi")
+        ui.pe_phi = n;
+      else if (k == "t")
+        ui.pe_t = n;
+      else if (k == "dim")
+        ui.pe_dims[0] = n;
+      else if (k == "dim2")
+        ui.pe_dims[1] = n;
+      else
+        return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2)", false;
     }
     app.show_panel(app.find_panel("pe"));
     return true;
   }
   if (cmd == "kv-layer") {
     int n;
-    if (!need(2, "a layer index") || !parse_int(a[1], n) || n < 0) return error = "kv-layer: expected a layer index", false;
+    if (!need(2, "a layer index") || !parse_int(a[1], n) || n < 0)
+      return error = "kv-layer: expected a layer index", false;
     ui.kv_layer = n;
     app.show_panel(app.find_panel("kv"));
     return true;

@@ -37,9 +37,9 @@ class ScriptRunner {
   bool waiting_ = false;  // a worker operation of the current line is in flight
   uint64_t first_ticket_ = 0, last_ticket_ = 0;
   const Line* current_ = nullptr;
-  int frames_ = 0;        // frames to draw before the next line
+  int frames_ = 0;                           // frames to draw before the next line
   std::function<bool(std::string&)> until_;  // background work of the current line (compare/prepost.h):
-                                            // true when done; a message set means it failed
+                                             // true when done; a message set means it failed
   int failures_ = 0;
   bool expect_error_armed_ = false;
   bool last_failed_ = false;

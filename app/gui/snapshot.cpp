@@ -26,8 +26,8 @@ namespace {
 
 // [kind] = {what the panels call it, the short name scripts and file names use}
 constexpr const char* kAttnNames[kAttnKinds][2] = {{"encoder self-attention", "enc-self"},
-                                                    {"decoder masked self-attention", "dec-self"},
-                                                    {"cross-attention", "cross"}};
+                                                   {"decoder masked self-attention", "dec-self"},
+                                                   {"cross-attention", "cross"}};
 
 const char* attn_name(AttnKind k, int which) {
   const int i = static_cast<int>(k);
@@ -44,14 +44,23 @@ std::string display_token(const Vocab& v, int id) {
   std::string out;
   for (char ch : t) {
     switch (ch) {
-      case ' ': out += "\u2423"; break;   // ␣
-      case '\n': out += "\u21B5"; break;  // ↵
-      case '\t': out += "\u21E5"; break;  // ⇥
-      case '\r': out += "\u240D"; break;  // ␍
-      default: out += ch;
+      case ' ':
+        out += "\u2423";
+        break;  // ␣
+      case '\n':
+        out += "\u21B5";
+        break;  // ↵
+      case '\t':
+        out += "\u21E5";
+        break;  // ⇥
+      case '\r':
+        out += "\u240D";
+        break;  // ␍
+      default:
+        out += ch;
     }
   }
-  return out.empty() ? "\u2205" : out;   // ∅ for an empty entry
+  return out.empty() ? "\u2205" : out;  // ∅ for an empty entry
 }
 
 std::vector<AttnKind> attention_kinds(const Config& c) {
@@ -67,7 +76,9 @@ bool has_kind(const Config& c, AttnKind k) {
   return std::find(all.begin(), all.end(), k) != all.end();
 }
 
-int kind_layers(const Config& c, AttnKind k) { return k == AttnKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers; }
+int kind_layers(const Config& c, AttnKind k) {
+  return k == AttnKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers;
+}
 
 int kind_heads(const Config& c, AttnKind k) { return k == AttnKind::EncoderSelf ? c.encoder_heads() : c.n_heads; }
 
@@ -98,8 +109,9 @@ std::vector<RowRef> lineage_rows(const Session& s, int last) {
       if (beam < 0) beam = r.focus;
       if (beam >= 0 && beam < static_cast<int>(r.beam_traces.size()) && r.beam_traces[static_cast<size_t>(beam)])
         tr = r.beam_traces[static_cast<size_t>(beam)];
-      beam = (beam >= 0 && beam < static_cast<int>(r.beams_before.size())) ? r.beams_before[static_cast<size_t>(beam)].parent
-                                                                           : -1;
+      beam = (beam >= 0 && beam < static_cast<int>(r.beams_before.size()))
+                 ? r.beams_before[static_cast<size_t>(beam)].parent
+                 : -1;
     }
     traces[static_cast<size_t>(t)] = tr;
   }
@@ -221,7 +233,9 @@ BlockStats decoder_block(const std::vector<RowRef>& rows, int layer, Block blk, 
   b.stat.block = blk;
   for (const RowRef& r : rows) {
     const DecoderLayerTrace& l = r.trace->layers[static_cast<size_t>(layer)];
-    const ResidualTrace& rt = blk == Block::SelfAttention ? l.self_block : blk == Block::CrossAttention ? l.cross_block : l.ffn_block;
+    const ResidualTrace& rt = blk == Block::SelfAttention    ? l.self_block
+                              : blk == Block::CrossAttention ? l.cross_block
+                                                             : l.ffn_block;
     b.tokens.push_back(display_token(voc, r.id));
     append_block_rows(b.stat, rt, nullptr, {r.row});
   }
@@ -264,10 +278,12 @@ void build_views(Snapshot& s) {
       if (v->live) v->new_row0 = 0, v->new_rows = static_cast<int>(toks.size());
       s.attn[0][static_cast<size_t>(l)] = v;
       const auto& L = se.encoder()->trace.layers[static_cast<size_t>(l)];
-      s.blocks.push_back(encoder_block(Block::SelfAttention, L.self_block, "enc " + std::to_string(l) + " · self-attn", l, toks));
+      s.blocks.push_back(
+          encoder_block(Block::SelfAttention, L.self_block, "enc " + std::to_string(l) + " · self-attn", l, toks));
       const int ff = idx.find(Side::Encoder, StageKind::FeedForward, l, -1);
       if (ff >= 0 && cur >= ff)
-        s.blocks.push_back(encoder_block(Block::FeedForward, L.ffn_block, "enc " + std::to_string(l) + " · ffn", l, toks));
+        s.blocks.push_back(
+            encoder_block(Block::FeedForward, L.ffn_block, "enc " + std::to_string(l) + " · ffn", l, toks));
     }
   }
 
@@ -387,7 +403,8 @@ std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedI
   return d;
 }
 
-std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in, const std::vector<int>& tgt_ids) {
+std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in,
+                                               const std::vector<int>& tgt_ids) {
   const Config& c = m.config;
   auto d = std::make_shared<LeakDemo>();
   for (int id : tgt_ids) d->tokens.push_back(display_token(c.tgt_vocab, id));

@@ -53,30 +53,30 @@ struct AttnView {
 // numbers are core's (analysis/layer_stats.h), so the explorer, the compare view and the CLI show
 // one definition.
 struct BlockStats {
-  std::string label;               // "enc 0 · attn", "dec 1 · ffn"
+  std::string label;  // "enc 0 · attn", "dec 1 · ffn"
   bool encoder = true;
   int layer = 0;
   std::vector<std::string> tokens;  // (n)
-  BlockStat stat;                  // (n) ‖x‖ in/out, LN μ and σ² per token (no entropy)
+  BlockStat stat;                   // (n) ‖x‖ in/out, LN μ and σ² per token (no entropy)
 };
 
 // Source order demonstration (positional-encoding panel): the encoder run on the source and on
 // its reverse, with and without PE. Without PE, a token's output does not depend on where it is.
 struct OrderDemo {
   std::vector<std::string> tokens, reversed;
-  float max_diff_pe = 0;      // max |memory(x)[i] − memory(rev x)[n−1−i]| with PE
-  float max_diff_no_pe = 0;   // the same without PE (0 up to rounding)
+  float max_diff_pe = 0;                             // max |memory(x)[i] − memory(rev x)[n−1−i]| with PE
+  float max_diff_no_pe = 0;                          // the same without PE (0 up to rounding)
   std::vector<float> per_token_pe, per_token_no_pe;  // (n) the max per token
   std::string next_pe, next_rev_pe, next_no_pe, next_rev_no_pe;  // greedy first output token
 };
 
 // Teacher-forced run with and without the causal mask (masks panel).
 struct LeakDemo {
-  std::vector<std::string> tokens;     // decoder input
-  AttentionTrace causal, leaky;        // decoder layer 0 self-attention, all heads
+  std::vector<std::string> tokens;  // decoder input
+  AttentionTrace causal, leaky;     // decoder layer 0 self-attention, all heads
   int layer = 0;
-  std::vector<float> future_mass;      // (n) weight row i puts on keys j > i without the mask
-  float max_logit_diff = 0;            // how much the predictions change
+  std::vector<float> future_mass;  // (n) weight row i puts on keys j > i without the mask
+  float max_logit_diff = 0;        // how much the predictions change
 };
 
 struct Message {
@@ -87,25 +87,25 @@ struct Message {
 };
 
 struct Snapshot {
-  uint64_t generation = 0;   // increases with every publication
-  uint64_t ticket = 0;       // the last command processed
+  uint64_t generation = 0;  // increases with every publication
+  uint64_t ticket = 0;      // the last command processed
 
   std::shared_ptr<const Model> model;  // null: no model loaded (see `status`)
   std::string model_path;
-  std::string model_name;              // file name shown in the UI
+  std::string model_name;  // file name shown in the UI
   int64_t n_params = 0;
 
-  std::string src_text, tgt_text;      // as last set
+  std::string src_text, tgt_text;          // as last set
   std::shared_ptr<const Session> session;  // null without a valid input
-  std::string input_error;             // why the input was refused (the previous session stays)
+  std::string input_error;                 // why the input was refused (the previous session stays)
 
-  std::vector<Stage> stages;           // known stages (encoder + computed steps)
-  Stage stage;                         // the current one
+  std::vector<Stage> stages;  // known stages (encoder + computed steps)
+  Stage stage;                // the current one
   int cursor = 0;
 
   std::vector<std::shared_ptr<const AttnView>> attn[kAttnKinds];  // [kind][layer]; null: not computed yet
-  std::vector<BlockStats> blocks;      // residual / LN per block, as of the cursor
-  KvCacheView kv;                      // as of the cursor
+  std::vector<BlockStats> blocks;                                 // residual / LN per block, as of the cursor
+  KvCacheView kv;                                                 // as of the cursor
   CostReport cost;
   // Encoder-only models with an MLM head: the top 10 at every [MASK] (computed with the encoder;
   // the Output panel shows them once the cursor is on the head's stage).
@@ -114,8 +114,8 @@ struct Snapshot {
   std::shared_ptr<const OrderDemo> order_demo;
   std::shared_ptr<const LeakDemo> leak_demo;
 
-  std::vector<Message> log;            // most recent last (bounded)
-  uint64_t last_error_ticket = 0;      // the last operation that failed
+  std::vector<Message> log;        // most recent last (bounded)
+  uint64_t last_error_ticket = 0;  // the last operation that failed
   bool ok() const { return model && session; }
   const AttnView* attn_view(AttnKind k, int layer) const {
     const auto& v = attn[static_cast<int>(k)];
@@ -128,6 +128,7 @@ void build_views(Snapshot& s);
 
 // Builds the demos (run on the worker: they run the model).
 std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedInput& in);
-std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in, const std::vector<int>& tgt_ids);
+std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in,
+                                               const std::vector<int>& tgt_ids);
 
 }  // namespace sf::gui

@@ -11,10 +11,11 @@ bool Panel::ready(const Snapshot& s) const {
     return false;
   }
   if (info_.needs == Needs::Decoder && !s.model->config.has_decoder()) {
-    ImGui::TextWrapped("%s is an encoder-only model: it has no decoder, so there is nothing for the %s panel "
-                       "to show. Its encoder is in the Attention, Q/K/V, Positional encoding, Masks and Residual panels; "
-                       "the Output panel shows its masked-token predictions.",
-                       s.model_name.c_str(), info_.title);
+    ImGui::TextWrapped(
+        "%s is an encoder-only model: it has no decoder, so there is nothing for the %s panel "
+        "to show. Its encoder is in the Attention, Q/K/V, Positional encoding, Masks and Residual panels; "
+        "the Output panel shows its masked-token predictions.",
+        s.model_name.c_str(), info_.title);
     return false;
   }
   return true;

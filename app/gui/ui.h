@@ -22,27 +22,27 @@ struct UiState {
   AttnKind kind = AttnKind::EncoderSelf;
   int layer = 0;
   int head = 0;
-  bool follow_stage = true;   // the selection jumps to the attention sublayer the stepper is on
+  bool follow_stage = true;  // the selection jumps to the attention sublayer the stepper is on
   AttnMode attn_mode = AttnMode::Heatmap;
   bool head_view_all = true;  // head view: every head overlaid in its colour
   // The attention cell being explained (hovered, or pinned by a click / script).
   int cell_row = -1, cell_col = -1;
   bool cell_pinned = false;
-  bool show_values = true;    // numbers inside large heatmap cells
-  bool leak_demo = false;     // masks panel: teacher-forced run without the causal mask
+  bool show_values = true;  // numbers inside large heatmap cells
+  bool leak_demo = false;   // masks panel: teacher-forced run without the causal mask
 
   float scale = 1.0f;         // UI scale (1 = 16 px text)
   bool presentation = false;  // projector mode: larger text, high-contrast light theme
   bool playing = false;
-  float speed = 2.0f;         // stages per second while playing
+  float speed = 2.0f;  // stages per second while playing
   double last_play = 0;
 
-  int pe_dims[2] = {0, 1};    // PE panel: dimensions whose curves are drawn
-  int pe_k = 0, pe_phi = 1;   // rotation demo M(k, φ)
+  int pe_dims[2] = {0, 1};   // PE panel: dimensions whose curves are drawn
+  int pe_k = 0, pe_phi = 1;  // rotation demo M(k, φ)
   int pe_t = 1;
-  int pe_tab_request = -1;    // scripts: select a PE tab (0 curves, 1 similarity, 2 rotation, 3 order)
-  int kv_layer = 0;           // KV cache panel
-  int resid_layer = -1;       // residual panel: -1 = all layers
+  int pe_tab_request = -1;  // scripts: select a PE tab (0 curves, 1 similarity, 2 rotation, 3 order)
+  int kv_layer = 0;         // KV cache panel
+  int resid_layer = -1;     // residual panel: -1 = all layers
 };
 
 struct Ctx {
@@ -59,9 +59,9 @@ enum class Needs { Nothing, Session, Decoder };
 
 // What a panel is called, where it opens and what it needs.
 struct PanelInfo {
-  const char* title;          // window title, also its imgui.ini id
-  const char* key;            // the name scripts and the View menu use
-  ImVec4 rect;                // default placement as fractions of the work area (x, y, w, h)
+  const char* title;  // window title, also its imgui.ini id
+  const char* key;    // the name scripts and the View menu use
+  ImVec4 rect;        // default placement as fractions of the work area (x, y, w, h)
   bool open_by_default = false;
   Needs needs = Needs::Session;
 };

@@ -32,9 +32,12 @@ std::string fmt_value(float v, int decimals) {
 
 std::string fmt_bytes(int64_t b) {
   char buf[64];
-  if (b < 1024) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  else if (b < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  if (b < 1024)
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  else if (b < 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
   return buf;
 }
 
@@ -50,10 +53,14 @@ std::string fmt_count(int64_t n) {
 std::string fmt_flops(int64_t n) {
   char buf[64];
   const double v = static_cast<double>(n);
-  if (v < 1e3) std::snprintf(buf, sizeof buf, "%lld FLOP", static_cast<long long>(n));
-  else if (v < 1e6) std::snprintf(buf, sizeof buf, "%.1f kFLOP", v / 1e3);
-  else if (v < 1e9) std::snprintf(buf, sizeof buf, "%.2f MFLOP", v / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f GFLOP", v / 1e9);
+  if (v < 1e3)
+    std::snprintf(buf, sizeof buf, "%lld FLOP", static_cast<long long>(n));
+  else if (v < 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f kFLOP", v / 1e3);
+  else if (v < 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f MFLOP", v / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GFLOP", v / 1e9);
   return buf;
 }
 
@@ -255,7 +262,8 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
           const ImVec2 ts = mono->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
           const ImVec2 tp(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f);
           if (std::isinf(v)) {  // on the hatching: white text on a dark plate
-            dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + ts.x + 3, tp.y + ts.y), IM_COL32(30, 30, 34, 235), 3);
+            dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + ts.x + 3, tp.y + ts.y), IM_COL32(30, 30, 34, 235),
+                              3);
             dl->AddText(mono, fs, tp, IM_COL32(255, 255, 255, 255), s.c_str());
             continue;
           }
@@ -268,11 +276,11 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   // Rows or columns new at this step.
   const float th = std::max(2.0f, 2.0f * scale);
   if (o.new_rows > 0 && o.new_row0 >= 0)
-    dl->AddRect(ImVec2(img0.x - 2, img0.y + ch * o.new_row0 - 1), ImVec2(img1.x + 2, img0.y + ch * (o.new_row0 + o.new_rows) + 1),
-                pal.highlight, 0, 0, th);
+    dl->AddRect(ImVec2(img0.x - 2, img0.y + ch * o.new_row0 - 1),
+                ImVec2(img1.x + 2, img0.y + ch * (o.new_row0 + o.new_rows) + 1), pal.highlight, 0, 0, th);
   if (o.new_cols > 0 && o.new_col0 >= 0)
-    dl->AddRect(ImVec2(img0.x + cw * o.new_col0 - 1, img0.y - 2), ImVec2(img0.x + cw * (o.new_col0 + o.new_cols) + 1, img1.y + 2),
-                pal.highlight, 0, 0, th);
+    dl->AddRect(ImVec2(img0.x + cw * o.new_col0 - 1, img0.y - 2),
+                ImVec2(img0.x + cw * (o.new_col0 + o.new_cols) + 1, img1.y + 2), pal.highlight, 0, 0, th);
 
   // Interaction.
   ImGui::SetCursorScreenPos(img0);
@@ -295,7 +303,8 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
     hit.hovered = true;
     hit.clicked = ImGui::IsItemClicked();
     dl->AddRect(ImVec2(img0.x + cw * hit.col, img0.y + ch * hit.row),
-                ImVec2(img0.x + cw * (hit.col + 1), img0.y + ch * (hit.row + 1)), IM_COL32(255, 255, 255, 220), 0, 0, th);
+                ImVec2(img0.x + cw * (hit.col + 1), img0.y + ch * (hit.row + 1)), IM_COL32(255, 255, 255, 220), 0, 0,
+                th);
   }
   if (o.sel_row >= 0 && o.sel_col >= 0 && o.sel_row < R && o.sel_col < C) {
     const ImVec2 a(img0.x + cw * o.sel_col, img0.y + ch * o.sel_row), b(a.x + cw, a.y + ch);
@@ -349,14 +358,14 @@ bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, 
   const bool clicked = ImGui::InvisibleButton("chip", size);
   ImGui::PopID();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImU32 bg = kind == ChipKind::Unknown ? pal.chip_unk
+  const ImU32 bg = kind == ChipKind::Unknown   ? pal.chip_unk
                    : kind == ChipKind::Special ? pal.chip_special
-                   : kind == ChipKind::Chosen ? pal.stage_done
-                                              : pal.chip;
+                   : kind == ChipKind::Chosen  ? pal.stage_done
+                                               : pal.chip;
   dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), bg, fs * 0.3f);
   if (highlighted || kind == ChipKind::Unknown)
-    dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), kind == ChipKind::Unknown ? pal.error : pal.highlight, fs * 0.3f, 0,
-                2.0f);
+    dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), kind == ChipKind::Unknown ? pal.error : pal.highlight, fs * 0.3f,
+                0, 2.0f);
   dl->AddText(ImVec2(p.x + (size.x - ts.x) * 0.5f, p.y + pad * 0.5f), pal.text, text.c_str());
   dl->AddText(small, small->FontSize, ImVec2(p.x + (size.x - is.x) * 0.5f, p.y + pad * 0.5f + ts.y), pal.text_dim, idb);
   if (ImGui::IsItemHovered()) {
@@ -401,7 +410,9 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
   dl->AddRectFilled(a, b, IM_COL32(128, 128, 128, 24));
   dl->AddRect(a, b, pal.grid);
   if (y_label) dl->AddText(small, fs, ImVec2(a.x, p0.y), pal.text_dim, y_label);
-  const auto X = [&](size_t i) { return n == 1 ? (a.x + b.x) * 0.5f : a.x + (b.x - a.x) * (static_cast<float>(i) + 0.5f) / static_cast<float>(n); };
+  const auto X = [&](size_t i) {
+    return n == 1 ? (a.x + b.x) * 0.5f : a.x + (b.x - a.x) * (static_cast<float>(i) + 0.5f) / static_cast<float>(n);
+  };
   const auto Y = [&](float v) { return b.y - (b.y - a.y) * (v - lo) / (hi - lo); };
   for (float v : {lo + pad, hi - pad}) {
     const std::string s = fmt_value(v, 2);
@@ -430,7 +441,8 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
   }
   if (hovered) {
     const float mx = ImGui::GetIO().MousePos.x;
-    const size_t i = std::min(n - 1, static_cast<size_t>(std::max(0.0f, (mx - a.x) / (b.x - a.x) * static_cast<float>(n))));
+    const size_t i =
+        std::min(n - 1, static_cast<size_t>(std::max(0.0f, (mx - a.x) / (b.x - a.x) * static_cast<float>(n))));
     dl->AddLine(ImVec2(X(i), a.y), ImVec2(X(i), b.y), pal.text_dim);
     ImGui::BeginTooltip();
     if (xlabels && i < xlabels->size()) ImGui::Text("token %zu  '%s'", i, (*xlabels)[i].c_str());

@@ -47,14 +47,14 @@ struct HeatmapOpts {
   ImVec2 max_size = ImVec2(0, 0);   // 0: the available region
   float max_cell = 56.0f;           // px (scaled by the UI scale)
   float min_cell = 1.0f;
-  float max_cell_h = 0;             // px, cap on the cell height when not square (0: max_cell)
+  float max_cell_h = 0;  // px, cap on the cell height when not square (0: max_cell)
   bool square = true;
-  bool show_values = false;         // numbers in cells when they fit
+  bool show_values = false;  // numbers in cells when they fit
   int decimals = 2;
-  const char* inf_text = nullptr;  // text for −inf cells (default "−∞"; weight maps say "0")
+  const char* inf_text = nullptr;   // text for −inf cells (default "−∞"; weight maps say "0")
   int new_row0 = -1, new_rows = 0;  // rows outlined as "new at this step"
   int new_col0 = -1, new_cols = 0;
-  int sel_row = -1, sel_col = -1;   // the explained cell (outlined)
+  int sel_row = -1, sel_col = -1;  // the explained cell (outlined)
   const Fonts* fonts = nullptr;
 };
 
@@ -68,7 +68,8 @@ struct HeatmapHit {
 // Right-clicking the map offers "Export heatmap as PNG" (to export_path(id)); the result is
 // reported through the notifier the app installs.
 HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o);
-void set_heatmap_export(std::string (*path_for)(const std::string& stem), void (*notify)(bool ok, const std::string& text));
+void set_heatmap_export(std::string (*path_for)(const std::string& stem),
+                        void (*notify)(bool ok, const std::string& text));
 
 // A horizontal colour bar from lo to hi with its end values written under it.
 void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, const char* label = nullptr);

@@ -20,7 +20,8 @@ namespace {
 std::string with_mask(const Model& m, const std::string& text) {
   const Config& c = m.config;
   const int mask = mask_token(c.src_vocab);
-  if (c.has_decoder() || !c.mlm_head || mask < 0 || text.find(c.src_vocab.token(mask)) != std::string::npos) return text;
+  if (c.has_decoder() || !c.mlm_head || mask < 0 || text.find(c.src_vocab.token(mask)) != std::string::npos)
+    return text;
   std::vector<std::string> words;
   for (size_t i = 0, j; i < text.size(); i = j + 1) {
     j = text.find(' ', i);

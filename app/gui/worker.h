@@ -20,16 +20,16 @@ struct Engine {
   std::shared_ptr<const Model> model;
   std::string model_path, model_name;
   std::optional<Session> session;
-  std::string src, tgt;           // the input last set (even if refused)
+  std::string src, tgt;  // the input last set (even if refused)
   DecodeSettings settings;
   bool use_cache = true;
   std::string input_error;
   bool want_order_demo = false, want_leak_demo = false;
   std::shared_ptr<const OrderDemo> order_demo;
   std::shared_ptr<const LeakDemo> leak_demo;
-  std::vector<int> leak_ids;      // the decoder input the leak demo ran on
+  std::vector<int> leak_ids;  // the decoder input the leak demo ran on
   std::vector<Message> log;
-  uint64_t ticket = 0;            // the operation running
+  uint64_t ticket = 0;  // the operation running
   uint64_t last_error_ticket = 0;
   uint64_t message_seq = 0;
 

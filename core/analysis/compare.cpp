@@ -13,10 +13,14 @@ auto tie(const AlignKey& k) { return std::tie(k.side, k.step, k.section, k.layer
 
 int block_ordinal(Block b) {
   switch (b) {
-    case Block::SelfAttention: return 0;
-    case Block::CrossAttention: return 1;
-    case Block::FeedForward: return 2;
-    case Block::None: break;
+    case Block::SelfAttention:
+      return 0;
+    case Block::CrossAttention:
+      return 1;
+    case Block::FeedForward:
+      return 2;
+    case Block::None:
+      break;
   }
   return 0;
 }
@@ -33,8 +37,12 @@ AlignKey align_key(Side side, int step, const StageKey& k) {
   a.side = side == Side::Encoder ? 0 : 1;
   a.step = side == Side::Encoder ? -1 : step;
   switch (k.kind) {
-    case StageKind::Embed: a.section = 0; break;
-    case StageKind::Positional: a.section = 1; break;
+    case StageKind::Embed:
+      a.section = 0;
+      break;
+    case StageKind::Positional:
+      a.section = 1;
+      break;
     case StageKind::Norm:
     case StageKind::SelfAttention:
     case StageKind::CrossAttention:
@@ -45,10 +53,16 @@ AlignKey align_key(Side side, int step, const StageKey& k) {
       a.block = block_ordinal(k.block);
       a.phase = k.kind == StageKind::Norm ? 0 : k.kind == StageKind::AddNorm ? 2 : 1;
       break;
-    case StageKind::FinalNorm: a.section = 3; break;
+    case StageKind::FinalNorm:
+      a.section = 3;
+      break;
     case StageKind::Memory:
-    case StageKind::Logits: a.section = 4; break;
-    case StageKind::Choose: a.section = 5; break;
+    case StageKind::Logits:
+      a.section = 4;
+      break;
+    case StageKind::Choose:
+      a.section = 5;
+      break;
   }
   return a;
 }
@@ -127,8 +141,10 @@ int Comparison::last_at_or_before(int i, const AlignKey& k) const {
   int lo = 0, hi = s.stage_count();  // first index with key > k, in [lo, hi]
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
-    if (align_key(s, mid) <= k) lo = mid + 1;
-    else hi = mid;
+    if (align_key(s, mid) <= k)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo - 1;
 }
@@ -242,7 +258,7 @@ bool Comparison::jump(int position) {
   const std::vector<AlignKey> t = timeline();
   if (position < 0 || position >= static_cast<int>(t.size())) {
     return refuse("no point " + std::to_string(position) + " on the timeline (known: 0 .. " +
-               std::to_string(static_cast<int>(t.size()) - 1) + ")");
+                  std::to_string(static_cast<int>(t.size()) - 1) + ")");
   }
   return move_to(t[static_cast<size_t>(position)]);
 }

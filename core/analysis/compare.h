@@ -34,8 +34,8 @@ struct AlignKey {
   int step = -1;    // decoder step; -1 on the encoder side
   int section = 0;  // 0 embed, 1 positional, 2 layer stack, 3 final norm, 4 memory / logits, 5 choose
   int layer = 0;
-  int block = 0;    // 0 self-attention, 1 cross-attention, 2 feed-forward
-  int phase = 0;    // 0 before (pre-LN Norm), 1 sublayer, 2 after (post-LN AddNorm)
+  int block = 0;  // 0 self-attention, 1 cross-attention, 2 feed-forward
+  int phase = 0;  // 0 before (pre-LN Norm), 1 sublayer, 2 after (post-LN AddNorm)
 
   bool operator<(const AlignKey& o) const;
   bool operator==(const AlignKey& o) const;
@@ -65,12 +65,12 @@ class Comparison {
                                    const DecodeSettings& settings = {}, bool use_cache = true);
 
   // ---- movement in lockstep: true when the point moved; false sets message()
-  bool forward();         // the next point of the merged timeline (computes steps as needed)
+  bool forward();  // the next point of the merged timeline (computes steps as needed)
   bool back();
-  bool next_token();      // both runs to the Choose stage of the next step
-  bool prev_token();      // both runs to the Choose stage of the previous step
-  void run_to_end();      // decode both to the end; both on their last stage
-  void home();            // both on their first stage
+  bool next_token();        // both runs to the Choose stage of the next step
+  bool prev_token();        // both runs to the Choose stage of the previous step
+  void run_to_end();        // decode both to the end; both on their last stage
+  void home();              // both on their first stage
   bool jump(int position);  // a point of timeline() (known points only)
   Result<bool> set_input(const std::string& src, const std::string& tgt = "");
   Result<bool> set_settings(const DecodeSettings& s);
@@ -93,9 +93,9 @@ class Comparison {
 
  private:
   Comparison() = default;
-  void align();                        // each run onto its last stage with key ≤ key_
-  bool move_to(const AlignKey& k);     // key_ = k, aligned, no message; true
-  bool refuse(std::string why);        // the message says why the move did not happen; false
+  void align();                         // each run onto its last stage with key ≤ key_
+  bool move_to(const AlignKey& k);      // key_ = k, aligned, no message; true
+  bool refuse(std::string why);         // the message says why the move did not happen; false
   bool ensure_stage(int i, int index);  // computes run i's steps until `index` exists
 
   std::vector<Session> runs_;  // (2)

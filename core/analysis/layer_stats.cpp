@@ -27,7 +27,8 @@ void append_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* a
     out.ln_mean.push_back(r.norm.mean(row));
     out.ln_var.push_back(r.norm.var(row));
     for (int k = 0; k < h; ++k)
-      out.entropy_rows[static_cast<size_t>(k)].push_back(static_cast<float>(row_entropy(attn->head_weights(0, k), row)));
+      out.entropy_rows[static_cast<size_t>(k)].push_back(
+          static_cast<float>(row_entropy(attn->head_weights(0, k), row)));
   }
 }
 
@@ -136,7 +137,8 @@ BlockStat block_stat(Block b, const ResidualTrace& r, const AttentionTrace* attn
   return s;
 }
 
-void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows) {
+void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn,
+                       const std::vector<int>& rows) {
   append_rows(out, r, attn, rows);
   finish_entropy(out);
 }

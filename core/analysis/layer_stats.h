@@ -32,15 +32,15 @@ std::vector<double> head_entropy(const AttentionTrace& a, const std::vector<int>
 // One sublayer connection (self-attention, cross-attention or feed-forward) of one layer.
 struct BlockStat {
   Block block = Block::None;
-  std::vector<float> norm_in;   // (n) ‖x_t‖₂ entering the block
-  std::vector<float> norm_out;  // (n) ‖x_t‖₂ leaving it
-  std::vector<float> ln_mean;   // (n) μ_t of the block's LayerNorm
-  std::vector<float> ln_var;    // (n) σ²_t of the block's LayerNorm
-  std::vector<double> entropy;  // (h) attention blocks: mean over query rows; empty for the FFN
+  std::vector<float> norm_in;                    // (n) ‖x_t‖₂ entering the block
+  std::vector<float> norm_out;                   // (n) ‖x_t‖₂ leaving it
+  std::vector<float> ln_mean;                    // (n) μ_t of the block's LayerNorm
+  std::vector<float> ln_var;                     // (n) σ²_t of the block's LayerNorm
+  std::vector<double> entropy;                   // (h) attention blocks: mean over query rows; empty for the FFN
   std::vector<std::vector<float>> entropy_rows;  // [h] (n) per query row; empty for the FFN
 
   int tokens() const { return static_cast<int>(norm_out.size()); }
-  double mean_norm_in() const;   // mean over tokens (0 when there is none)
+  double mean_norm_in() const;  // mean over tokens (0 when there is none)
   double mean_norm_out() const;
   double mean_ln_mean() const;
   double mean_ln_var() const;
@@ -67,7 +67,8 @@ struct ModelStats {
 BlockStat block_stat(Block b, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows = {});
 // Appends the statistics of `rows` of a recorded block to `out` (entropy means recomputed), for a
 // sequence whose rows come from several recordings (decoding steps, beam ancestors).
-void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows);
+void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn,
+                       const std::vector<int>& rows);
 
 // Statistics of the whole encoder recording.
 std::vector<LayerStat> encoder_stats(const EncoderTrace& t);

@@ -42,10 +42,12 @@ std::string plot_csv(const PlotData& p) {
 }
 
 std::string grid_csv(const GridData& g) {
-  std::string out = quoted(g.row_label.empty() ? "row" : g.row_label) + "," + quoted(g.col_label.empty() ? "col" : g.col_label) +
-                    "," + quoted(g.value_label.empty() ? "value" : g.value_label) + "\n";
+  std::string out = quoted(g.row_label.empty() ? "row" : g.row_label) + "," +
+                    quoted(g.col_label.empty() ? "col" : g.col_label) + "," +
+                    quoted(g.value_label.empty() ? "value" : g.value_label) + "\n";
   for (size_t r = 0; r < g.rows.size(); ++r)
-    for (size_t c = 0; c < g.cols.size(); ++c) out += quoted(g.rows[r]) + "," + number(g.cols[c]) + "," + number(g.at(r, c)) + "\n";
+    for (size_t c = 0; c < g.cols.size(); ++c)
+      out += quoted(g.rows[r]) + "," + number(g.cols[c]) + "," + number(g.at(r, c)) + "\n";
   return out;
 }
 

@@ -11,19 +11,19 @@
 namespace sf {
 
 struct PlotSeries {
-  std::string name;        // legend entry
-  std::vector<double> x;   // (n)
-  std::vector<double> y;   // (n); NaN = no value (a gap)
-  unsigned colour = 0;     // 0xAABBGGRR (ImGui's IM_COL32 layout); 0 = pick by index
-  bool dashed = false;     // drawn dashed (e.g. a reference run)
+  std::string name;       // legend entry
+  std::vector<double> x;  // (n)
+  std::vector<double> y;  // (n); NaN = no value (a gap)
+  unsigned colour = 0;    // 0xAABBGGRR (ImGui's IM_COL32 layout); 0 = pick by index
+  bool dashed = false;    // drawn dashed (e.g. a reference run)
 };
 
 struct PlotData {
   std::string title;
   std::string x_label, y_label;
-  bool log_y = false;      // suggested: loss and gradient norms span decades
-  bool integer_x = false;  // x is a layer or step index: ticks on whole numbers
-  double y_min = 0, y_max = 0;  // a fixed y range when y_min < y_max (e.g. [0, 1] for accuracies)
+  bool log_y = false;                     // suggested: loss and gradient norms span decades
+  bool integer_x = false;                 // x is a layer or step index: ticks on whole numbers
+  double y_min = 0, y_max = 0;            // a fixed y range when y_min < y_max (e.g. [0, 1] for accuracies)
   std::vector<std::string> x_categories;  // when set, x = i means x_categories[i] (e.g. "enc 0")
   std::vector<PlotSeries> series;
 };

@@ -86,21 +86,41 @@ PlotData curve_plot(const std::vector<RunCurves>& runs, Curve which) {
   p.x_label = "step";
   p.integer_x = true;
   switch (which) {
-    case Curve::Loss: p.title = "training loss (label-smoothed)", p.y_label = "loss", p.log_y = true; break;
-    case Curve::LearningRate: p.title = "learning rate", p.y_label = "lr"; break;
-    case Curve::GradNorm: p.title = "gradient norm (all parameters, before clipping)", p.y_label = "|grad|", p.log_y = true; break;
-    case Curve::ExactMatch: p.title = "exact match on held-out examples", p.y_label = "exact match", p.y_max = 1; break;
-    case Curve::Accuracy: p.title = "token accuracy (teacher-forced, training batch)", p.y_label = "accuracy", p.y_max = 1; break;
+    case Curve::Loss:
+      p.title = "training loss (label-smoothed)", p.y_label = "loss", p.log_y = true;
+      break;
+    case Curve::LearningRate:
+      p.title = "learning rate", p.y_label = "lr";
+      break;
+    case Curve::GradNorm:
+      p.title = "gradient norm (all parameters, before clipping)", p.y_label = "|grad|", p.log_y = true;
+      break;
+    case Curve::ExactMatch:
+      p.title = "exact match on held-out examples", p.y_label = "exact match", p.y_max = 1;
+      break;
+    case Curve::Accuracy:
+      p.title = "token accuracy (teacher-forced, training batch)", p.y_label = "accuracy", p.y_max = 1;
+      break;
   }
   RunStyle style(runs);
   for (const RunCurves& r : runs) {
     PlotSeries s = style.series(r);
     switch (which) {
-      case Curve::Loss: s.x = r.step, s.y = r.loss; break;
-      case Curve::LearningRate: s.x = r.step, s.y = r.lr; break;
-      case Curve::GradNorm: s.x = r.step, s.y = r.grad_norm; break;
-      case Curve::ExactMatch: s.x = r.eval_step, s.y = r.exact_match; break;
-      case Curve::Accuracy: s.x = r.step, s.y = r.accuracy; break;
+      case Curve::Loss:
+        s.x = r.step, s.y = r.loss;
+        break;
+      case Curve::LearningRate:
+        s.x = r.step, s.y = r.lr;
+        break;
+      case Curve::GradNorm:
+        s.x = r.step, s.y = r.grad_norm;
+        break;
+      case Curve::ExactMatch:
+        s.x = r.eval_step, s.y = r.exact_match;
+        break;
+      case Curve::Accuracy:
+        s.x = r.step, s.y = r.accuracy;
+        break;
     }
     p.series.push_back(std::move(s));
   }
@@ -146,7 +166,8 @@ PlotData layer_grad_profile(const std::vector<RunCurves>& runs, int step) {
     for (const std::string& l : runs[0].layers) {
       std::string s = l;
       for (const char* from : {"encoder.layers.", "decoder.layers."})
-        if (s.rfind(from, 0) == 0) s = std::string(from[0] == 'e' ? "enc " : "dec ") + s.substr(std::string(from).size());
+        if (s.rfind(from, 0) == 0)
+          s = std::string(from[0] == 'e' ? "enc " : "dec ") + s.substr(std::string(from).size());
       p.x_categories.push_back(s);
     }
   }
@@ -182,17 +203,26 @@ PlotData layer_plot(const ModelStats& a, const ModelStats& b, const std::string&
   p.x_categories = layer_categories(a, b);
   p.x_label = "layer";
   switch (m) {
-    case LayerMeasure::ResidualNorm: p.title = "residual-stream norm leaving each layer (mean over tokens)", p.y_label = "|x|"; break;
-    case LayerMeasure::LnMean: p.title = "LayerNorm input mean (mean over tokens and blocks)", p.y_label = "LN mean"; break;
-    case LayerMeasure::LnVar: p.title = "LayerNorm input variance (mean over tokens and blocks)", p.y_label = "LN variance"; break;
-    case LayerMeasure::Entropy: p.title = "self-attention entropy (mean over heads and queries)", p.y_label = "entropy (nats)"; break;
+    case LayerMeasure::ResidualNorm:
+      p.title = "residual-stream norm leaving each layer (mean over tokens)", p.y_label = "|x|";
+      break;
+    case LayerMeasure::LnMean:
+      p.title = "LayerNorm input mean (mean over tokens and blocks)", p.y_label = "LN mean";
+      break;
+    case LayerMeasure::LnVar:
+      p.title = "LayerNorm input variance (mean over tokens and blocks)", p.y_label = "LN variance";
+      break;
+    case LayerMeasure::Entropy:
+      p.title = "self-attention entropy (mean over heads and queries)", p.y_label = "entropy (nats)";
+      break;
   }
   int enc = 0;
   for (const std::string& c : p.x_categories)
     if (c.rfind("enc", 0) == 0) ++enc;
   const auto value = [&](const LayerStat& l) -> double {
     switch (m) {
-      case LayerMeasure::ResidualNorm: return l.resid_norm();
+      case LayerMeasure::ResidualNorm:
+        return l.resid_norm();
       case LayerMeasure::LnMean:
       case LayerMeasure::LnVar: {
         double s = 0;

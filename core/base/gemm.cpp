@@ -36,8 +36,10 @@ struct Vec {
   static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static R load_n(const float* p, int n) { return n == W ? load(p) : _mm512_maskz_loadu_ps(mask(n), p); }
   static void store_n(float* p, R v, int n) {
-    if (n == W) _mm512_storeu_ps(p, v);
-    else _mm512_mask_storeu_ps(p, mask(n), v);
+    if (n == W)
+      _mm512_storeu_ps(p, v);
+    else
+      _mm512_mask_storeu_ps(p, mask(n), v);
   }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -58,8 +60,10 @@ struct Vec {
   }
   static R load_n(const float* p, int n) { return n == W ? load(p) : _mm256_maskload_ps(p, mask(n)); }
   static void store_n(float* p, R v, int n) {
-    if (n == W) _mm256_storeu_ps(p, v);
-    else _mm256_maskstore_ps(p, mask(n), v);
+    if (n == W)
+      _mm256_storeu_ps(p, v);
+    else
+      _mm256_maskstore_ps(p, mask(n), v);
   }
 };
 #else
@@ -308,8 +312,8 @@ thread_local std::vector<float, Eigen::aligned_allocator<float>> tl_a, tl_b;
 void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumulate, const float* bias) {
   // Eigen's matrix-vector kernels need unit inner strides: maps with an outer stride only (a
   // dynamic inner stride would drop Eigen to a coefficient-wise product, several times slower).
-  using RowMajorMap = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
-                                 Eigen::OuterStride<>>;
+  using RowMajorMap =
+      Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
   using ColMajorMap = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
   RowVec x(k);  // A's one row
   for (Index i = 0; i < k; ++i) x[i] = a.data[i * a.col_stride];
@@ -325,8 +329,10 @@ void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumul
   }
   if (bias) prod += Eigen::Map<const RowVec>(bias, n);
   Eigen::Map<RowVec> y(c, n);
-  if (accumulate) y += prod;
-  else y = prod;
+  if (accumulate)
+    y += prod;
+  else
+    y = prod;
 }
 
 // Where the kernel reads B's panel p: its rows are `stride` floats apart.
@@ -376,8 +382,8 @@ constexpr Index kResidentB = Index{1} << 17;  // floats
 // 9,216 per training step of the benchmark): the kernel straight away, and true; false for any
 // other product. A function of its own, ahead of run(), whose stack frame and register saves cost
 // as much as such a product's arithmetic.
-bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out,
-              const float* bias, const Epilogue& ep) {
+bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out, const float* bias,
+              const Epilogue& ep) {
   const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
   if (m < 2 || m > MR || n < 1 || n > NR || k < 1 || k > KC || !b_in_place(b, n) || !(row_major || transposed))
     return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
@@ -507,7 +513,8 @@ void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, Ge
   run(m, n, k, a, &b, nullptr, c, ldc, out, bias, ep);
 }
 
-void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias, const Epilogue& ep) {
+void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias,
+          const Epilogue& ep) {
   run(m, b.n, b.k, a, nullptr, &b, c, ldc, out, bias, ep);
 }
 

@@ -33,8 +33,8 @@ struct MatRef {
   Eigen::Index row_stride = 0, col_stride = 0;
   float at(Eigen::Index r, Eigen::Index c) const { return data[r * row_stride + c * col_stride]; }
 };
-inline MatRef ref(const Mat& m) { return {m.data(), m.cols(), 1}; }             // m
-inline MatRef ref_t(const Mat& m) { return {m.data(), 1, m.cols()}; }           // mᵀ
+inline MatRef ref(const Mat& m) { return {m.data(), m.cols(), 1}; }    // m
+inline MatRef ref_t(const Mat& m) { return {m.data(), 1, m.cols()}; }  // mᵀ
 
 // B (k, n) packed once for many products (a weight, as the projections read it: B = Wᵀ).
 struct PackedB {
@@ -72,8 +72,8 @@ struct Epilogue {
 
 // C (m, n) = A (m, k) · B (k, n) (+ bias (n), when given), then the epilogue. m, n, k ≥ 0; C must
 // not alias A or B (nor the gate).
-void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, float* c, Eigen::Index ldc,
-          GemmOut out, const float* bias = nullptr, const Epilogue& ep = {});
+void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, float* c, Eigen::Index ldc, GemmOut out,
+          const float* bias = nullptr, const Epilogue& ep = {});
 // The same with B packed ahead of time.
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr, const Epilogue& ep = {});
@@ -84,8 +84,7 @@ void apply_epilogue(const Epilogue& ep, Eigen::Index m, Eigen::Index n, float* c
 // d[j·ds + i] = s[i·ss + j] for i < rows, j < cols: d (cols, rows) = sᵀ for a row-major s
 // (rows, cols), row strides ss and ds. An attention layer transposes its keys once this way, so
 // that every head's Q_h K_hᵀ reads K_hᵀ as a row-major B in place.
-void transpose_copy(const float* s, Eigen::Index ss, Eigen::Index rows, Eigen::Index cols, float* d,
-                    Eigen::Index ds);
+void transpose_copy(const float* s, Eigen::Index ss, Eigen::Index rows, Eigen::Index cols, float* d, Eigen::Index ds);
 
 // Which micro-kernel this build runs: "avx512", "avx2" or "portable".
 const char* gemm_kernel_name();

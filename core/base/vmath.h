@@ -14,9 +14,9 @@
 
 namespace sf {
 
-// x[i] = e^x[i] for i < n, within 1 ulp of the exact value (measured over [−87.3, 88.3] in steps of 7e−4). Arguments are
-// clamped to [−87.3, 88.4] first (Cephes' expf, as Eigen's vectorised exp does): e^−inf comes out
-// as 1.2e−38, not 0, so a caller that needs exact zeros (masked attention keys) writes them itself.
+// x[i] = e^x[i] for i < n, within 1 ulp of the exact value (measured over [−87.3, 88.3] in steps of 7e−4). Arguments
+// are clamped to [−87.3, 88.4] first (Cephes' expf, as Eigen's vectorised exp does): e^−inf comes out as 1.2e−38, not
+// 0, so a caller that needs exact zeros (masked attention keys) writes them itself.
 inline void exp_inplace(float* x, Eigen::Index n) {
   for (Eigen::Index i = 0; i < n; ++i) {
     // e^v = 2^m · e^r with m = round(v / ln 2) and |r| ≤ ln 2 / 2; ln 2 is split in two parts so

@@ -63,8 +63,8 @@ Result<bool> write_file_atomic(const std::string& path, const std::string& bytes
   if (auto ok = check_writable(path); !ok) return ok;
   const std::string dir = folder_of(path);
   // Hidden and unique per call: two writers of one path never share a temporary file.
-  std::string tmpl = (dir == "." && path.find('/') == std::string::npos ? "" : dir + "/") + "." + name_of(path) +
-                     ".tmp-XXXXXX";
+  std::string tmpl =
+      (dir == "." && path.find('/') == std::string::npos ? "" : dir + "/") + "." + name_of(path) + ".tmp-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   const int fd = ::mkstemp(buf.data());
@@ -97,7 +97,8 @@ Result<bool> write_file_atomic(const std::string& path, const std::string& bytes
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -42,7 +42,8 @@ Result<Model> model_from_tensors(const TensorFile& f, const std::string& what) {
     if (!t) return Error{what + ": missing tensor '" + p.name + "' of shape " + shape_string(want)};
     if (t->dtype != DType::F32) return Error{what + ": tensor '" + p.name + "' has dtype I64, expected F32"};
     if (t->shape != want)
-      return Error{what + ": tensor '" + p.name + "': shape " + shape_string(t->shape) + ", expected " + shape_string(want)};
+      return Error{what + ": tensor '" + p.name + "': shape " + shape_string(t->shape) + ", expected " +
+                   shape_string(want)};
     for (int64_t i = 0; i < p.numel(); ++i) {
       const float v = t->f32[static_cast<size_t>(i)];
       if (!std::isfinite(v))
@@ -78,7 +79,8 @@ Result<Model> load_model(const std::string& path) {
   for (ParamRef& p : param_table(w, *cfg))
     plans[p.name] = TensorPlan{p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols},
                                {{p.data, p.rows, p.cols}}};
-  auto report = place_tensors(*file, *header, plans, what, [](const std::string& n) { return n; }, model_kind(*cfg));
+  auto report = place_tensors(
+      *file, *header, plans, what, [](const std::string& n) { return n; }, model_kind(*cfg));
   if (!report) return Error{report.error()};
   Model m = Model::make(std::move(*cfg), std::move(w));
   m.source.path = path;

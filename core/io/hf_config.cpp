@@ -59,8 +59,8 @@ struct Reader {
     if (a == "gelu") return Activation::Gelu;
     if (a == "relu") return Activation::Relu;
     if (a == "swish" || a == "silu") return Activation::Swish;
-    fail(std::string("field '") + key + "' expected gelu_new | gelu_pytorch_tanh | gelu | relu | swish | silu, found \"" +
-         a + "\"");
+    fail(std::string("field '") + key +
+         "' expected gelu_new | gelu_pytorch_tanh | gelu | relu | swish | silu, found \"" + a + "\"");
   }
   // A key whose value must be `want` for the model to be computed as stepformer computes it.
   void require(const char* key, const json& want, const std::string& why) const {
@@ -86,7 +86,7 @@ void read_family(const Reader& r, const Family& f, Config& c) {
   c.n_heads = r.integer(f.heads, 1, 1 << 10);
   (f.arch == Arch::DecoderOnly ? c.n_decoder_layers : c.n_encoder_layers) = r.integer(f.layers, 1, 1000);
   c.d_ff = r.integer_or(f.d_ff, 1, 1 << 20, 4 * c.d_model);  // GPT-2's n_inner null: 4 · n_embd
-  c.max_len = r.integer(f.max_len, 1, 1 << 16);  // Marian's table is computed: (max_len, d) floats
+  c.max_len = r.integer(f.max_len, 1, 1 << 16);              // Marian's table is computed: (max_len, d) floats
   c.activation = r.activation(f.activation, f.default_activation);
   c.scale_embeddings = false;
 }
@@ -94,8 +94,9 @@ void read_family(const Reader& r, const Family& f, Config& c) {
 void gpt2(const Reader& r, HfConfig& h) {
   Config& c = h.config;
   // ln_1 / ln_2 before each sublayer, ln_f closes the stack.
-  read_family(r, {Arch::DecoderOnly, NormPlacement::Pre, Positional::Learned, "n_embd", "n_head", "n_layer", "n_inner",
-                  "n_positions", "activation_function", "gelu_new"},
+  read_family(r,
+              {Arch::DecoderOnly, NormPlacement::Pre, Positional::Learned, "n_embd", "n_head", "n_layer", "n_inner",
+               "n_positions", "activation_function", "gelu_new"},
               c);
   c.layer_norm_eps = r.epsilon("layer_norm_epsilon", 1e-5f);
   c.decoder_pad_mask = false;  // GPT-2 has no <pad>; HF masks nothing without an attention_mask
@@ -110,16 +111,17 @@ void gpt2(const Reader& r, HfConfig& h) {
 void marian(const Reader& r, HfConfig& h) {
   Config& c = h.config;
   // Heads and FFN sizes per stack: the encoder_* keys, the decoder_* keys.
-  read_family(r, {Arch::EncoderDecoder, NormPlacement::Post, Positional::SinusoidalHalves, "d_model",
-                  "decoder_attention_heads", "encoder_layers", "decoder_ffn_dim", "max_position_embeddings",
-                  "activation_function", "swish"},
-              c);
+  read_family(
+      r,
+      {Arch::EncoderDecoder, NormPlacement::Post, Positional::SinusoidalHalves, "d_model", "decoder_attention_heads",
+       "encoder_layers", "decoder_ffn_dim", "max_position_embeddings", "activation_function", "swish"},
+      c);
   c.n_encoder_heads = r.integer("encoder_attention_heads", 1, 1 << 10);
   c.n_decoder_layers = r.integer("decoder_layers", 1, 1000);
   c.d_ff = r.integer("decoder_ffn_dim", 1, 1 << 20);
   c.d_ff_encoder = r.integer("encoder_ffn_dim", 1, 1 << 20);
   c.scale_embeddings = r.boolean("scale_embedding", false);
-  c.layer_norm_eps = 1e-5f;  // nn.LayerNorm's default; Marian's config has no key for it
+  c.layer_norm_eps = 1e-5f;    // nn.LayerNorm's default; Marian's config has no key for it
   c.decoder_pad_mask = false;  // the decoder starts with <pad> and attends to it
   h.vocab_size = r.integer_or("decoder_vocab_size", 1, 1 << 24, 0);  // null: = vocab_size
   const int v = r.integer("vocab_size", 1, 1 << 24);
@@ -137,8 +139,9 @@ void marian(const Reader& r, HfConfig& h) {
 
 void bert(const Reader& r, HfConfig& h) {
   Config& c = h.config;
-  read_family(r, {Arch::EncoderOnly, NormPlacement::Post, Positional::Learned, "hidden_size", "num_attention_heads",
-                  "num_hidden_layers", "intermediate_size", "max_position_embeddings", "hidden_act", "gelu"},
+  read_family(r,
+              {Arch::EncoderOnly, NormPlacement::Post, Positional::Learned, "hidden_size", "num_attention_heads",
+               "num_hidden_layers", "intermediate_size", "max_position_embeddings", "hidden_act", "gelu"},
               c);
   c.share_embeddings = true;  // the MLM decoder is the word-embedding table
   c.layer_norm_eps = r.epsilon("layer_norm_eps", 1e-12f);
@@ -153,20 +156,24 @@ void bert(const Reader& r, HfConfig& h) {
 HfConfig parse(const std::string& text, const std::string& what) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
-    throw InputError(what + ": expected a JSON object (a Hugging Face config.json), found text that does not parse as one");
+    throw InputError(what +
+                     ": expected a JSON object (a Hugging Face config.json), found text that does not parse as one");
   Reader r{j, what};
   HfConfig h;
   h.model_type = r.string("model_type", "");
-  if (h.model_type.empty())
-    r.fail("missing field 'model_type' (expected \"gpt2\", \"marian\" or \"bert\")");
+  if (h.model_type.empty()) r.fail("missing field 'model_type' (expected \"gpt2\", \"marian\" or \"bert\")");
   if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
       j["architectures"][0].is_string())
     h.architecture = j["architectures"][0].get<std::string>();
-  if (h.model_type == "gpt2") gpt2(r, h);
-  else if (h.model_type == "marian") marian(r, h);
-  else if (h.model_type == "bert") bert(r, h);
+  if (h.model_type == "gpt2")
+    gpt2(r, h);
+  else if (h.model_type == "marian")
+    marian(r, h);
+  else if (h.model_type == "bert")
+    bert(r, h);
   else
-    r.fail("model_type \"" + h.model_type + "\" is not supported; stepformer opens \"gpt2\" (GPT-2, distilgpt2), "
+    r.fail("model_type \"" + h.model_type +
+           "\" is not supported; stepformer opens \"gpt2\" (GPT-2, distilgpt2), "
            "\"marian\" (opus-mt) and \"bert\" (BERT-style encoders)");
   if (h.src_vocab_size == 0) h.src_vocab_size = h.vocab_size;
   const Config& c = h.config;

@@ -17,11 +17,11 @@
 namespace sf {
 
 struct HfConfig {
-  std::string model_type;    // "gpt2" | "marian" | "bert"
-  std::string architecture;  // "architectures"[0] when present, e.g. "GPT2LMHeadModel"
-  Config config;             // everything but the vocabularies
-  int vocab_size = 0;        // rows of the (target) embedding table
-  int src_vocab_size = 0;    // Marian with separate vocabularies: rows of the encoder table; else = vocab_size
+  std::string model_type;           // "gpt2" | "marian" | "bert"
+  std::string architecture;         // "architectures"[0] when present, e.g. "GPT2LMHeadModel"
+  Config config;                    // everything but the vocabularies
+  int vocab_size = 0;               // rows of the (target) embedding table
+  int src_vocab_size = 0;           // Marian with separate vocabularies: rows of the encoder table; else = vocab_size
   bool tie_word_embeddings = true;  // the output projection is the (target) embedding table
   int decoder_start_token_id = -1;  // Marian: the first decoder input (<pad>)
   int pad_token_id = -1;

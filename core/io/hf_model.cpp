@@ -52,7 +52,8 @@ std::string other_weights_message(const std::string& folder) {
            "stepformer reads one model.safetensors — merge them with save_pretrained(max_shard_size=\"100GB\")";
   if (exists(join(folder, "pytorch_model.bin")))
     return "found pytorch_model.bin, a Python pickle; stepformer reads only model.safetensors (no Python at run "
-           "time, and a pickle can run code) — " + convert;
+           "time, and a pickle can run code) — " +
+           convert;
   if (exists(join(folder, "tf_model.h5")))
     return "found tf_model.h5 (TensorFlow/Keras HDF5); stepformer reads only model.safetensors — " + convert;
   if (exists(join(folder, "flax_model.msgpack")))
@@ -192,8 +193,9 @@ Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
   // from another model, or a hostile one, must not make stepformer allocate gigabytes).
   if (const double need = 2.0 * min_weights(h), have = double(file->size() - header->data_start); need > have)
     return Error{"'" + files.folder + "': config.json describes at least " + std::to_string(int64_t(need / 2)) +
-                 " weights (" + std::to_string(int64_t(need / 1e6)) + " MB even at 16 bits), but model.safetensors holds " +
-                 std::to_string(int64_t(have / 1e6)) + " MB of data; expected the config.json of the same model"};
+                 " weights (" + std::to_string(int64_t(need / 1e6)) +
+                 " MB even at 16 bits), but model.safetensors holds " + std::to_string(int64_t(have / 1e6)) +
+                 " MB of data; expected the config.json of the same model"};
   // The tables' rows are config.json's vocab_size; the tokenizer must number exactly as many.
   auto size_check = [&](const Vocab& v, int want, const char* side) -> std::string {
     if (v.size() == want) return "";

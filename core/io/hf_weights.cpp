@@ -89,8 +89,10 @@ void gpt2(Plans& p, const HfConfig& h, Weights& w) {
     p.ignore(s + ".attn.masked_bias");  // -1e4, transformers 3.x / early 4.x
   }
   p.norm("ln_f", w.decoder_norm);
-  if (c.share_embeddings) p.optional("lm_head.weight", {h.vocab_size, d});  // equal to wte
-  else p.mat("lm_head.weight", w.generator.weight);
+  if (c.share_embeddings)
+    p.optional("lm_head.weight", {h.vocab_size, d});  // equal to wte
+  else
+    p.mat("lm_head.weight", w.generator.weight);
 }
 
 // Marian's stored position table (2020-era files) must be the one stepformer computes.
@@ -121,8 +123,8 @@ void marian(Plans& p, const HfConfig& h, const SafetensorsHeader& header, Weight
     const char* names[] = {"shared.weight", "decoder.embed_tokens.weight", "encoder.embed_tokens.weight"};
     bool placed = false;
     for (const char* n : names) {
-      const bool is_source = !placed && (has_shared ? std::string(n) == "shared.weight"
-                                                    : find_entry(header, h.model_type, n) != nullptr);
+      const bool is_source =
+          !placed && (has_shared ? std::string(n) == "shared.weight" : find_entry(header, h.model_type, n) != nullptr);
       if (is_source) {
         p.mat(n, w.tgt_embed);
         placed = true;
@@ -135,8 +137,10 @@ void marian(Plans& p, const HfConfig& h, const SafetensorsHeader& header, Weight
   } else {
     p.mat("encoder.embed_tokens.weight", w.src_embed);
     p.mat("decoder.embed_tokens.weight", w.tgt_embed);
-    if (h.tie_word_embeddings) p.optional("lm_head.weight", {h.vocab_size, d});
-    else p.mat("lm_head.weight", w.generator.weight);
+    if (h.tie_word_embeddings)
+      p.optional("lm_head.weight", {h.vocab_size, d});
+    else
+      p.mat("lm_head.weight", w.generator.weight);
   }
   TensorPlan bias{{1, h.vocab_size}, {{w.generator.bias.data(), 1, h.vocab_size}}};
   bias.required = false;  // a buffer of zeros in models that never trained it
@@ -240,15 +244,18 @@ void settle_hf_config(HfConfig& h, const MappedFile& file, const SafetensorsHead
 Result<PlacementReport> read_hf_weights(MappedFile& file, const SafetensorsHeader& header, const HfConfig& h,
                                         Weights& w, const std::string& what) {
   Plans p;
-  if (h.model_type == "gpt2") gpt2(p, h, w);
-  else if (h.model_type == "marian") marian(p, h, header, w);
-  else bert(p, h, w);
-  const std::string describe = " in a " + h.model_type + " checkpoint" +
-                               (h.architecture.empty() ? "" : " (" + h.architecture + ")") + " with " +
-                               std::to_string(h.config.has_encoder() ? h.config.n_encoder_layers : h.config.n_decoder_layers) +
-                               " layers per config.json";
-  return place_tensors(file, header, p.map, what,
-                       [&](const std::string& n) { return canonical_hf_name(h.model_type, n); }, describe);
+  if (h.model_type == "gpt2")
+    gpt2(p, h, w);
+  else if (h.model_type == "marian")
+    marian(p, h, header, w);
+  else
+    bert(p, h, w);
+  const std::string describe =
+      " in a " + h.model_type + " checkpoint" + (h.architecture.empty() ? "" : " (" + h.architecture + ")") + " with " +
+      std::to_string(h.config.has_encoder() ? h.config.n_encoder_layers : h.config.n_decoder_layers) +
+      " layers per config.json";
+  return place_tensors(
+      file, header, p.map, what, [&](const std::string& n) { return canonical_hf_name(h.model_type, n); }, describe);
 }
 
 }  // namespace sf

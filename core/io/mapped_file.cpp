@@ -17,7 +17,8 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Error{"'" + path + "': expected a regular file, found " + (S_ISDIR(st.st_mode) ? "a directory" : "something else")};
+    return Error{"'" + path + "': expected a regular file, found " +
+                 (S_ISDIR(st.st_mode) ? "a directory" : "something else")};
   }
   MappedFile f;
   f.size_ = static_cast<uint64_t>(st.st_size);

@@ -65,10 +65,9 @@ std::string shape_str(const std::vector<int64_t>& s) {
 }
 
 // The header's dtypes and their element sizes (the safetensors specification's list).
-constexpr std::pair<const char*, size_t> kDTypes[] = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2},
-                                                      {"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1},
-                                                      {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},
-                                                      {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+constexpr std::pair<const char*, size_t> kDTypes[] = {
+    {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},  {"I32", 4},     {"I16", 2},    {"I8", 1},
+    {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},   {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
 
 SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::string& what) {
   if (size < 8)
@@ -96,8 +95,7 @@ SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::stri
     if (name == "__metadata__") {
       if (!e.is_object()) throw InputError(what + ": __metadata__ expected an object of strings");
       for (auto m = e.begin(); m != e.end(); ++m) {
-        if (!m.value().is_string())
-          throw InputError(what + ": __metadata__['" + m.key() + "'] expected a string");
+        if (!m.value().is_string()) throw InputError(what + ": __metadata__['" + m.key() + "'] expected a string");
         f.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
@@ -120,8 +118,7 @@ SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::stri
     // overflows (a shape such as [2^40, 2^30] must not wrap around to a small count).
     uint64_t numel = 1;
     for (auto& s : e["shape"]) {
-      if (!s.is_number_integer() || s.get<long long>() < 0 ||
-          static_cast<uint64_t>(s.get<long long>()) > kMaxElements)
+      if (!s.is_number_integer() || s.get<long long>() < 0 || static_cast<uint64_t>(s.get<long long>()) > kMaxElements)
         throw InputError(what + ": " + t + " shape expected non-negative integers up to 2^40, found " +
                          short_dump(e["shape"]));
       const auto d = static_cast<uint64_t>(s.get<int64_t>());
@@ -135,7 +132,9 @@ SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::stri
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       throw InputError(what + ": " + t + " data_offsets expected [begin, end], found " + short_dump(off));
     uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
-    if (b > en) throw InputError(what + ": " + t + " data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] are reversed");
+    if (b > en)
+      throw InputError(what + ": " + t + " data_offsets [" + std::to_string(b) + ", " + std::to_string(en) +
+                       "] are reversed");
     if (en > data_size)
       throw InputError(what + ": " + t + " data_offsets end " + std::to_string(en) + " runs past the data block (" +
                        std::to_string(data_size) + " bytes): truncated file");
@@ -179,7 +178,8 @@ TensorFile parse(const std::string& bytes, const std::string& what) {
       ten.i64.resize(numel);
       if (numel) std::memcpy(ten.i64.data(), data + e.begin, numel * 8);
     } else {
-      throw InputError(what + ": tensor '" + e.name + "' has dtype " + e.dtype + ", expected F32 (or I64 for token ids)");
+      throw InputError(what + ": tensor '" + e.name + "' has dtype " + e.dtype +
+                       ", expected F32 (or I64 for token ids)");
     }
     f.tensors.emplace_back(e.name, std::move(ten));
   }
@@ -230,7 +230,8 @@ std::string serialize_safetensors(const TensorFile& file) {
   uint64_t off = 0;
   for (auto& [name, t] : file.tensors) {
     uint64_t bytes = static_cast<uint64_t>(t.numel()) * (t.dtype == DType::F32 ? 4 : 8);
-    h[name] = {{"dtype", t.dtype == DType::F32 ? "F32" : "I64"}, {"shape", t.shape}, {"data_offsets", {off, off + bytes}}};
+    h[name] = {
+        {"dtype", t.dtype == DType::F32 ? "F32" : "I64"}, {"shape", t.shape}, {"data_offsets", {off, off + bytes}}};
     off += bytes;
   }
   std::string header = h.dump();

@@ -25,9 +25,9 @@ struct Tensor {
   std::vector<int64_t> i64;  // when dtype == I64
 
   int64_t numel() const;
-  static Tensor from_mat(const Mat& m);                                // shape (rows, cols)
-  static Tensor from_mat(const Mat& m, std::vector<int64_t> shape);    // reshaped view of the data
-  static Tensor from_ids(const std::vector<int>& ids);                 // I64, shape (n)
+  static Tensor from_mat(const Mat& m);                              // shape (rows, cols)
+  static Tensor from_mat(const Mat& m, std::vector<int64_t> shape);  // reshaped view of the data
+  static Tensor from_ids(const std::vector<int>& ids);               // I64, shape (n)
   static Tensor from_vec(const std::vector<float>& v, std::vector<int64_t> shape);
 };
 
@@ -42,7 +42,7 @@ struct TensorFile {
 // One tensor as the header describes it, before any data is read (what a mapped reader needs).
 struct TensorEntry {
   std::string name;
-  std::string dtype;            // as stored: "F32", "F16", "BF16", "I64", "U8", "BOOL", ...
+  std::string dtype;  // as stored: "F32", "F16", "BF16", "I64", "U8", "BOOL", ...
   std::vector<int64_t> shape;
   uint64_t begin = 0, end = 0;  // byte offsets inside the data block
   int64_t numel() const;

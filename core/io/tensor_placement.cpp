@@ -19,8 +19,10 @@ float half_to_float(uint16_t h) {
     const float v = static_cast<float>(mant) * 5.9604644775390625e-8f;
     return sign ? -v : v;
   }
-  if (exp == 31) bits = sign | 0x7f800000u | (mant << 13);  // Inf / NaN
-  else bits = sign | ((exp + 112u) << 23) | (mant << 13);
+  if (exp == 31)
+    bits = sign | 0x7f800000u | (mant << 13);  // Inf / NaN
+  else
+    bits = sign | ((exp + 112u) << 23) | (mant << 13);
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
@@ -112,7 +114,8 @@ class Placer {
       const int64_t n = std::min(kChunk, total - i);
       widen(src_ + i * static_cast<int64_t>(elem_), e_.dtype, static_cast<size_t>(n), p.dest + i);
       check(p.dest + i, static_cast<size_t>(n), i);
-      if (release_as_you_go) file_.release_before(file_begin_ + static_cast<uint64_t>((i + n) * static_cast<int64_t>(elem_)));
+      if (release_as_you_go)
+        file_.release_before(file_begin_ + static_cast<uint64_t>((i + n) * static_cast<int64_t>(elem_)));
     }
   }
 

@@ -31,10 +31,10 @@ struct Placement {
 };
 
 struct TensorPlan {
-  std::vector<int64_t> shape;   // the shape the file must hold
-  std::vector<Placement> to;    // where it goes; empty: validated for shape, not read (tied copies)
-  bool required = true;         // false: may be absent (the destination keeps its value)
-  bool ignore = false;          // any dtype and shape, never read (buffers: causal masks, position_ids)
+  std::vector<int64_t> shape;  // the shape the file must hold
+  std::vector<Placement> to;   // where it goes; empty: validated for shape, not read (tied copies)
+  bool required = true;        // false: may be absent (the destination keeps its value)
+  bool ignore = false;         // any dtype and shape, never read (buffers: causal masks, position_ids)
   // Optional: the tensor widened to F32 (R, C); returns "" or what is wrong with it (Marian's
   // stored position table must equal the one stepformer computes).
   std::function<std::string(const Mat&)> check;
@@ -42,8 +42,8 @@ struct TensorPlan {
 
 // What a placement pass found: the stored float dtypes, for ModelSource.
 struct PlacementReport {
-  std::vector<std::string> dtypes;  // distinct float dtypes read, in file order ("F32", "F16", ...)
-  bool converted() const;           // any non-F32 dtype was widened
+  std::vector<std::string> dtypes;    // distinct float dtypes read, in file order ("F32", "F16", ...)
+  bool converted() const;             // any non-F32 dtype was widened
   std::string dtype_summary() const;  // "F32", "F16", "F16+F32"
 };
 

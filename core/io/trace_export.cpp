@@ -47,11 +47,14 @@ void add_norm(TensorFile& f, const std::string& p, const LayerNormTrace& n, int 
 }
 
 // A residual connection and its LayerNorm, e.g. ".self_block" with ".norm1".
-void add_connection(TensorFile& f, const std::string& p, const char* block, const char* norm,
-                    const ResidualTrace& r, int batch) {
+void add_connection(TensorFile& f, const std::string& p, const char* block, const char* norm, const ResidualTrace& r,
+                    int batch) {
   add_rows(f, p + block,
-           {{".input", &r.input}, {".sublayer_in", &r.sublayer_in}, {".sublayer_out", &r.sublayer_out},
-            {".sum", &r.sum}, {".output", &r.output}},
+           {{".input", &r.input},
+            {".sublayer_in", &r.sublayer_in},
+            {".sublayer_out", &r.sublayer_out},
+            {".sum", &r.sum},
+            {".output", &r.output}},
            batch);
   add_norm(f, p + norm, r.norm, batch);
 }
@@ -82,7 +85,8 @@ void add_embed(TensorFile& f, const std::string& p, const EmbeddingTrace& e, int
 }
 
 std::vector<int> first_ids(const std::vector<int>& ids, int batch) {
-  return std::vector<int>(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(ids.size() / static_cast<size_t>(batch)));
+  return std::vector<int>(ids.begin(),
+                          ids.begin() + static_cast<std::ptrdiff_t>(ids.size() / static_cast<size_t>(batch)));
 }
 
 // The start of a stack: its token ids ("src_ids" / "tgt_ids") and its embedding sum.

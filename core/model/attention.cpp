@@ -85,8 +85,8 @@ std::vector<Mat> AttentionTrace::all_scores() const {
   return out;
 }
 
-void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads, const std::vector<Mat>& masks, Mat& concat,
-            AttentionTrace* tr) {
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads,
+            const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr) {
   const int B = static_cast<int>(masks.size());
   const int d = static_cast<int>(q.cols());
   const int dk = d / n_heads;
@@ -178,8 +178,7 @@ void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, c
 }
 
 void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_kv, const AttentionTrace& tr,
-                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat* dx_kv, GemmOut kv_out,
-                        GemmOut dw_out) {
+                        const Mat& dout, AttentionWeights& g, Mat& dx_q, Mat* dx_kv, GemmOut kv_out, GemmOut dw_out) {
   const int B = tr.batch, n_heads = tr.n_heads;
   const int d = static_cast<int>(tr.q.cols());
   const int dk = d / n_heads;
@@ -192,7 +191,7 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
 
   Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
   Mat dp(nq, nk), prod(nq, nk);  // scratch, reused for every head: dP, then dP ⊙ P
-  Mat vt(d, B * nk);  // Vᵀ, transposed once (see attend)
+  Mat vt(d, B * nk);             // Vᵀ, transposed once (see attend)
   transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
@@ -206,13 +205,13 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
         const Mat& pn = tr.weights[static_cast<size_t>(nb * n_heads + nh)];
         prefetch_block(pn.data(), 1, pn.size(), 0);
       }
-      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];  // (n_q, n_k)
-      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;  // head h of sequence b
-      const MatRef dhead{dconcat.data() + oq, d, 1};                       // (n_q, dk)
-      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};  // (n_q, dk), (n_k, dk)
+      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];           // (n_q, n_k)
+      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;     // head h of sequence b
+      const MatRef dhead{dconcat.data() + oq, d, 1};                             // (n_q, dk)
+      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};       // (n_q, dk), (n_k, dk)
       const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};  // V_hᵀ (dk, n_k)
-      gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);             // dP = dhead V_hᵀ
-      gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);     // dV_h = Pᵀ dhead
+      gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);          // dP = dhead V_hᵀ
+      gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);  // dV_h = Pᵀ dhead
       // Softmax backward: dS = P ⊙ (dP − Σ_j dP_j P_j), scaled by 1/√dk. The products over the
       // whole block, then each row's sum in four chains (one chain per row waited on every add).
       float* const e = prod.data();

@@ -19,21 +19,21 @@ namespace sf {
 struct AttentionTrace {
   int n_heads = 0;
   int batch = 0;
-  Mat q;                         // (B·n_q, d) projected queries, head h in columns [h·dk, (h+1)·dk)
-  Mat k;                         // (B·n_k − kv_row0, d) keys: rows [kv_row0, n_k) of those attended
-  Mat v;                         // (B·n_k − kv_row0, d) values, the same rows
+  Mat q;  // (B·n_q, d) projected queries, head h in columns [h·dk, (h+1)·dk)
+  Mat k;  // (B·n_k − kv_row0, d) keys: rows [kv_row0, n_k) of those attended
+  Mat v;  // (B·n_k − kv_row0, d) values, the same rows
   // The forward writes every key row (kv_row0 = 0). A stepper Session keeps, for a cached decoder
   // step, only the rows that step added (kv_row0 = its first position; cross-attention: none, step
   // 0 holds them) — the rest are the earlier steps' rows, unchanged — so that a long run's
   // recording grows linearly, not quadratically (Session::attended_kv gathers the whole K/V).
   int kv_row0 = 0;
   Recording kind = Recording::Full;  // set before the run: raw_scores only Full, out not Training
-  float scale = 1;               // 1/√dk
-  std::vector<Mat> raw_scores;   // [b·h + head] (n_q, n_k) Q_h K_hᵀ
-  std::vector<Mat> masks;        // [b] (n_q, n_k) additive: 0 or −inf
-  std::vector<Mat> weights;      // [b·h + head] (n_q, n_k) softmax(scores + mask); masked = 0
-  Mat concat;                    // (B·n_q, d) heads side by side (input of W_o)
-  Mat out;                       // (B·n_q, d) W_o output
+  float scale = 1;                   // 1/√dk
+  std::vector<Mat> raw_scores;       // [b·h + head] (n_q, n_k) Q_h K_hᵀ
+  std::vector<Mat> masks;            // [b] (n_q, n_k) additive: 0 or −inf
+  std::vector<Mat> weights;          // [b·h + head] (n_q, n_k) softmax(scores + mask); masked = 0
+  Mat concat;                        // (B·n_q, d) heads side by side (input of W_o)
+  Mat out;                           // (B·n_q, d) W_o output
 
   const Mat& head_weights(int b, int head) const { return weights[static_cast<size_t>(b * n_heads + head)]; }
   // [b·h + head] (n_q, n_k) Q_h K_hᵀ / √dk before the mask: not stored, since raw × scale is
@@ -50,8 +50,8 @@ void masked_softmax(Mat& s, const Mat& mask, float scale = 1.0f);
 
 // The attention core on projected Q (B·n_q, d), K and V (B·n_k, d); masks[b] (n_q, n_k).
 // Writes concat (B·n_q, d). Records scores/weights into `tr` when given.
-void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads, const std::vector<Mat>& masks, Mat& concat,
-            AttentionTrace* tr);
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads,
+            const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr);
 
 // Attention on keys/values already projected (a KV cache, or cross-attention K/V computed once):
 // projects x_q (B·n_q, d), runs the core over k, v (B·n_k, d), applies W_o.

@@ -8,37 +8,52 @@ using nlohmann::json;
 
 const char* to_string(Arch a) {
   switch (a) {
-    case Arch::EncoderDecoder: return "encoder-decoder";
-    case Arch::DecoderOnly: return "decoder-only";
-    case Arch::EncoderOnly: return "encoder-only";
+    case Arch::EncoderDecoder:
+      return "encoder-decoder";
+    case Arch::DecoderOnly:
+      return "decoder-only";
+    case Arch::EncoderOnly:
+      return "encoder-only";
   }
   return "?";
 }
 const char* to_string(NormPlacement n) { return n == NormPlacement::Pre ? "pre" : "post"; }
 const char* to_string(Activation a) {
   switch (a) {
-    case Activation::Relu: return "relu";
-    case Activation::Gelu: return "gelu";
-    case Activation::GeluTanh: return "gelu_tanh";
-    case Activation::Swish: return "swish";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Gelu:
+      return "gelu";
+    case Activation::GeluTanh:
+      return "gelu_tanh";
+    case Activation::Swish:
+      return "swish";
   }
   return "?";
 }
 const char* to_string(Positional p) {
   switch (p) {
-    case Positional::Sinusoidal: return "sinusoidal";
-    case Positional::Learned: return "learned";
-    case Positional::SinusoidalHalves: return "sinusoidal_halves";
+    case Positional::Sinusoidal:
+      return "sinusoidal";
+    case Positional::Learned:
+      return "learned";
+    case Positional::SinusoidalHalves:
+      return "sinusoidal_halves";
   }
   return "?";
 }
 const char* to_string(Tokenizer t) {
   switch (t) {
-    case Tokenizer::Word: return "word";
-    case Tokenizer::Character: return "char";
-    case Tokenizer::ByteBpe: return "byte_bpe";
-    case Tokenizer::WordPiece: return "wordpiece";
-    case Tokenizer::SentencePiece: return "sentencepiece";
+    case Tokenizer::Word:
+      return "word";
+    case Tokenizer::Character:
+      return "char";
+    case Tokenizer::ByteBpe:
+      return "byte_bpe";
+    case Tokenizer::WordPiece:
+      return "wordpiece";
+    case Tokenizer::SentencePiece:
+      return "sentencepiece";
   }
   return "?";
 }
@@ -101,11 +116,13 @@ float get_positive_float(const json& j, const char* key, float fallback) {
 std::vector<std::string> get_vocab(const json& j, const char* key) {
   if (!j.contains(key)) throw InputError(std::string("config: missing field '") + key + "'");
   const json& v = j[key];
-  if (!v.is_array()) throw InputError(std::string("config: field '") + key + "' expected a list of strings, found " + found(v));
+  if (!v.is_array())
+    throw InputError(std::string("config: field '") + key + "' expected a list of strings, found " + found(v));
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
-      throw InputError(std::string("config: ") + key + "[" + std::to_string(i) + "] expected a string, found " + found(v[i]));
+      throw InputError(std::string("config: ") + key + "[" + std::to_string(i) + "] expected a string, found " +
+                       found(v[i]));
     out.push_back(v[i].get<std::string>());
   }
   return out;
@@ -116,8 +133,10 @@ Config parse(const std::string& text) {
   if (j.is_discarded()) throw InputError("config: expected JSON, found text that does not parse");
   if (!j.is_object()) throw InputError("config: expected a JSON object, found " + found(j));
   Config c;
-  c.arch = get_enum<Arch>(j, "arch", {{"encoder-decoder", Arch::EncoderDecoder}, {"decoder-only", Arch::DecoderOnly},
-                                      {"encoder-only", Arch::EncoderOnly}});
+  c.arch = get_enum<Arch>(j, "arch",
+                          {{"encoder-decoder", Arch::EncoderDecoder},
+                           {"decoder-only", Arch::DecoderOnly},
+                           {"encoder-only", Arch::EncoderOnly}});
   c.d_model = get_int(j, "d_model", 1, 1 << 16);
   c.n_heads = get_int(j, "n_heads", 1, 1 << 10);
   c.n_encoder_layers = get_int(j, "n_encoder_layers", 0, 1000);
@@ -125,11 +144,17 @@ Config parse(const std::string& text) {
   c.d_ff = get_int(j, "d_ff", 1, 1 << 20);
   c.max_len = get_int(j, "max_len", 1, 1 << 20);
   c.norm = get_enum<NormPlacement>(j, "norm", {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post}});
-  c.activation = get_enum<Activation>(j, "activation", {{"relu", Activation::Relu}, {"gelu", Activation::Gelu},
-                                                        {"gelu_tanh", Activation::GeluTanh}, {"swish", Activation::Swish}});
-  c.positional = get_enum<Positional>(j, "positional", {{"sinusoidal", Positional::Sinusoidal}, {"learned", Positional::Learned},
-                                                        {"sinusoidal_halves", Positional::SinusoidalHalves}});
-  Tokenizer tok = get_enum<Tokenizer>(j, "tokenizer", {{"word", Tokenizer::Word}, {"char", Tokenizer::Character}}, Tokenizer::Word);
+  c.activation = get_enum<Activation>(j, "activation",
+                                      {{"relu", Activation::Relu},
+                                       {"gelu", Activation::Gelu},
+                                       {"gelu_tanh", Activation::GeluTanh},
+                                       {"swish", Activation::Swish}});
+  c.positional = get_enum<Positional>(j, "positional",
+                                      {{"sinusoidal", Positional::Sinusoidal},
+                                       {"learned", Positional::Learned},
+                                       {"sinusoidal_halves", Positional::SinusoidalHalves}});
+  Tokenizer tok =
+      get_enum<Tokenizer>(j, "tokenizer", {{"word", Tokenizer::Word}, {"char", Tokenizer::Character}}, Tokenizer::Word);
   c.share_embeddings = get_bool(j, "share_embeddings", false);
   c.scale_embeddings = get_bool(j, "scale_embeddings", true);
   c.layer_norm_eps = get_positive_float(j, "layer_norm_eps", 1e-5f);
@@ -148,18 +173,24 @@ Config parse(const std::string& text) {
     throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_encoder_heads (" +
                      std::to_string(c.encoder_heads()) + ")");
   if (c.is_sinusoidal() && c.d_model % 2 != 0)
-    throw InputError("config: sinusoidal positional encoding needs an even d_model, found " + std::to_string(c.d_model));
-  if (c.has_decoder() && c.n_decoder_layers == 0) throw InputError("config: n_decoder_layers expected at least 1, found 0");
+    throw InputError("config: sinusoidal positional encoding needs an even d_model, found " +
+                     std::to_string(c.d_model));
+  if (c.has_decoder() && c.n_decoder_layers == 0)
+    throw InputError("config: n_decoder_layers expected at least 1, found 0");
   if (!c.has_decoder() && c.n_decoder_layers != 0)
-    throw InputError("config: an encoder-only model expects n_decoder_layers 0, found " + std::to_string(c.n_decoder_layers));
+    throw InputError("config: an encoder-only model expects n_decoder_layers 0, found " +
+                     std::to_string(c.n_decoder_layers));
   if (c.has_encoder() && c.n_encoder_layers == 0)
     throw InputError(std::string("config: an ") + to_string(c.arch) + " model needs n_encoder_layers >= 1, found 0");
   if (c.arch == Arch::EncoderOnly && !c.share_embeddings)
-    throw InputError("config: an encoder-only model expects share_embeddings true (its output is tied to the input table), found false");
+    throw InputError(
+        "config: an encoder-only model expects share_embeddings true (its output is tied to the input table), found "
+        "false");
   if (c.mlm_head && c.arch != Arch::EncoderOnly)
     throw InputError(std::string("config: mlm_head expects an encoder-only model, found ") + to_string(c.arch));
   if (!c.has_encoder() && c.n_encoder_layers != 0)
-    throw InputError("config: a decoder-only model expects n_encoder_layers 0, found " + std::to_string(c.n_encoder_layers));
+    throw InputError("config: a decoder-only model expects n_encoder_layers 0, found " +
+                     std::to_string(c.n_encoder_layers));
 
   auto tv = Vocab::make(get_vocab(j, "tgt_vocab"), tok, "config: tgt_vocab");
   if (!tv) throw InputError(tv.error());

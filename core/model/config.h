@@ -44,18 +44,18 @@ struct Config {
   // Choices the Hugging Face families need; the defaults are the original Transformer's, and
   // config_to_json writes them only when they differ, so existing stepformer.config JSON is
   // unchanged.
-  bool scale_embeddings = true;   // token embedding × √d (Vaswani §3.4, Marian); GPT-2 and BERT: × 1
-  float layer_norm_eps = 1e-5f;   // ε of every LayerNorm (BERT: 1e-12)
-  int n_encoder_heads = 0;        // 0 = n_heads (Marian may differ between the stacks)
-  int d_ff_encoder = 0;           // 0 = d_ff
-  int n_token_types = 0;          // BERT's token-type (segment) table rows; 0 = none
-  bool embed_norm = false;        // a LayerNorm on the embedding sum before layer 0 (BERT)
-  bool mlm_head = false;          // encoder-only: dense + activation + LayerNorm + tied decoder + bias
-  bool decoder_pad_mask = true;   // mask <pad> keys in decoder self-attention; Marian starts the
-                                  // decoder with <pad> and attends to it (HF builds no such mask)
-  bool generator_bias = true;     // the output projection has a bias; GPT-2's has none: its
-                                  // generator.bias stays zero and is not a parameter (not counted,
-                                  // trained or stored), as in Hugging Face's count
+  bool scale_embeddings = true;  // token embedding × √d (Vaswani §3.4, Marian); GPT-2 and BERT: × 1
+  float layer_norm_eps = 1e-5f;  // ε of every LayerNorm (BERT: 1e-12)
+  int n_encoder_heads = 0;       // 0 = n_heads (Marian may differ between the stacks)
+  int d_ff_encoder = 0;          // 0 = d_ff
+  int n_token_types = 0;         // BERT's token-type (segment) table rows; 0 = none
+  bool embed_norm = false;       // a LayerNorm on the embedding sum before layer 0 (BERT)
+  bool mlm_head = false;         // encoder-only: dense + activation + LayerNorm + tied decoder + bias
+  bool decoder_pad_mask = true;  // mask <pad> keys in decoder self-attention; Marian starts the
+                                 // decoder with <pad> and attends to it (HF builds no such mask)
+  bool generator_bias = true;    // the output projection has a bias; GPT-2's has none: its
+                                 // generator.bias stays zero and is not a parameter (not counted,
+                                 // trained or stored), as in Hugging Face's count
 
   int d_k() const { return d_model / n_heads; }
   int encoder_heads() const { return n_encoder_heads > 0 ? n_encoder_heads : n_heads; }

@@ -61,49 +61,51 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
     KvCacheLayer* kv = cache ? &cache->layers[static_cast<size_t>(l)] : nullptr;
     Mat y;
 
-    residual_block(c.norm, w.norm1, x,
-                   [&](const Mat& in, Mat& out) {
-                     AttentionTrace* at = lt ? &lt->self_attn : nullptr;
-                     if (!kv) {
-                       attention_forward(w.self_attn, c.n_heads, in, in, masks, out, at);
-                       return;
-                     }
-                     // Project only the new rows and append them; attend over every cached row.
-                     Mat k_new, v_new;  // (B·m, d)
-                     linear_forward(in, w.self_attn.k_proj, k_new);
-                     linear_forward(in, w.self_attn.v_proj, v_new);
-                     for (int b = 0; b < batch; ++b) {
-                       kv->self_k.middleRows(b * cache->capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
-                       kv->self_v.middleRows(b * cache->capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
-                     }
-                     if (batch == 1) {  // the common case: attend over the buffers in place
-                       attention_with_kv(w.self_attn, c.n_heads, in, kv->self_k.topRows(pos0 + mlen),
-                                         kv->self_v.topRows(pos0 + mlen), masks, out, at);
-                       return;
-                     }
-                     attention_with_kv(w.self_attn, c.n_heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
-                                       cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at);
-                   },
-                   y, lt ? &lt->self_block : nullptr);
+    residual_block(
+        c.norm, w.norm1, x,
+        [&](const Mat& in, Mat& out) {
+          AttentionTrace* at = lt ? &lt->self_attn : nullptr;
+          if (!kv) {
+            attention_forward(w.self_attn, c.n_heads, in, in, masks, out, at);
+            return;
+          }
+          // Project only the new rows and append them; attend over every cached row.
+          Mat k_new, v_new;  // (B·m, d)
+          linear_forward(in, w.self_attn.k_proj, k_new);
+          linear_forward(in, w.self_attn.v_proj, v_new);
+          for (int b = 0; b < batch; ++b) {
+            kv->self_k.middleRows(b * cache->capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
+            kv->self_v.middleRows(b * cache->capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
+          }
+          if (batch == 1) {  // the common case: attend over the buffers in place
+            attention_with_kv(w.self_attn, c.n_heads, in, kv->self_k.topRows(pos0 + mlen),
+                              kv->self_v.topRows(pos0 + mlen), masks, out, at);
+            return;
+          }
+          attention_with_kv(w.self_attn, c.n_heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
+                            cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at);
+        },
+        y, lt ? &lt->self_block : nullptr);
 
     if (c.has_cross_attention()) {
       Mat z;
-      residual_block(c.norm, w.norm2, y,
-                     [&](const Mat& in, Mat& out) {
-                       AttentionTrace* at = lt ? &lt->cross_attn : nullptr;
-                       if (!kv) {
-                         attention_forward(w.cross_attn, c.n_heads, in, *enc.memory, cross_masks, out, at);
-                         return;
-                       }
-                       // Cross-attention K/V depend only on the memory: computed once, reused.
-                       if (!kv->cross_ready) {
-                         linear_forward(*enc.memory, w.cross_attn.k_proj, kv->cross_k);
-                         linear_forward(*enc.memory, w.cross_attn.v_proj, kv->cross_v);
-                         kv->cross_ready = true;
-                       }
-                       attention_with_kv(w.cross_attn, c.n_heads, in, kv->cross_k, kv->cross_v, cross_masks, out, at);
-                     },
-                     z, lt ? &lt->cross_block : nullptr);
+      residual_block(
+          c.norm, w.norm2, y,
+          [&](const Mat& in, Mat& out) {
+            AttentionTrace* at = lt ? &lt->cross_attn : nullptr;
+            if (!kv) {
+              attention_forward(w.cross_attn, c.n_heads, in, *enc.memory, cross_masks, out, at);
+              return;
+            }
+            // Cross-attention K/V depend only on the memory: computed once, reused.
+            if (!kv->cross_ready) {
+              linear_forward(*enc.memory, w.cross_attn.k_proj, kv->cross_k);
+              linear_forward(*enc.memory, w.cross_attn.v_proj, kv->cross_v);
+              kv->cross_ready = true;
+            }
+            attention_with_kv(w.cross_attn, c.n_heads, in, kv->cross_k, kv->cross_v, cross_masks, out, at);
+          },
+          z, lt ? &lt->cross_block : nullptr);
       y = std::move(z);
     }
 

@@ -20,16 +20,16 @@ struct EmbeddingTrace {
   // Set before the run. Training: only what embed_backward reads (ids, positions, scale, the
   // dropout mask), not the (B·n, d) copies a view shows (scaled, pe, sum).
   Recording kind = Recording::Full;
-  std::vector<int> ids;  // (B·n) token ids read
-  std::vector<int> positions;  // (B·n) position of each row
-  float scale = 1.0f;    // s: √d or 1
-  Mat scaled;            // (B·n, d) E[id] · s
-  Mat pe;                // (B·n, d) p_t (zeros when positional encoding is switched off)
+  std::vector<int> ids;          // (B·n) token ids read
+  std::vector<int> positions;    // (B·n) position of each row
+  float scale = 1.0f;            // s: √d or 1
+  Mat scaled;                    // (B·n, d) E[id] · s
+  Mat pe;                        // (B·n, d) p_t (zeros when positional encoding is switched off)
   std::vector<int> token_types;  // (B·n) BERT segment ids; empty without a token-type table
-  Mat types;             // (B·n, d) T[type]; empty without a token-type table
-  Mat pre_norm;          // (B·n, d) the sum before the embedding LayerNorm; empty without one
-  LayerNormTrace norm;   // the embedding LayerNorm's statistics (BERT)
-  Mat sum;               // (B·n, d) the stream entering layer 0 (after the LN and dropout, if any)
+  Mat types;                     // (B·n, d) T[type]; empty without a token-type table
+  Mat pre_norm;                  // (B·n, d) the sum before the embedding LayerNorm; empty without one
+  LayerNormTrace norm;           // the embedding LayerNorm's statistics (BERT)
+  Mat sum;                       // (B·n, d) the stream entering layer 0 (after the LN and dropout, if any)
   // Embedding dropout, training only: (B·n, d) entries 0 or 1/(1−p), drawn by the trainer before
   // the run and applied to scaled + pe. Empty = none (every inference run).
   Mat dropout_mask;
@@ -37,13 +37,13 @@ struct EmbeddingTrace {
 
 // What one side's embedding reads; built by Model::embedding (model/model.h).
 struct EmbeddingParams {
-  const Mat* table = nullptr;      // (V, d)
-  const Mat* positions = nullptr;  // (max_len, d) the sinusoid table or the learned pos_embed
-  float scale = 1.0f;              // s
-  const Mat* token_types = nullptr;          // (T, d) BERT's segment table, or null
-  const LayerNormWeights* norm = nullptr;    // BERT's embedding LayerNorm, or null
-  int sep = -1;  // [SEP]: segment ids count the [SEP]s before each position (BERT pairs)
-  int pad = -1;  // <pad>/[PAD] rows get segment 0
+  const Mat* table = nullptr;              // (V, d)
+  const Mat* positions = nullptr;          // (max_len, d) the sinusoid table or the learned pos_embed
+  float scale = 1.0f;                      // s
+  const Mat* token_types = nullptr;        // (T, d) BERT's segment table, or null
+  const LayerNormWeights* norm = nullptr;  // BERT's embedding LayerNorm, or null
+  int sep = -1;                            // [SEP]: segment ids count the [SEP]s before each position (BERT pairs)
+  int pad = -1;                            // <pad>/[PAD] rows get segment 0
 };
 
 // BERT's segment ids for one sequence: 0 up to and including the first [SEP], then 1 (capped

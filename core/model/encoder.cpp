@@ -32,11 +32,12 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
     const EncoderLayerWeights& w = m.weights.encoder[static_cast<size_t>(l)];
     EncoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
     Mat y;
-    residual_block(c.norm, w.norm1, x,
-                   [&](const Mat& in, Mat& out) {
-                     attention_forward(w.self_attn, c.encoder_heads(), in, in, masks, out, lt ? &lt->self_attn : nullptr);
-                   },
-                   y, lt ? &lt->self_block : nullptr);
+    residual_block(
+        c.norm, w.norm1, x,
+        [&](const Mat& in, Mat& out) {
+          attention_forward(w.self_attn, c.encoder_heads(), in, in, masks, out, lt ? &lt->self_attn : nullptr);
+        },
+        y, lt ? &lt->self_block : nullptr);
     ffn_connection(c, w.norm2, w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr);
   }
   close_stack(c.norm, m.weights.encoder_norm, x, tr ? &tr->final_norm : nullptr);

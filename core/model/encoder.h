@@ -12,8 +12,7 @@ namespace sf {
 // src_ids (B·n): B sequences of n tokens (padded with <pad>). Returns the memory (B·n, d)
 // (after the final LayerNorm for pre-LN models). A recorded run of a model with an MLM head also
 // records its logits (mlm_logits).
-Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTrace* tr,
-           const RunOptions& opt = {});
+Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTrace* tr, const RunOptions& opt = {});
 
 // BERT's masked-LM head on the encoder output x (B·n, d): logits (B·n, V) =
 // LN(act(x W_tᵀ + b_t)) Eᵀ + b, E the tied word embeddings. Records into tr when given.

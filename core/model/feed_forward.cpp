@@ -48,7 +48,8 @@ void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& 
   Mat h;  // (n, dff)
   // A full recording keeps the pre-activation (a training one, ReLU's derivative reading its
   // output instead); without it a ReLU runs in fc1's product, as each tile is stored.
-  const bool keep_pre = tr && (tr->kind == Recording::Full || (tr->kind == Recording::Training && a != Activation::Relu));
+  const bool keep_pre =
+      tr && (tr->kind == Recording::Full || (tr->kind == Recording::Training && a != Activation::Relu));
   const bool fused = a == Activation::Relu && !keep_pre;
   linear_forward(x, w.fc1, h, fused ? Epilogue::relu() : Epilogue{});
   if (keep_pre) tr->hidden_pre = h;

@@ -17,9 +17,9 @@ constexpr float kLayerNormEps = 1e-5f;  // the default ε (PyTorch's)
 
 struct LayerNormTrace {
   Recording kind = Recording::Full;  // set before the run: Training records mean and var only
-  ColVec mean;  // (n) per-token mean μ
-  ColVec var;   // (n) per-token biased variance σ²
-  Mat out;      // (n, d)
+  ColVec mean;                       // (n) per-token mean μ
+  ColVec var;                        // (n) per-token biased variance σ²
+  Mat out;                           // (n, d)
 };
 
 void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr);

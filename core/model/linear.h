@@ -46,7 +46,8 @@ inline void generator_forward(const Weights& w, const Config& c, const Mat& x, M
 // needs it (the first layer's input). The epilogue applies to dx (ReLU's backward gate, when x is
 // a ReLU's output).
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
-                     GemmOut dx_out = GemmOut::Overwrite, const Epilogue& dx_ep = {}, GemmOut dw_out = GemmOut::Accumulate);
+                     GemmOut dx_out = GemmOut::Overwrite, const Epilogue& dx_ep = {},
+                     GemmOut dw_out = GemmOut::Accumulate);
 inline void linear_backward(const Mat& x, const Linear& l, const Mat& dy, Linear& g, Mat* dx,
                             GemmOut dx_out = GemmOut::Overwrite, const Epilogue& dx_ep = {},
                             GemmOut dw_out = GemmOut::Accumulate) {

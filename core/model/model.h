@@ -16,15 +16,13 @@ namespace sf {
 struct Model {
   Config config;
   Weights weights;
-  Mat sinusoid;  // (max_len, d) the sinusoidal table (either layout), computed once (empty for learned PE)
+  Mat sinusoid;        // (max_len, d) the sinusoidal table (either layout), computed once (empty for learned PE)
   ModelSource source;  // where it was loaded from (family, files, stored dtype, tokenizer)
 
   // Builds the derived tables; call after the weights are set.
   static Model make(Config c, Weights w);
   // (max_len, d): the rows added to the scaled embeddings.
-  const Mat& positions() const {
-    return config.positional == Positional::Learned ? weights.pos_embed : sinusoid;
-  }
+  const Mat& positions() const { return config.positional == Positional::Learned ? weights.pos_embed : sinusoid; }
   // What the encoder (source = true) or the decoder embedding reads: table, positions, the
   // √d-or-1 scale, and BERT's token types and embedding LayerNorm when the config has them.
   EmbeddingParams embedding(bool source) const;

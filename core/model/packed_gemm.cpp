@@ -2,9 +2,7 @@
 
 namespace sf {
 
-PackedWeight pack_weight(const Mat& w) {
-  return {pack_b(ref_t(w), w.cols(), w.rows())};
-}
+PackedWeight pack_weight(const Mat& w) { return {pack_b(ref_t(w), w.cols(), w.rows())}; }
 
 void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias, const Epilogue& ep) {
   y.resize(x.rows(), w.wt.n);

@@ -37,9 +37,12 @@ Mat sinusoidal_halves_pe(int n, int d) {
 
 Mat positional_table(Positional p, int n, int d) {
   switch (p) {
-    case Positional::Sinusoidal: return sinusoidal_pe(n, d);
-    case Positional::SinusoidalHalves: return sinusoidal_halves_pe(n, d);
-    case Positional::Learned: return Mat();
+    case Positional::Sinusoidal:
+      return sinusoidal_pe(n, d);
+    case Positional::SinusoidalHalves:
+      return sinusoidal_halves_pe(n, d);
+    case Positional::Learned:
+      return Mat();
   }
   return Mat();
 }
@@ -47,8 +50,8 @@ Mat positional_table(Positional p, int n, int d) {
 Eigen::Matrix2f pe_rotation(int k, int phi, int d) {
   const double a = std::pow(10000.0, -2.0 * k / d) * phi;
   Eigen::Matrix2f m;
-  m << static_cast<float>(std::cos(a)), static_cast<float>(std::sin(a)),
-       static_cast<float>(-std::sin(a)), static_cast<float>(std::cos(a));
+  m << static_cast<float>(std::cos(a)), static_cast<float>(std::sin(a)), static_cast<float>(-std::sin(a)),
+      static_cast<float>(std::cos(a));
   return m;
 }
 

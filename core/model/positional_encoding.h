@@ -14,10 +14,10 @@
 
 namespace sf {
 
-float pe_frequency(int k, int d);          // ω_k = 10000^(−2k/d)
-float pe_value(int t, int i, int d);       // p_t[i]
-Mat sinusoidal_pe(int n, int d);           // (n, d), row t = p_t
-Mat sinusoidal_halves_pe(int n, int d);    // (n, d), Marian's sines-then-cosines layout
+float pe_frequency(int k, int d);        // ω_k = 10000^(−2k/d)
+float pe_value(int t, int i, int d);     // p_t[i]
+Mat sinusoidal_pe(int n, int d);         // (n, d), row t = p_t
+Mat sinusoidal_halves_pe(int n, int d);  // (n, d), Marian's sines-then-cosines layout
 // The fixed table of a config's positional choice (n, d); empty for learned positions.
 Mat positional_table(Positional p, int n, int d);
 

@@ -22,12 +22,12 @@ struct ResidualTrace {
   // next block's input). Full and Compact record the block whole.
   Recording kind = Recording::Full;
   bool stack_end = false;
-  Mat input;         // (n, d) residual stream entering the block
-  Mat sublayer_in;   // (n, d) what the sublayer read: LN(input) for pre-LN, input for post-LN
-  Mat sublayer_out;  // (n, d)
-  Mat sum;           // (n, d) input + sublayer_out (post-LN: before its LN; pre-LN: == output)
+  Mat input;            // (n, d) residual stream entering the block
+  Mat sublayer_in;      // (n, d) what the sublayer read: LN(input) for pre-LN, input for post-LN
+  Mat sublayer_out;     // (n, d)
+  Mat sum;              // (n, d) input + sublayer_out (post-LN: before its LN; pre-LN: == output)
   LayerNormTrace norm;  // statistics of the LN of this block (of `input` for pre, of `sum` for post)
-  Mat output;        // (n, d) residual stream leaving the block
+  Mat output;           // (n, d) residual stream leaving the block
   // Residual dropout (Vaswani §5.4), training only: (n, d) entries 0 or 1/(1−p), drawn by the
   // trainer into the trace *before* the run; the sublayer output is multiplied by it before the
   // residual add. Empty (every inference run) = no dropout. The backward reads the same mask.
@@ -41,7 +41,7 @@ struct ResidualTrace {
 template <class Sublayer>
 void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x, Sublayer&& sublayer, Mat& y,
                     ResidualTrace* tr) {
-  Mat s;             // (n, d) sublayer output
+  Mat s;               // (n, d) sublayer output
   const Mat* in = &x;  // (n, d) the block's input, wherever it is kept
   const bool training = tr && tr->kind == Recording::Training;
   if (tr) {

@@ -13,9 +13,10 @@ namespace sf {
 
 // x (n, d) → y (n, d) = the FFN sublayer in its connection (c.norm decides the placement); x is
 // consumed (see residual_block).
-inline void ffn_connection(const Config& c, const LayerNormWeights& ln, const FeedForwardWeights& w, Mat& x,
-                           Mat& y, FeedForwardTrace* ft, ResidualTrace* rt) {
-  residual_block(c.norm, ln, x, [&](const Mat& in, Mat& out) { feed_forward(w, c.activation, in, out, ft); }, y, rt);
+inline void ffn_connection(const Config& c, const LayerNormWeights& ln, const FeedForwardWeights& w, Mat& x, Mat& y,
+                           FeedForwardTrace* ft, ResidualTrace* rt) {
+  residual_block(
+      c.norm, ln, x, [&](const Mat& in, Mat& out) { feed_forward(w, c.activation, in, out, ft); }, y, rt);
 }
 
 // Pre-LN: x (n, d) ← LN(x) with the stack's final norm; post-LN: x unchanged.

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-
 namespace sf {
 
 void spread_kind(EncoderTrace& t) {

@@ -21,16 +21,16 @@ struct Model;
 struct EncoderLayerTrace {
   ResidualTrace self_block;  // norm1 around self-attention
   AttentionTrace self_attn;
-  ResidualTrace ffn_block;   // norm2 around the feed-forward
+  ResidualTrace ffn_block;  // norm2 around the feed-forward
   FeedForwardTrace ffn;
 };
 
 struct DecoderLayerTrace {
-  ResidualTrace self_block;   // norm1 around masked self-attention
+  ResidualTrace self_block;  // norm1 around masked self-attention
   AttentionTrace self_attn;
   ResidualTrace cross_block;  // norm2 around cross-attention (encoder-decoder only)
   AttentionTrace cross_attn;
-  ResidualTrace ffn_block;    // norm3 (enc-dec) or norm2 (decoder-only) around the feed-forward
+  ResidualTrace ffn_block;  // norm3 (enc-dec) or norm2 (decoder-only) around the feed-forward
   FeedForwardTrace ffn;
 };
 
@@ -42,12 +42,12 @@ struct EncoderTrace {
   LayerNormTrace final_norm;  // pre-LN only
   Mat output;                 // (B·n, d) the memory the decoder attends to
   // Encoder-only models with an MLM head: the per-position predictions.
-  Mat mlm_hidden_pre;         // (B·n, d) dense(output)
-  LayerNormTrace mlm_norm;    // statistics of LN(act(dense(output)))
-  Mat mlm_hidden;             // (B·n, d) LN(act(dense(output))): the decoder's input
-  Mat logits;                 // (B·n, V) mlm_hidden E^T + bias
-  Mat log_probs;              // (B·n, V)
-  Mat probs;                  // (B·n, V)
+  Mat mlm_hidden_pre;       // (B·n, d) dense(output)
+  LayerNormTrace mlm_norm;  // statistics of LN(act(dense(output)))
+  Mat mlm_hidden;           // (B·n, d) LN(act(dense(output))): the decoder's input
+  Mat logits;               // (B·n, V) mlm_hidden E^T + bias
+  Mat log_probs;            // (B·n, V)
+  Mat probs;                // (B·n, V)
 };
 
 struct DecoderTrace {
@@ -56,7 +56,7 @@ struct DecoderTrace {
   // attentions it then trims to the K/V rows the step added (log_probs_of/probs_of compute the
   // distributions). Training: the trainer's steps that the probes skip.
   Recording kind = Recording::Full;
-  int pos0 = 0;               // absolute position of the first row (a cached step: the step index)
+  int pos0 = 0;  // absolute position of the first row (a cached step: the step index)
   EmbeddingTrace embed;
   std::vector<DecoderLayerTrace> layers;
   LayerNormTrace final_norm;  // pre-LN only

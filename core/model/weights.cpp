@@ -169,8 +169,8 @@ bool pack_for_inference(Weights& w) {
   for_each_linear(w, [&](Linear& l) { bytes += l.weight.size() * static_cast<int64_t>(sizeof(float)); });
   // A generator tied to the target embedding has no weight of its own: its packed copy is the
   // embedding's (the output projection reads it as its weight: generator_forward).
-  const bool tied = w.generator.weight.size() == 0 && w.generator.bias.size() > 0 &&
-                    w.tgt_embed.rows() == w.generator.bias.size();
+  const bool tied =
+      w.generator.weight.size() == 0 && w.generator.bias.size() > 0 && w.tgt_embed.rows() == w.generator.bias.size();
   if (tied) bytes += w.tgt_embed.size() * static_cast<int64_t>(sizeof(float));
   if (bytes > (int64_t{256} << 20)) return false;
   for_each_linear(w, [](Linear& l) {
@@ -220,7 +220,8 @@ std::vector<ParamCount> count_params_by_component(const Weights& w, const Config
     // Component = name up to the parameter's module: "encoder.layers.0.self_attn", "tgt_embed", ...
     std::string comp = p.name;
     for (const char* tail : {".weight", ".bias"})
-      if (comp.size() > std::string(tail).size() && comp.compare(comp.size() - std::string(tail).size(), std::string::npos, tail) == 0)
+      if (comp.size() > std::string(tail).size() &&
+          comp.compare(comp.size() - std::string(tail).size(), std::string::npos, tail) == 0)
         comp.resize(comp.size() - std::string(tail).size());
     for (const char* sub : {".q_proj", ".k_proj", ".v_proj", ".o_proj", ".fc1", ".fc2"}) {
       auto pos = comp.rfind(sub);

@@ -27,8 +27,8 @@ struct Linear {
 };
 
 struct LayerNormWeights {
-  RowVec weight;  // (d) gain, init 1
-  RowVec bias;    // (d) shift, init 0
+  RowVec weight;      // (d) gain, init 1
+  RowVec bias;        // (d) shift, init 0
   float eps = 1e-5f;  // ε, set from Config::layer_norm_eps by allocate() (not a parameter)
 };
 
@@ -69,10 +69,10 @@ struct DecoderLayerWeights {
 };
 
 struct Weights {
-  Mat src_embed;  // (V_src, d); empty when shared (then tgt_embed is used)
-  Mat tgt_embed;  // (V_tgt, d)
-  Mat pos_embed;  // (max_len, d); learned PE only
-  Mat type_embed; // (n_token_types, d); BERT's segment table only
+  Mat src_embed;                // (V_src, d); empty when shared (then tgt_embed is used)
+  Mat tgt_embed;                // (V_tgt, d)
+  Mat pos_embed;                // (max_len, d); learned PE only
+  Mat type_embed;               // (n_token_types, d); BERT's segment table only
   LayerNormWeights embed_norm;  // BERT's embedding LayerNorm only
   std::vector<EncoderLayerWeights> encoder;
   LayerNormWeights encoder_norm;  // pre-LN only
@@ -90,9 +90,9 @@ struct Weights {
 struct ParamRef {
   std::string name;  // e.g. "decoder.layers.1.cross_attn.k_proj.weight"
   float* data;
-  int rows;          // shape (rows, cols); a 1-D tensor has rows == 1 and `vector` set
+  int rows;  // shape (rows, cols); a 1-D tensor has rows == 1 and `vector` set
   int cols;
-  bool vector;       // 1-D in the file: shape (cols)
+  bool vector;  // 1-D in the file: shape (cols)
   enum Kind { Embedding, Matrix, Bias, NormGain, NormBias } kind;
   int64_t numel() const { return int64_t{rows} * cols; }
 };

@@ -12,7 +12,7 @@ int64_t norm_params(int64_t d) { return 2 * d; }  // gain and shift
 FlopCount attention_flops(int64_t d, int64_t n_q, int64_t n_kv) {
   FlopCount f;
   f.projections = 2 * n_q * d * d * 2 + 2 * n_kv * d * d * 2;  // Q, O on the queries; K, V on the keys
-  f.attention = 2 * (2 * n_q * n_kv * d);                        // Q_h K_hᵀ and P_h V_h over all heads
+  f.attention = 2 * (2 * n_q * n_kv * d);                      // Q_h K_hᵀ and P_h V_h over all heads
   return f;
 }
 
@@ -118,9 +118,7 @@ int64_t cross_kv_setup_flops(const Config& c, int n_src) {
   return int64_t{c.n_decoder_layers} * 2 * (2 * int64_t{n_src} * c.d_model * c.d_model);
 }
 
-int64_t kv_cache_bytes(const Config& c, int tokens) {
-  return 2LL * c.n_decoder_layers * tokens * c.d_model * 4;
-}
+int64_t kv_cache_bytes(const Config& c, int tokens) { return 2LL * c.n_decoder_layers * tokens * c.d_model * 4; }
 
 int64_t cross_kv_bytes(const Config& c, int n_src) {
   return c.has_encoder() ? 2LL * c.n_decoder_layers * n_src * c.d_model * 4 : 0;

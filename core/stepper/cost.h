@@ -52,17 +52,17 @@ int64_t attention_map_bytes(const Config& c, int n_q, int n_k);
 struct CostReport {
   std::vector<ParamCount> params;  // per component
   int64_t params_total = 0;
-  int64_t weight_bytes = 0;        // params_total × 4: what one uncached token must read at least once
-  int n_src = 0;                   // source tokens (0 for decoder-only)
-  int t = 0;                       // decoder input length of the current step
-  int sequences = 1;               // hypotheses decoded side by side (beam width)
-  FlopCount forward;               // teacher-forced forward over (n_src, t)
-  FlopCount step_cached;           // this step with the cache
-  FlopCount step_uncached;         // this step by recomputation
-  int64_t cross_setup_flops = 0;   // once per source
-  int64_t kv_self_bytes = 0;       // sequences × kv_cache_bytes(t)
-  int64_t kv_cross_bytes = 0;      // sequences × cross_kv_bytes(n_src)
-  int64_t attn_map_bytes = 0;      // full forward's maps: encoder self + decoder self + cross, all layers
+  int64_t weight_bytes = 0;       // params_total × 4: what one uncached token must read at least once
+  int n_src = 0;                  // source tokens (0 for decoder-only)
+  int t = 0;                      // decoder input length of the current step
+  int sequences = 1;              // hypotheses decoded side by side (beam width)
+  FlopCount forward;              // teacher-forced forward over (n_src, t)
+  FlopCount step_cached;          // this step with the cache
+  FlopCount step_uncached;        // this step by recomputation
+  int64_t cross_setup_flops = 0;  // once per source
+  int64_t kv_self_bytes = 0;      // sequences × kv_cache_bytes(t)
+  int64_t kv_cross_bytes = 0;     // sequences × cross_kv_bytes(n_src)
+  int64_t attn_map_bytes = 0;     // full forward's maps: encoder self + decoder self + cross, all layers
 };
 CostReport cost_report(const Config& c, int n_src, int t, int sequences);
 

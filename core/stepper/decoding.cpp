@@ -11,10 +11,14 @@ namespace sf {
 
 const char* to_string(Strategy s) {
   switch (s) {
-    case Strategy::Greedy: return "greedy";
-    case Strategy::Sample: return "sample";
-    case Strategy::Beam: return "beam";
-    case Strategy::Forced: return "forced";
+    case Strategy::Greedy:
+      return "greedy";
+    case Strategy::Sample:
+      return "sample";
+    case Strategy::Beam:
+      return "beam";
+    case Strategy::Forced:
+      return "forced";
   }
   return "?";
 }
@@ -46,7 +50,9 @@ RowVec log_softmax(const RowVec& logits) {
 
 Result<bool> validate(const DecodeSettings& s, const Model& m) {
   const int V = m.config.tgt_vocab.size();
-  if (s.max_len < 0) return Error{"max length: expected a count ≥ 0 (0 = as many as the model allows), found " + std::to_string(s.max_len)};
+  if (s.max_len < 0)
+    return Error{"max length: expected a count ≥ 0 (0 = as many as the model allows), found " +
+                 std::to_string(s.max_len)};
   switch (s.strategy) {
     case Strategy::Sample:
       if (!(s.temperature > 0) || !std::isfinite(s.temperature))
@@ -61,8 +67,9 @@ Result<bool> validate(const DecodeSettings& s, const Model& m) {
     case Strategy::Beam: {
       const int most = std::min(kMaxBeamWidth, V);
       if (s.beam_width < 1 || s.beam_width > most)
-        return Error{"beam width: expected 1 .. " + std::to_string(most) + " (at most " + std::to_string(kMaxBeamWidth) +
-                     " and at most the vocabulary size " + std::to_string(V) + "), found " + std::to_string(s.beam_width)};
+        return Error{"beam width: expected 1 .. " + std::to_string(most) + " (at most " +
+                     std::to_string(kMaxBeamWidth) + " and at most the vocabulary size " + std::to_string(V) +
+                     "), found " + std::to_string(s.beam_width)};
       break;
     }
     case Strategy::Greedy:
@@ -145,8 +152,8 @@ int sample_token(const RowVec& logits, const DecodeSettings& s, Rng& rng, Sample
   return order[pick];
 }
 
-std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width,
-                            int eos, std::vector<BeamCandidate>* candidates) {
+std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width, int eos,
+                            std::vector<BeamCandidate>* candidates) {
   struct Entry {
     float score;
     int parent;
@@ -212,7 +219,7 @@ Mat next_logits(const Model& m, const EncoderContext& enc, const std::vector<int
                  ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * t));
   }
   const Mat logits = decode(m, fed, batch, enc, cache, tr, opt);  // (B·fed_len, V)
-  Mat last(batch, logits.cols());                                  // (B, V)
+  Mat last(batch, logits.cols());                                 // (B, V)
   for (int b = 0; b < batch; ++b) last.row(b) = logits.row(b * fed_len + fed_len - 1);
   return last;
 }

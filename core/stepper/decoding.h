@@ -79,10 +79,10 @@ std::vector<MaskedPrediction> masked_predictions(const std::vector<int>& ids, co
 
 // What a sampling choice saw: how the distribution was narrowed and the random draw.
 struct SampleInfo {
-  int kept = 0;          // tokens left after top-k and top-p
-  float kept_mass = 0;   // their mass under softmax(logits / T), before renormalising
-  float u = 0;           // the uniform draw in [0, 1) that picked the token
-  float prob = 0;        // the chosen token's probability in the renormalised, narrowed distribution
+  int kept = 0;         // tokens left after top-k and top-p
+  float kept_mass = 0;  // their mass under softmax(logits / T), before renormalising
+  float u = 0;          // the uniform draw in [0, 1) that picked the token
+  float prob = 0;       // the chosen token's probability in the renormalised, narrowed distribution
 };
 
 // Draws one token from softmax(logits / T) restricted by top-k then top-p (settings must be
@@ -110,8 +110,8 @@ struct BeamCandidate {
 // Each live beam proposes its `width` best continuations; the new list is the best `width` of
 // (finished beams ∪ proposals), best first (ties: earlier parent, then lower id). `candidates`
 // receives every proposal, marked kept or pruned.
-std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width,
-                            int eos, std::vector<BeamCandidate>* candidates);
+std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width, int eos,
+                            std::vector<BeamCandidate>* candidates);
 
 // ---- running the decoder ----------------------------------------------------------------------
 

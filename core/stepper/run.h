@@ -12,10 +12,10 @@
 namespace sf {
 
 struct PreparedInput {
-  Tokenized src;             // encoder-decoder: the source; decoder-only: the prompt
-  Tokenized tgt;             // optional reference target (teacher forcing)
-  std::vector<int> src_ids;  // (n) encoder input (empty for decoder-only)
-  std::vector<int> tgt_ids;  // (m) decoder input: <s> [prompt] [target] (empty for encoder-only)
+  Tokenized src;                      // encoder-decoder: the source; decoder-only: the prompt
+  Tokenized tgt;                      // optional reference target (teacher forcing)
+  std::vector<int> src_ids;           // (n) encoder input (empty for decoder-only)
+  std::vector<int> tgt_ids;           // (m) decoder input: <s> [prompt] [target] (empty for encoder-only)
   std::vector<std::string> warnings;  // e.g. "source: 'xyz' at position 2 is not in the vocabulary; read as <unk>"
 };
 

@@ -254,7 +254,8 @@ const std::string& Session::finish_reason() const { return live_->finish_reason;
 
 std::vector<MaskedPrediction> Session::masked_predictions(int k, int also) const {
   if (!encoder_ || encoder_->trace.logits.size() == 0) return {};
-  return sf::masked_predictions(encoder_->src_ids, encoder_->trace.logits, mask_token(model_->config.src_vocab), k, also);
+  return sf::masked_predictions(encoder_->src_ids, encoder_->trace.logits, mask_token(model_->config.src_vocab), k,
+                                also);
 }
 
 }  // namespace sf

@@ -3,8 +3,8 @@
 //
 // The unit of computation is one decoder step (all layers for the fed token(s), then the choice);
 // the unit of movement is a stage (stage.h). An encoder-only model (BERT) has no decoder steps:
-// its stages are the encoder's, ending with the masked-LM head, all computed at creation. Entering the first stage of a step that has not been
-// computed runs that step once, recording everything, and keeps it in the history; every other
+// its stages are the encoder's, ending with the masked-LM head, all computed at creation. Entering the first stage of a
+// step that has not been computed runs that step once, recording everything, and keeps it in the history; every other
 // movement only moves the cursor. So stepping back then forward shows the very same numbers
 // (bit for bit), and the views "as of a stage" (tokens, KV cache) are derived from the cursor:
 // at layer 1's self-attention stage of step 3, layers 0 and 1 already hold the row of step 3 and
@@ -39,18 +39,18 @@ namespace sf {
 
 // The encoder side, computed once per input (encoder-decoder models).
 struct EncoderRecord {
-  EncoderTrace trace;         // every intermediate of the encoder (trace.output == memory)
-  Mat memory;                 // (n_src, d) what cross-attention reads
-  std::vector<int> src_ids;   // (n_src) the source as fed (for the padding mask)
+  EncoderTrace trace;        // every intermediate of the encoder (trace.output == memory)
+  Mat memory;                // (n_src, d) what cross-attention reads
+  std::vector<int> src_ids;  // (n_src) the source as fed (for the padding mask)
 };
 
 // One decoder step, immutable once computed.
 struct StepRecord {
-  int step = 0;                // 0 feeds <s> (decoder-only: the prefill of <s> + prompt)
-  std::vector<int> fed;        // (m) token ids fed at this step (m = 1 except the prefill)
-  int position0 = 0;           // absolute position of fed[0]
-  int query_row0 = 0;          // row of fed[0] in the trace: 0 with the cache, position0 without
-  bool cached = true;          // computed with the KV cache (false: the whole prefix recomputed)
+  int step = 0;          // 0 feeds <s> (decoder-only: the prefill of <s> + prompt)
+  std::vector<int> fed;  // (m) token ids fed at this step (m = 1 except the prefill)
+  int position0 = 0;     // absolute position of fed[0]
+  int query_row0 = 0;    // row of fed[0] in the trace: 0 with the cache, position0 without
+  bool cached = true;    // computed with the KV cache (false: the whole prefix recomputed)
 
   // The recording of the focused hypothesis (greedy/sample/forced: the only one; beam: the parent
   // of the best new beam). Rows: cache on: the m fed rows; off: every row 0 .. position0 + m − 1.
@@ -59,25 +59,25 @@ struct StepRecord {
   // Beam: the recording of every beam expanded at this step, [b] for beams_before[b] (finished
   // beams are not run: null). Otherwise empty.
   std::vector<std::shared_ptr<const DecoderTrace>> beam_traces;
-  int focus = 0;               // beam: index in beams_before of the hypothesis `trace` belongs to
+  int focus = 0;  // beam: index in beams_before of the hypothesis `trace` belongs to
 
-  int chosen = 0;              // the token appended to the focused/best hypothesis
-  float chosen_prob = 0;       // its probability under softmax(logits) (temperature 1)
-  int argmax = 0;              // the most likely token (differs from `chosen` when sampling/forcing)
+  int chosen = 0;                // the token appended to the focused/best hypothesis
+  float chosen_prob = 0;         // its probability under softmax(logits) (temperature 1)
+  int argmax = 0;                // the most likely token (differs from `chosen` when sampling/forcing)
   std::vector<Alternative> top;  // the 10 most likely next tokens of the focused hypothesis
-  SampleInfo sample;           // Sample: how the distribution was narrowed and the draw
+  SampleInfo sample;             // Sample: how the distribution was narrowed and the draw
 
-  std::vector<Beam> beams_before;          // beam: the list this step expanded
-  std::vector<BeamCandidate> candidates;   // beam: every proposal, kept or pruned
-  std::vector<Beam> beams;                 // beam: the list after this step, best first
+  std::vector<Beam> beams_before;         // beam: the list this step expanded
+  std::vector<BeamCandidate> candidates;  // beam: every proposal, kept or pruned
+  std::vector<Beam> beams;                // beam: the list after this step, best first
 
-  std::vector<int> tokens;     // generated tokens after this step (best hypothesis), </s> included
-  bool finished = false;       // decoding stops after this step
-  std::string finish_reason;   // "</s>", "max length 12", "target consumed", "all beams finished"
+  std::vector<int> tokens;    // generated tokens after this step (best hypothesis), </s> included
+  bool finished = false;      // decoding stops after this step
+  std::string finish_reason;  // "</s>", "max length 12", "target consumed", "all beams finished"
 
-  std::vector<int> row_step;   // (rows) the step at which each self-attention K/V row came in
-  int64_t cache_bytes = 0;     // self + cross K/V held after this step, all hypotheses (0 if off)
-  double millis = 0;           // wall time of the step's computation
+  std::vector<int> row_step;  // (rows) the step at which each self-attention K/V row came in
+  int64_t cache_bytes = 0;    // self + cross K/V held after this step, all hypotheses (0 if off)
+  double millis = 0;          // wall time of the step's computation
 };
 
 // The KV cache as of the cursor, for the focused hypothesis. The matrices are the K/V the step
@@ -92,17 +92,17 @@ struct KvLayerView {
                                  // self-attention stage)
   const Mat* cross_k = nullptr;  // (n_src, d) once computed; null before and for decoder-only
   const Mat* cross_v = nullptr;
-  bool cross_new = false;        // computed at the current step (step 0)
+  bool cross_new = false;  // computed at the current step (step 0)
 };
 struct KvCacheView {
-  bool enabled = true;           // false: the cache is off; the pointers show the K/V recomputed
-  int step = -1;                 // the decoder step; -1 on the encoder side (nothing cached yet)
-  int sequences = 1;             // hypotheses holding a cache (beam width for beam search)
-  std::vector<int> row_step;     // (rows of the fullest layer) step at which each row came in
+  bool enabled = true;              // false: the cache is off; the pointers show the K/V recomputed
+  int step = -1;                    // the decoder step; -1 on the encoder side (nothing cached yet)
+  int sequences = 1;                // hypotheses holding a cache (beam width for beam search)
+  std::vector<int> row_step;        // (rows of the fullest layer) step at which each row came in
   std::vector<KvLayerView> layers;  // (L_dec)
-  int64_t self_bytes = 0;        // 2 × L × rows × d × 4 × sequences (layers not yet extended
-                                 // counted at their row count), 0 when off
-  int64_t cross_bytes = 0;       // 2 × (layers computed) × n_src × d × 4 × sequences, 0 when off
+  int64_t self_bytes = 0;           // 2 × L × rows × d × 4 × sequences (layers not yet extended
+                                    // counted at their row count), 0 when off
+  int64_t cross_bytes = 0;          // 2 × (layers computed) × n_src × d × 4 × sequences, 0 when off
   std::shared_ptr<const void> hold;
 };
 
@@ -110,19 +110,18 @@ class Session {
  public:
   // Tokenises and checks the input (empty source, over max_len, forced without a target) and the
   // settings, then runs the encoder. Unknown words become <unk> and are listed in warnings().
-  static Result<Session> create(std::shared_ptr<const Model> model, const std::string& src,
-                                const std::string& tgt = "", const DecodeSettings& settings = {},
-                                bool use_cache = true);
+  static Result<Session> create(std::shared_ptr<const Model> model, const std::string& src, const std::string& tgt = "",
+                                const DecodeSettings& settings = {}, bool use_cache = true);
 
   // ---- movement: true when the cursor moved; false leaves everything as it was and sets message()
-  bool forward();                 // one stage (computes the next step when entering it)
-  bool back();                    // one stage
-  bool next_token();              // to the Choose stage of this step, or of the next step
-  bool prev_token();              // to the Choose stage of the previous step (or Memory / stage 0)
-  bool jump(int stage);           // to a stage index (computing steps as needed; clamped at the end)
-  bool jump_to_step(int step);    // to the Choose stage of a step
-  void run_to_end();              // compute until decoding finishes; cursor on the last stage
-  void reset();                   // forget every step; cursor on stage 0 (same input and settings)
+  bool forward();               // one stage (computes the next step when entering it)
+  bool back();                  // one stage
+  bool next_token();            // to the Choose stage of this step, or of the next step
+  bool prev_token();            // to the Choose stage of the previous step (or Memory / stage 0)
+  bool jump(int stage);         // to a stage index (computing steps as needed; clamped at the end)
+  bool jump_to_step(int step);  // to the Choose stage of a step
+  void run_to_end();            // compute until decoding finishes; cursor on the last stage
+  void reset();                 // forget every step; cursor on stage 0 (same input and settings)
 
   // ---- changes that restart (on error nothing changes)
   Result<bool> set_input(const std::string& src, const std::string& tgt = "");
@@ -141,11 +140,11 @@ class Session {
   const std::string& message() const { return message_; }  // last no-op / status message
 
   int cursor() const { return cursor_; }
-  int stage_count() const;                 // stages known so far (encoder + computed steps)
-  Stage stage(int index) const;            // 0 ≤ index < stage_count()
+  int stage_count() const;       // stages known so far (encoder + computed steps)
+  Stage stage(int index) const;  // 0 ≤ index < stage_count()
   Stage current() const { return stage(cursor_); }
-  std::vector<Stage> stages() const;       // every known stage
-  bool finished() const;                   // decoding has stopped (no step to compute)
+  std::vector<Stage> stages() const;  // every known stage
+  bool finished() const;              // decoding has stopped (no step to compute)
   bool at_end() const { return finished() && cursor_ == stage_count() - 1; }
 
   // Encoder recording (null for decoder-only models).
@@ -155,13 +154,13 @@ class Session {
   // encoder; a viewer shows them once the cursor reaches the head's stage (the last one).
   std::vector<MaskedPrediction> masked_predictions(int k, int also = -1) const;
   const std::vector<std::shared_ptr<const StepRecord>>& steps() const { return steps_; }
-  int current_step() const;                // decoder step of the cursor; -1 on the encoder side
+  int current_step() const;                                  // decoder step of the cursor; -1 on the encoder side
   std::shared_ptr<const StepRecord> current_record() const;  // null on the encoder side
 
-  std::vector<int> tokens() const;         // generated tokens as of the cursor (chosen ones only)
-  std::string text() const;                // tokens() detokenised, </s> dropped
-  KvCacheView cache() const;               // as of the cursor
-  CostReport cost() const;                 // at the current step (t = decoder input length)
+  std::vector<int> tokens() const;  // generated tokens as of the cursor (chosen ones only)
+  std::string text() const;         // tokens() detokenised, </s> dropped
+  KvCacheView cache() const;        // as of the cursor
+  CostReport cost() const;          // at the current step (t = decoder input length)
 
   // The whole K and V (rows, d) a step's decoder layer attended over (self: every position up to
   // the step's last fed row; cross: the source). A cached step's recording holds only the rows it
@@ -181,10 +180,10 @@ class Session {
   struct Live;  // the hypotheses being decoded (caches, rng); copied on write
 
   Session() = default;
-  Result<bool> restart();      // encoder + empty decode state from input_/settings_/use_cache_
-  bool compute_next_step();    // appends to steps_; false when finished
+  Result<bool> restart();                    // encoder + empty decode state from input_/settings_/use_cache_
+  bool compute_next_step();                  // appends to steps_; false when finished
   const std::string& finish_reason() const;  // why decoding stopped (empty while it goes on)
-  void own_live();             // copy-on-write of live_
+  void own_live();                           // copy-on-write of live_
   int step_first_stage(int step) const;
 
   std::shared_ptr<const Model> model_;
@@ -192,7 +191,7 @@ class Session {
   PreparedInput input_;
   DecodeSettings settings_;
   bool use_cache_ = true;
-  int limit_ = 0;                          // most steps (generation_limit)
+  int limit_ = 0;  // most steps (generation_limit)
   std::shared_ptr<const EncoderRecord> encoder_;
   std::vector<std::shared_ptr<const StepRecord>> steps_;
   std::shared_ptr<Live> live_;

@@ -14,8 +14,9 @@ int Session::stage_count() const { return step_first_stage(static_cast<int>(step
 
 bool Session::forward() {
   if (cursor_ + 1 >= stage_count() && !compute_next_step()) {
-    message_ = model_->config.has_decoder() ? "already at the last stage: decoding finished (" + finish_reason() + ")"
-                                            : "already at the last stage: an encoder-only model has no decoder to step into";
+    message_ = model_->config.has_decoder()
+                   ? "already at the last stage: decoding finished (" + finish_reason() + ")"
+                   : "already at the last stage: an encoder-only model has no decoder to step into";
     return false;
   }
   ++cursor_;
@@ -38,8 +39,9 @@ bool Session::next_token() {
   const int choose_here = s >= 0 ? step_first_stage(s + 1) - 1 : -1;
   const int target_step = cursor_ < choose_here ? s : s + 1;
   if (target_step >= static_cast<int>(steps_.size()) && !compute_next_step()) {
-    message_ = model_->config.has_decoder() ? "no next token: decoding finished (" + finish_reason() + ")"
-                                            : "no next token: an encoder-only model does not decode (its predictions are per position)";
+    message_ = model_->config.has_decoder()
+                   ? "no next token: decoding finished (" + finish_reason() + ")"
+                   : "no next token: an encoder-only model does not decode (its predictions are per position)";
     return false;
   }
   // One step at a time: the next token is at most one step away.

@@ -53,7 +53,8 @@ Stage Session::stage(int index) const {
                   (settings_.top_k > 0 ? ", top-k " + std::to_string(settings_.top_k) : "") +
                   (settings_.top_p < 1 ? ", top-p " + fmt("%g", settings_.top_p) : "") + ": kept " +
                   std::to_string(r.sample.kept) + fmt(" tokens (mass %.3f)", r.sample.kept_mass) +
-                  fmt(", u = %.4f", r.sample.u) + " → " + tok(r.chosen) + fmt(" (p = %.3f renormalised)", r.sample.prob);
+                  fmt(", u = %.4f", r.sample.u) + " → " + tok(r.chosen) +
+                  fmt(" (p = %.3f renormalised)", r.sample.prob);
       break;
     case Strategy::Beam: {
       int kept = 0;
@@ -65,8 +66,9 @@ Stage Session::stage(int index) const {
       break;
     }
     case Strategy::Forced:
-      s.formula = "forced: the target's next token " + tok(r.chosen) + fmt(" (p = %.3f", r.chosen_prob) +
-                  (r.argmax == r.chosen ? "; also the model's argmax)" : "; the model's argmax is " + tok(r.argmax) + ")");
+      s.formula =
+          "forced: the target's next token " + tok(r.chosen) + fmt(" (p = %.3f", r.chosen_prob) +
+          (r.argmax == r.chosen ? "; also the model's argmax)" : "; the model's argmax is " + tok(r.argmax) + ")");
       break;
   }
   if (r.finished) s.formula += " — decoding ends: " + r.finish_reason;

@@ -8,27 +8,42 @@ const char* to_string(Side s) { return s == Side::Encoder ? "encoder" : "decoder
 
 const char* to_string(StageKind k) {
   switch (k) {
-    case StageKind::Embed: return "embed";
-    case StageKind::Positional: return "positional";
-    case StageKind::Norm: return "norm";
-    case StageKind::SelfAttention: return "self-attention";
-    case StageKind::CrossAttention: return "cross-attention";
-    case StageKind::FeedForward: return "feed-forward";
-    case StageKind::AddNorm: return "add & norm";
-    case StageKind::FinalNorm: return "final norm";
-    case StageKind::Memory: return "memory";
-    case StageKind::Logits: return "logits";
-    case StageKind::Choose: return "choose";
+    case StageKind::Embed:
+      return "embed";
+    case StageKind::Positional:
+      return "positional";
+    case StageKind::Norm:
+      return "norm";
+    case StageKind::SelfAttention:
+      return "self-attention";
+    case StageKind::CrossAttention:
+      return "cross-attention";
+    case StageKind::FeedForward:
+      return "feed-forward";
+    case StageKind::AddNorm:
+      return "add & norm";
+    case StageKind::FinalNorm:
+      return "final norm";
+    case StageKind::Memory:
+      return "memory";
+    case StageKind::Logits:
+      return "logits";
+    case StageKind::Choose:
+      return "choose";
   }
   return "?";
 }
 
 const char* to_string(Block b) {
   switch (b) {
-    case Block::None: return "none";
-    case Block::SelfAttention: return "self-attention";
-    case Block::CrossAttention: return "cross-attention";
-    case Block::FeedForward: return "feed-forward";
+    case Block::None:
+      return "none";
+    case Block::SelfAttention:
+      return "self-attention";
+    case Block::CrossAttention:
+      return "cross-attention";
+    case Block::FeedForward:
+      return "feed-forward";
   }
   return "?";
 }
@@ -57,17 +72,23 @@ const char* norm_name(const Config& c, Side side, Block b) {
 
 const char* block_trace(Block b) {
   switch (b) {
-    case Block::SelfAttention: return "self_block";
-    case Block::CrossAttention: return "cross_block";
-    default: return "ffn_block";
+    case Block::SelfAttention:
+      return "self_block";
+    case Block::CrossAttention:
+      return "cross_block";
+    default:
+      return "ffn_block";
   }
 }
 
 const char* block_module(Block b) {
   switch (b) {
-    case Block::SelfAttention: return "self_attn";
-    case Block::CrossAttention: return "cross_attn";
-    default: return "ffn";
+    case Block::SelfAttention:
+      return "self_attn";
+    case Block::CrossAttention:
+      return "cross_attn";
+    default:
+      return "ffn";
   }
 }
 
@@ -81,8 +102,8 @@ struct Ctx {
   int64_t rows;       // rows the stack carries (recorded)
   int64_t n_k;        // self-attention keys
   int64_t n_src;
-  int64_t fed = 0;     // decoder: rows fed at this step (m)
-  bool cached = false; // decoder: K/V come from (and go into) the cache
+  int64_t fed = 0;      // decoder: rows fed at this step (m)
+  bool cached = false;  // decoder: K/V come from (and go into) the cache
   bool first_step = true;
   int64_t d() const { return c.d_model; }
 };
@@ -96,8 +117,11 @@ struct NormNames {
   std::string L, P, nn, blk;
   std::vector<int64_t> nd;
   NormNames(const Ctx& x, const StageKey& k)
-      : L(layer_rec(x, k.layer)), P(layer_param(x, k.layer)), nn(norm_name(x.c, x.side, k.block)),
-        blk(block_trace(k.block)), nd{x.rows, x.d()} {}
+      : L(layer_rec(x, k.layer)),
+        P(layer_param(x, k.layer)),
+        nn(norm_name(x.c, x.side, k.block)),
+        blk(block_trace(k.block)),
+        nd{x.rows, x.d()} {}
   TensorRef gamma(const Ctx& x) const { return {"γ", P + "." + nn + ".weight", {x.d()}}; }
   TensorRef beta(const Ctx& x) const { return {"β", P + "." + nn + ".bias", {x.d()}}; }
   TensorRef stat(const Ctx& x, const char* what) const { return {what, L + "." + nn + "." + what, {x.rows}}; }
@@ -121,9 +145,13 @@ void describe_add_norm(const Ctx& x, const StageKey& k, Stage& s) {
   const NormNames n(x, k);
   s.title = n.title(x, k, "add & norm after ");
   s.formula = "x = LN(x + sublayer(x)): " + shape_str(n.nd) + " + " + shape_str(n.nd) + " → " + shape_str(n.nd);
-  s.reads = {{"x", n.L + "." + n.blk + ".input", n.nd}, {"sublayer(x)", n.L + "." + n.blk + ".sublayer_out", n.nd},
-             n.gamma(x), n.beta(x)};
-  s.writes = {{"x + sublayer(x)", n.L + "." + n.blk + ".sum", n.nd}, n.stat(x, "mean"), n.stat(x, "var"),
+  s.reads = {{"x", n.L + "." + n.blk + ".input", n.nd},
+             {"sublayer(x)", n.L + "." + n.blk + ".sublayer_out", n.nd},
+             n.gamma(x),
+             n.beta(x)};
+  s.writes = {{"x + sublayer(x)", n.L + "." + n.blk + ".sum", n.nd},
+              n.stat(x, "mean"),
+              n.stat(x, "var"),
               {"x", n.L + "." + n.blk + ".output", n.nd}};
 }
 
@@ -144,9 +172,10 @@ void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
   if (x.cached && !cross && x.fed < nk)
     kv = "k, v = " + in + " W_{k,v}ᵀ + b " + shape_str({x.fed, d}) + " appended to the cache → K, V " + shape_str(kd);
   if (x.cached && cross && !x.first_step) kv = "K, V of the memory from the cache " + shape_str(kd);
-  s.formula = "Q = " + in + " W_qᵀ + b_q " + shape_str(nd) + "; " + kv + "; per head (" + std::to_string(h) + " × d_k " + std::to_string(dk) + "): softmax(Q_h K_hᵀ / √" +
-              std::to_string(dk) + " + mask) " + shape_str({x.rows, nk}) + " · V_h " + shape_str({nk, dk}) +
-              "; concat " + shape_str(nd) + " W_oᵀ + b_o → " + shape_str(nd);
+  s.formula = "Q = " + in + " W_qᵀ + b_q " + shape_str(nd) + "; " + kv + "; per head (" + std::to_string(h) +
+              " × d_k " + std::to_string(dk) + "): softmax(Q_h K_hᵀ / √" + std::to_string(dk) + " + mask) " +
+              shape_str({x.rows, nk}) + " · V_h " + shape_str({nk, dk}) + "; concat " + shape_str(nd) +
+              " W_oᵀ + b_o → " + shape_str(nd);
   if (pre) s.formula += "; x = x + attention " + shape_str(nd);
   s.reads = {{in, L + "." + blk + ".sublayer_in", nd}};
   if (cross) s.reads.push_back({"memory", "encoder.output", kd});
@@ -178,7 +207,8 @@ void describe_ffn(const Ctx& x, const StageKey& k, Stage& s) {
   s.reads = {{in, L + ".ffn_block.sublayer_in", nd},
              {"W_1", P + ".ffn.fc1.weight", {dff, d}},
              {"W_2", P + ".ffn.fc2.weight", {d, dff}}};
-  s.writes = {{"pre-activation", L + ".ffn.hidden_pre", nf}, {"hidden", L + ".ffn.hidden", nf}, {"FFN", L + ".ffn.out", nd}};
+  s.writes = {
+      {"pre-activation", L + ".ffn.hidden_pre", nf}, {"hidden", L + ".ffn.hidden", nf}, {"FFN", L + ".ffn.out", nd}};
   if (pre) s.writes.push_back({"x", L + ".ffn_block.output", nd});
 }
 
@@ -187,19 +217,33 @@ void describe_final_norm(const Ctx& x, Stage& s) {
   s.title = std::string(to_string(x.side)) + " · final LayerNorm (pre-LN)";
   s.formula = "y = LN(x): " + shape_str(nd) + " → " + shape_str(nd);
   const std::string last = layer_rec(x, (x.side == Side::Encoder ? x.c.n_encoder_layers : x.c.n_decoder_layers) - 1);
-  s.reads = {{"x", last + ".ffn_block.output", nd}, {"γ", x.param + ".norm.weight", {x.d()}}, {"β", x.param + ".norm.bias", {x.d()}}};
-  s.writes = {{"mean", x.rec + ".norm.mean", {x.rows}}, {"var", x.rec + ".norm.var", {x.rows}}, {"y", x.rec + ".norm.out", nd}};
+  s.reads = {{"x", last + ".ffn_block.output", nd},
+             {"γ", x.param + ".norm.weight", {x.d()}},
+             {"β", x.param + ".norm.bias", {x.d()}}};
+  s.writes = {
+      {"mean", x.rec + ".norm.mean", {x.rows}}, {"var", x.rec + ".norm.var", {x.rows}}, {"y", x.rec + ".norm.out", nd}};
 }
 
 void describe_layer_stage(const Ctx& x, const StageKey& k, Stage& s) {
   switch (k.kind) {
-    case StageKind::Norm: describe_norm(x, k, s); break;
-    case StageKind::AddNorm: describe_add_norm(x, k, s); break;
+    case StageKind::Norm:
+      describe_norm(x, k, s);
+      break;
+    case StageKind::AddNorm:
+      describe_add_norm(x, k, s);
+      break;
     case StageKind::SelfAttention:
-    case StageKind::CrossAttention: describe_attention(x, k, s); break;
-    case StageKind::FeedForward: describe_ffn(x, k, s); break;
-    case StageKind::FinalNorm: describe_final_norm(x, s); break;
-    default: break;
+    case StageKind::CrossAttention:
+      describe_attention(x, k, s);
+      break;
+    case StageKind::FeedForward:
+      describe_ffn(x, k, s);
+      break;
+    case StageKind::FinalNorm:
+      describe_final_norm(x, s);
+      break;
+    default:
+      break;
   }
 }
 
@@ -279,8 +323,9 @@ Stage describe_encoder_stage(const Config& c, int i, int n_src) {
       break;
     }
     case StageKind::Memory: {
-      const std::string last = c.norm == NormPlacement::Pre ? "encoder.norm.out"
-                                                            : "encoder.layers." + std::to_string(c.n_encoder_layers - 1) + ".ffn_block.output";
+      const std::string last = c.norm == NormPlacement::Pre
+                                   ? "encoder.norm.out"
+                                   : "encoder.layers." + std::to_string(c.n_encoder_layers - 1) + ".ffn_block.output";
       s.reads = {{"x", last, nd}};
       if (c.has_decoder()) {
         s.title = "encoder · memory ready";
@@ -288,7 +333,8 @@ Stage describe_encoder_stage(const Config& c, int i, int n_src) {
         s.writes = {{"memory", "encoder.output", nd}};
       } else {
         s.title = "encoder · output: one contextual vector per token";
-        s.formula = "H " + shape_str(nd) + " (encoder-only model without a masked-LM head: no decoder and no predictions)";
+        s.formula =
+            "H " + shape_str(nd) + " (encoder-only model without a masked-LM head: no decoder and no predictions)";
         s.writes = {{"H", "encoder.output", nd}};
       }
       break;
@@ -299,8 +345,10 @@ Stage describe_encoder_stage(const Config& c, int i, int n_src) {
       s.formula = "logits = LN(act(H W_tᵀ + b_t)) Eᵀ + b: " + shape_str(nd) + " → " + shape_str(nd) + " → " +
                   shape_str({n, V}) + "; p = softmax per row (the [MASK] rows are the predictions)";
       s.reads = {{"H", "encoder.output", nd}, {"W_t", "mlm.dense.weight", {d, d}}, {"E", embed_name, {V, d}}};
-      s.writes = {{"H W_tᵀ + b_t", "mlm.hidden_pre", nd}, {"LN(…)", "mlm.hidden", nd},
-                  {"logits", "logits", {n, V}}, {"p", "probs", {n, V}}};
+      s.writes = {{"H W_tᵀ + b_t", "mlm.hidden_pre", nd},
+                  {"LN(…)", "mlm.hidden", nd},
+                  {"logits", "logits", {n, V}},
+                  {"p", "probs", {n, V}}};
       break;
     }
     default:
@@ -334,15 +382,18 @@ Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims) {
       s.formula = "x = E[id] · √" + std::to_string(d) + " + p_t, " + pos + ": " + shape_str({m, d});
       if (!dims.cached) s.formula += " (cache off: all " + std::to_string(r) + " rows recomputed)";
       s.reads = {{"ids", top + "tgt_ids", {r}}, {"E", "tgt_embed.weight", {V, d}}};
-      s.writes = {{"E[id]·√d", top + "decoder.embed.scaled", nd}, {"p_t", top + "decoder.embed.pe", nd},
+      s.writes = {{"E[id]·√d", top + "decoder.embed.scaled", nd},
+                  {"p_t", top + "decoder.embed.pe", nd},
                   {"x", top + "decoder.embed.sum", nd}};
       break;
     }
     case StageKind::Logits: {
       s.title = "decoder · logits (step " + std::to_string(dims.step) + ")";
       s.formula = "logits = y W_genᵀ + b: " + shape_str(nd) + " → " + shape_str({r, V}) + "; p = softmax(logits)";
-      s.reads = {{"y", top + "decoder.output", nd}, {"W_gen", c.share_embeddings ? "tgt_embed.weight" : "generator.weight", {V, d}}};
-      s.writes = {{"logits", top + "logits", {r, V}}, {"log p", top + "log_probs", {r, V}}, {"p", top + "probs", {r, V}}};
+      s.reads = {{"y", top + "decoder.output", nd},
+                 {"W_gen", c.share_embeddings ? "tgt_embed.weight" : "generator.weight", {V, d}}};
+      s.writes = {
+          {"logits", top + "logits", {r, V}}, {"log p", top + "log_probs", {r, V}}, {"p", top + "probs", {r, V}}};
       break;
     }
     case StageKind::Choose:
@@ -360,9 +411,9 @@ Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims) {
                                    std::to_string(nk) + " rows) and attends over all of them"
                              : "cache off: K and V recomputed for all " + std::to_string(nk) + " rows";
       } else if (k.kind == StageKind::CrossAttention) {
-        s.note = dims.step == 0 || !dims.cached
-                     ? std::string("K, V = memory W_{k,v}ᵀ computed") + (dims.cached ? " once, kept in the cache" : " again (cache off)")
-                     : "K, V of the memory read from the cache (computed at step 0)";
+        s.note = dims.step == 0 || !dims.cached ? std::string("K, V = memory W_{k,v}ᵀ computed") +
+                                                      (dims.cached ? " once, kept in the cache" : " again (cache off)")
+                                                : "K, V of the memory read from the cache (computed at step 0)";
       }
   }
   return s;

@@ -53,17 +53,17 @@ struct TensorRef {
 };
 
 struct Stage {
-  int index = 0;            // position in the session's stage list
+  int index = 0;  // position in the session's stage list
   Side side = Side::Encoder;
   StageKind kind = StageKind::Embed;
   Block block = Block::None;
-  int layer = -1;           // layer index; -1 outside the layer stack
-  int step = -1;            // decoder step; -1 on the encoder side
-  std::string title;        // "decoder layer 1 · masked self-attention (step 3)"
-  std::string formula;      // what was applied, with actual shapes
+  int layer = -1;       // layer index; -1 outside the layer stack
+  int step = -1;        // decoder step; -1 on the encoder side
+  std::string title;    // "decoder layer 1 · masked self-attention (step 3)"
+  std::string formula;  // what was applied, with actual shapes
   std::vector<TensorRef> reads;
   std::vector<TensorRef> writes;
-  std::string note;         // e.g. "appends row 3 to layer 1's K/V cache (now 4 rows)"
+  std::string note;  // e.g. "appends row 3 to layer 1's K/V cache (now 4 rows)"
 };
 
 // Stages of the encoder side (0 for decoder-only models) and of every decoder step.
@@ -82,11 +82,11 @@ std::vector<StageKey> decoder_layout(const Config& c);
 // The sizes of one decoder step, for the shapes a stage shows.
 struct StepDims {
   int step = 0;
-  int fed = 1;          // m: tokens fed at this step
-  int position0 = 0;    // absolute position of the first fed token
-  int rows = 1;         // rows recorded: m with the cache, position0 + m without
+  int fed = 1;        // m: tokens fed at this step
+  int position0 = 0;  // absolute position of the first fed token
+  int rows = 1;       // rows recorded: m with the cache, position0 + m without
   bool cached = true;
-  int n_src = 0;        // source tokens (0 for decoder-only)
+  int n_src = 0;  // source tokens (0 for decoder-only)
 };
 
 // Stage i of the encoder side (n_src source tokens) and stage j of a decoder step, with title,

@@ -12,7 +12,9 @@ namespace sf {
 const std::vector<char32_t>& bytes_to_unicode() {
   static const std::vector<char32_t> table = [] {
     std::vector<char32_t> t(256, 0);
-    auto printable = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); };
+    auto printable = [](int b) {
+      return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    };
     char32_t extra = 256;
     for (int b = 0; b < 256; ++b) t[static_cast<size_t>(b)] = printable(b) ? static_cast<char32_t>(b) : extra++;
     return t;
@@ -78,7 +80,8 @@ ByteBpe::ByteBpe(std::vector<int> byte_ids, const std::vector<std::array<int, 3>
     : byte_ids_(std::move(byte_ids)), specials_(std::move(specials)) {
   merges_.reserve(merges.size());
   for (size_t r = 0; r < merges.size(); ++r) {
-    const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(merges[r][0])) << 32 | static_cast<uint32_t>(merges[r][1]);
+    const uint64_t key =
+        static_cast<uint64_t>(static_cast<uint32_t>(merges[r][0])) << 32 | static_cast<uint32_t>(merges[r][1]);
     merges_.emplace(key, Merge{static_cast<int>(r), merges[r][2]});  // a repeated pair keeps its first rank
   }
   const std::vector<char32_t>& table = bytes_to_unicode();
@@ -123,7 +126,8 @@ std::vector<int> ByteBpe::merge_word(std::vector<int> parts) const {
       const int q = next[p];
       // Stale when a symbol of the pair was merged away since the candidate was pushed.
       if (!alive[p] || parts[p] != c.left || q < 0 || parts[static_cast<size_t>(q)] != c.right) continue;
-      parts[p] = merges_.at(static_cast<uint64_t>(static_cast<uint32_t>(c.left)) << 32 | static_cast<uint32_t>(c.right)).merged;
+      parts[p] = merges_.at(static_cast<uint64_t>(static_cast<uint32_t>(c.left)) << 32 | static_cast<uint32_t>(c.right))
+                     .merged;
       alive[static_cast<size_t>(q)] = 0;
       next[p] = next[static_cast<size_t>(q)];
       if (next[p] >= 0) prev[static_cast<size_t>(next[p])] = c.pos;

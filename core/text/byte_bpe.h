@@ -44,8 +44,8 @@ class ByteBpe : public SubwordTokenizer {
   std::vector<int> merge_word(std::vector<int> parts) const;
   std::string to_bytes(const std::string& tokens) const;  // byte-alphabet characters -> bytes
 
-  std::vector<int> byte_ids_;                       // (256)
-  std::unordered_map<uint64_t, Merge> merges_;      // (left id << 32 | right id) -> rank, merged id
+  std::vector<int> byte_ids_;                   // (256)
+  std::unordered_map<uint64_t, Merge> merges_;  // (left id << 32 | right id) -> rank, merged id
   std::vector<int> specials_;
   std::unordered_map<char32_t, uint8_t> unicode_to_byte_;
   mutable std::mutex cache_mutex_;

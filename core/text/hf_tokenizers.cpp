@@ -90,7 +90,8 @@ class VocabJsonReader : public nlohmann::json_sax<json> {
 };
 
 // (token, id) pairs -> tokens by id. The ids must number the tokens 0..n-1, each once.
-Result<std::vector<std::string>> tokens_by_id(std::vector<std::pair<std::string, int64_t>> entries, const std::string& path) {
+Result<std::vector<std::string>> tokens_by_id(std::vector<std::pair<std::string, int64_t>> entries,
+                                              const std::string& path) {
   const size_t n = entries.size();
   if (n == 0) return Error{path + ": expected at least one token, found an empty vocabulary"};
   std::vector<std::string> tokens(n);
@@ -173,8 +174,14 @@ Result<Vocab> byte_bpe_vocab(std::vector<std::string> tokens, const std::vector<
     for (int k = 0; k < 3; ++k)
       if (m[static_cast<size_t>(k)] < 0)
         return Error{t.at + "expected symbols that " + vocab_what + " holds, found " +
-                     shown(k == 0 ? t.left : k == 1 ? t.right : merged) + " (" +
-                     (k == 2 ? "the merged symbol" : k == 0 ? "the left symbol" : "the right symbol") + "), which it does not"};
+                     shown(k == 0   ? t.left
+                           : k == 1 ? t.right
+                                    : merged) +
+                     " (" +
+                     (k == 2   ? "the merged symbol"
+                      : k == 0 ? "the left symbol"
+                               : "the right symbol") +
+                     "), which it does not"};
     merges.push_back(m);
   }
   std::vector<int> special_ids{v->eos()};
@@ -200,31 +207,38 @@ Result<Vocab> load_byte_bpe_tokenizer_json(const std::string& tokenizer_json) {
   const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   const std::string& path = tokenizer_json;
   if (j.is_discarded() || !j.is_object())
-    return Error{path + ": expected a JSON object (tokenizer.json), found " + (j.is_discarded() ? "invalid JSON" : j.type_name())};
+    return Error{path + ": expected a JSON object (tokenizer.json), found " +
+                 (j.is_discarded() ? "invalid JSON" : j.type_name())};
   // Only GPT-2's pipeline is exact here: no normalizer, the ByteLevel pre-tokenizer alone (its
   // GPT-2 regex, no added prefix space), a BPE model.
   auto type_of = [](const json& o) {
-    return o.is_object() && o.contains("type") && o["type"].is_string() ? o["type"].get<std::string>() : std::string("none");
+    return o.is_object() && o.contains("type") && o["type"].is_string() ? o["type"].get<std::string>()
+                                                                        : std::string("none");
   };
   const json none;
   const json& model = j.contains("model") ? j["model"] : none;
   const json& pre = j.contains("pre_tokenizer") ? j["pre_tokenizer"] : none;
   const json& norm = j.contains("normalizer") ? j["normalizer"] : none;
   if (type_of(model) != "BPE")
-    return Error{path + ": expected a byte-level BPE tokenizer (model.type \"BPE\"), found model.type " + shown(type_of(model))};
+    return Error{path + ": expected a byte-level BPE tokenizer (model.type \"BPE\"), found model.type " +
+                 shown(type_of(model))};
   if (type_of(pre) != "ByteLevel")
-    return Error{path + ": expected GPT-2's pre-tokenizer (pre_tokenizer.type \"ByteLevel\"), found " + shown(type_of(pre))};
+    return Error{path + ": expected GPT-2's pre-tokenizer (pre_tokenizer.type \"ByteLevel\"), found " +
+                 shown(type_of(pre))};
   if (pre.contains("add_prefix_space") && pre["add_prefix_space"] == true)
     return Error{path + ": expected pre_tokenizer.add_prefix_space false (GPT-2), found true, which is not supported"};
   if (!norm.is_null())
-    return Error{path + ": expected no normalizer (GPT-2), found normalizer " + shown(type_of(norm)) + ", which is not supported"};
+    return Error{path + ": expected no normalizer (GPT-2), found normalizer " + shown(type_of(norm)) +
+                 ", which is not supported"};
   const json& vocab = model.contains("vocab") ? model["vocab"] : none;
-  if (!vocab.is_object()) return Error{path + ": expected model.vocab to be an object {token: id}, found " + std::string(vocab.type_name())};
+  if (!vocab.is_object())
+    return Error{path + ": expected model.vocab to be an object {token: id}, found " + std::string(vocab.type_name())};
   std::vector<std::pair<std::string, int64_t>> entries;
   entries.reserve(vocab.size());
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
     if (!it.value().is_number_integer())
-      return Error{path + ": model.vocab token " + shown(it.key()) + ": expected an integer id, found " + it.value().dump()};
+      return Error{path + ": model.vocab token " + shown(it.key()) + ": expected an integer id, found " +
+                   it.value().dump()};
     entries.emplace_back(it.key(), it.value().get<int64_t>());
   }
   // Added tokens (<|endoftext|>) are usually in model.vocab too; those that are not extend it.
@@ -239,7 +253,8 @@ Result<Vocab> load_byte_bpe_tokenizer_json(const std::string& tokenizer_json) {
   auto tokens = tokens_by_id(std::move(entries), path);
   if (!tokens) return Error{tokens.error()};
   const json& list = model.contains("merges") ? model["merges"] : none;
-  if (!list.is_array()) return Error{path + ": expected model.merges to be a list, found " + std::string(list.type_name())};
+  if (!list.is_array())
+    return Error{path + ": expected model.merges to be a list, found " + std::string(list.type_name())};
   std::vector<MergeText> merges;
   merges.reserve(list.size());
   for (size_t r = 0; r < list.size(); ++r) {
@@ -286,7 +301,8 @@ Result<bool> wordpiece_lowercase(const std::string& tokenizer_config_json) {
   if (!text) return Error{text.error()};
   const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
-    return Error{tokenizer_config_json + ": expected a JSON object, found " + (j.is_discarded() ? "invalid JSON" : j.type_name())};
+    return Error{tokenizer_config_json + ": expected a JSON object, found " +
+                 (j.is_discarded() ? "invalid JSON" : j.type_name())};
   auto it = j.find("do_lower_case");
   if (it == j.end()) return true;
   if (!it->is_boolean())

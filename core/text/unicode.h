@@ -27,13 +27,13 @@ std::string encode(const std::u32string& text);
 std::string repair_utf8(const std::string& bytes);
 bool valid_utf8(const std::string& bytes);
 
-bool is_letter(char32_t c);          // \p{L}: Lu Ll Lt Lm Lo
-bool is_number(char32_t c);          // \p{N}: Nd Nl No
-bool is_white_space(char32_t c);     // the White_Space property (PropList.txt), i.e. regex \s
-bool is_other_category(char32_t c);  // C*: Cc Cf Cs Co Cn
-bool is_punctuation(char32_t c);     // P*: Pc Pd Ps Pe Pi Pf Po
-bool is_space_separator(char32_t c); // Zs
-bool is_nonspacing_mark(char32_t c); // Mn
+bool is_letter(char32_t c);           // \p{L}: Lu Ll Lt Lm Lo
+bool is_number(char32_t c);           // \p{N}: Nd Nl No
+bool is_white_space(char32_t c);      // the White_Space property (PropList.txt), i.e. regex \s
+bool is_other_category(char32_t c);   // C*: Cc Cf Cs Co Cn
+bool is_punctuation(char32_t c);      // P*: Pc Pd Ps Pe Pi Pf Po
+bool is_space_separator(char32_t c);  // Zs
+bool is_nonspacing_mark(char32_t c);  // Mn
 
 // Full lowercase mapping with the root locale (Python's str.lower(): 'İ' -> 'i̇', final sigma).
 std::u32string lower(const std::u32string& text);

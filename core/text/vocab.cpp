@@ -31,15 +31,20 @@ Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, 
   switch (tokenizer) {
     case Tokenizer::Word:
     case Tokenizer::Character:
-      specials = {{"<pad>", &Vocab::pad_, true}, {"<s>", &Vocab::bos_, true}, {"</s>", &Vocab::eos_, true},
+      specials = {{"<pad>", &Vocab::pad_, true},
+                  {"<s>", &Vocab::bos_, true},
+                  {"</s>", &Vocab::eos_, true},
                   {"<unk>", &Vocab::unk_, true}};
       break;
     case Tokenizer::ByteBpe:
       specials = {{"<|endoftext|>", &Vocab::bos_, true}, {"<|endoftext|>", &Vocab::eos_, true}};
       break;
     case Tokenizer::WordPiece:
-      specials = {{"[UNK]", &Vocab::unk_, true}, {"[CLS]", &Vocab::cls_, true}, {"[SEP]", &Vocab::sep_, true},
-                  {"[PAD]", &Vocab::pad_, false}, {"[MASK]", &Vocab::mask_, false}};
+      specials = {{"[UNK]", &Vocab::unk_, true},
+                  {"[CLS]", &Vocab::cls_, true},
+                  {"[SEP]", &Vocab::sep_, true},
+                  {"[PAD]", &Vocab::pad_, false},
+                  {"[MASK]", &Vocab::mask_, false}};
       break;
     case Tokenizer::SentencePiece:
       specials = {{"<pad>", &Vocab::pad_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};

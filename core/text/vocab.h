@@ -23,7 +23,7 @@ enum class Tokenizer { Word, Character, ByteBpe, WordPiece, SentencePiece };
 
 // One text as tokens; every vector has one entry per token (n).
 struct Tokenized {
-  std::vector<int> ids;              // (n) vocabulary ids
+  std::vector<int> ids;  // (n) vocabulary ids
   // (n) the text each id came from, in the tokenizer's own spelling: the vocabulary entry
   // ('Ġworld', '##ing', '▁Haus', '[CLS]'), except for a position listed in `unknown`, where it is
   // the input that had no entry (BERT: the whole word, 'ﬁne'; Marian: 'ö'; Word: the word).
@@ -36,7 +36,7 @@ struct Tokenized {
   // regex match, which carries its leading space; WordPiece: not '##'; SentencePiece: starts with
   // '▁' or the text), every special token and every Word/Character token. 0 for continuations.
   std::vector<char> word_start;
-  std::vector<int> unknown;          // positions mapped to <unk> / [UNK]
+  std::vector<int> unknown;  // positions mapped to <unk> / [UNK]
 };
 
 // The engine behind a subword Vocab (text/byte_bpe.h, text/wordpiece.h, text/sentencepiece.h).

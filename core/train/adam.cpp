@@ -56,8 +56,8 @@ struct Parts {
 
 // n elements of one tensor's update. The four arrays do not fit in L2 together, so each is read
 // once. `restrict`: they never overlap, which lets the compiler vectorise the loop.
-void adam_update(float* __restrict p, const float* __restrict g, float* __restrict mm, float* __restrict vv,
-                 int64_t n, float scale, float beta1, float beta2, float eps, float step_size, float inv_sqrt_bc2) {
+void adam_update(float* __restrict p, const float* __restrict g, float* __restrict mm, float* __restrict vv, int64_t n,
+                 float scale, float beta1, float beta2, float eps, float step_size, float inv_sqrt_bc2) {
   for (int64_t j = 0; j < n; ++j) {
     const float gj = g[j] * scale;  // exact for scale 1
     mm[j] = beta1 * mm[j] + (1.0f - beta1) * gj;

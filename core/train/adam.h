@@ -30,9 +30,9 @@ struct Adam {
   void init(const Config& c);  // zero moments, t = 0
   // One update by the gradient, summed, measured and applied in one pass per tensor (the sum is
   // never stored), which leaves the parts zero, ready for the next step's backward to accumulate
-  // into (no pass of its own to clear them) — but for the matrices when grads.matrices_overwritten. Returns Σ g² of each tensor of param_table, for the
-  // unscaled sum: the same numbers as squared_norms. The tensors are shared between n_threads cores
-  // (the same result on any count).
+  // into (no pass of its own to clear them) — but for the matrices when grads.matrices_overwritten. Returns Σ g² of
+  // each tensor of param_table, for the unscaled sum: the same numbers as squared_norms. The tensors are shared between
+  // n_threads cores (the same result on any count).
   std::vector<double> step(Weights& params, const GradientSum& grads, const Config& c, double lr, int n_threads = 1);
 };
 

@@ -37,30 +37,32 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
     DecoderLayerWeights& lg = g.decoder[static_cast<size_t>(l)];
     const DecoderLayerTrace& lt = t.layers[static_cast<size_t>(l)];
     Mat dy;
-    residual_backward(c.norm, lw.ffn_norm(c.arch), lt.ffn_block, dx,
-                      [&](const Mat& dout, Mat& din) {
-                        feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din,
-                                              matrices);
-                      },
-                      lg.ffn_norm(c.arch), dy);
+    residual_backward(
+        c.norm, lw.ffn_norm(c.arch), lt.ffn_block, dx,
+        [&](const Mat& dout, Mat& din) {
+          feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din, matrices);
+        },
+        lg.ffn_norm(c.arch), dy);
     if (c.has_encoder()) {
       Mat dz;
-      residual_backward(c.norm, lw.norm2, lt.cross_block, dy,
-                        [&](const Mat& dout, Mat& din) {
-                          Mat unused;  // (B·n, d) the memory's grad when nothing reads it
-                          attention_backward(lw.cross_attn, lt.cross_block.sublayer_in, *memory, lt.cross_attn, dout,
-                                             lg.cross_attn, din, dmemory ? dmemory : &unused,
-                                             dmemory ? GemmOut::Accumulate : GemmOut::Overwrite, matrices);
-                        },
-                        lg.norm2, dz);
+      residual_backward(
+          c.norm, lw.norm2, lt.cross_block, dy,
+          [&](const Mat& dout, Mat& din) {
+            Mat unused;  // (B·n, d) the memory's grad when nothing reads it
+            attention_backward(lw.cross_attn, lt.cross_block.sublayer_in, *memory, lt.cross_attn, dout, lg.cross_attn,
+                               din, dmemory ? dmemory : &unused, dmemory ? GemmOut::Accumulate : GemmOut::Overwrite,
+                               matrices);
+          },
+          lg.norm2, dz);
       dy = std::move(dz);
     }
-    residual_backward(c.norm, lw.norm1, lt.self_block, dy,
-                      [&](const Mat& dout, Mat& din) {
-                        self_attention_backward(lw.self_attn, lt.self_block.sublayer_in, lt.self_attn, dout,
-                                                lg.self_attn, din, matrices);
-                      },
-                      lg.norm1, dx);
+    residual_backward(
+        c.norm, lw.norm1, lt.self_block, dy,
+        [&](const Mat& dout, Mat& din) {
+          self_attention_backward(lw.self_attn, lt.self_block.sublayer_in, lt.self_attn, dout, lg.self_attn, din,
+                                  matrices);
+        },
+        lg.norm1, dx);
   }
   embed_backward(t.embed, dx, g.tgt_embed, learned_positions(m, g, use_positional));
 }
@@ -80,18 +82,19 @@ void encoder_backward(const Model& m, const EncoderTrace& t, Mat dmemory, Weight
     EncoderLayerWeights& lg = g.encoder[static_cast<size_t>(l)];
     const EncoderLayerTrace& lt = t.layers[static_cast<size_t>(l)];
     Mat dy;
-    residual_backward(c.norm, lw.norm2, lt.ffn_block, dx,
-                      [&](const Mat& dout, Mat& din) {
-                        feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din,
-                                              matrices);
-                      },
-                      lg.norm2, dy);
-    residual_backward(c.norm, lw.norm1, lt.self_block, dy,
-                      [&](const Mat& dout, Mat& din) {
-                        self_attention_backward(lw.self_attn, lt.self_block.sublayer_in, lt.self_attn, dout,
-                                                lg.self_attn, din, matrices);
-                      },
-                      lg.norm1, dx);
+    residual_backward(
+        c.norm, lw.norm2, lt.ffn_block, dx,
+        [&](const Mat& dout, Mat& din) {
+          feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din, matrices);
+        },
+        lg.norm2, dy);
+    residual_backward(
+        c.norm, lw.norm1, lt.self_block, dy,
+        [&](const Mat& dout, Mat& din) {
+          self_attention_backward(lw.self_attn, lt.self_block.sublayer_in, lt.self_attn, dout, lg.self_attn, din,
+                                  matrices);
+        },
+        lg.norm1, dx);
   }
   embed_backward(t.embed, dx, c.share_embeddings ? g.tgt_embed : g.src_embed, learned_positions(m, g, use_positional));
 }

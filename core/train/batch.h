@@ -16,13 +16,13 @@
 namespace sf {
 
 struct Batch {
-  int size = 0;               // B
-  int n = 0;                  // padded source length (0 for decoder-only)
-  int m = 0;                  // padded decoder length
-  std::vector<int> src;       // (B·n)
-  std::vector<int> tgt_in;    // (B·m)
-  std::vector<int> tgt_y;     // (B·m) <pad> = not scored
-  int target_tokens = 0;      // scored positions (non-pad tgt_y)
+  int size = 0;             // B
+  int n = 0;                // padded source length (0 for decoder-only)
+  int m = 0;                // padded decoder length
+  std::vector<int> src;     // (B·n)
+  std::vector<int> tgt_in;  // (B·m)
+  std::vector<int> tgt_y;   // (B·m) <pad> = not scored
+  int target_tokens = 0;    // scored positions (non-pad tgt_y)
 
   // Sequences [b0, b0 + count) as a batch of their own (same padded lengths).
   Batch rows(int b0, int count, int pad) const;

@@ -14,9 +14,9 @@ namespace sf {
 
 struct EvalResult {
   int examples = 0;
-  int exact = 0;                 // outputs equal to the answer, token for token, then </s>
+  int exact = 0;  // outputs equal to the answer, token for token, then </s>
   double exact_match() const { return examples ? static_cast<double>(exact) / examples : 0.0; }
-  std::vector<int> failures;     // indices of the first few wrong examples
+  std::vector<int> failures;              // indices of the first few wrong examples
   std::vector<std::vector<int>> outputs;  // per example, the generated ids
 };
 

@@ -17,9 +17,9 @@
 namespace sf {
 
 struct GradNormOptions {
-  int layers = 6;          // L encoder + L decoder layers
+  int layers = 6;  // L encoder + L decoder layers
   NormPlacement norm = NormPlacement::Pre;
-  int seeds = 10;          // seeds 1 .. seeds (initialisation and batch)
+  int seeds = 10;  // seeds 1 .. seeds (initialisation and batch)
   int d_model = 64;
   int n_heads = 4;
   int d_ff = 256;

@@ -14,10 +14,10 @@
 namespace sf {
 
 struct LossResult {
-  double loss = 0;     // mean over counted rows (0 when none)
-  double sum = 0;      // Σ ℓ over counted rows
-  int count = 0;       // non-pad target rows
-  int correct = 0;     // counted rows whose argmax equals the target (teacher-forced accuracy)
+  double loss = 0;  // mean over counted rows (0 when none)
+  double sum = 0;   // Σ ℓ over counted rows
+  int count = 0;    // non-pad target rows
+  int correct = 0;  // counted rows whose argmax equals the target (teacher-forced accuracy)
 };
 
 // logits (N, V), targets (N) with `pad` meaning "not counted". When dlogits is given it is

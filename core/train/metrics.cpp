@@ -18,7 +18,7 @@ bool starts_with(const std::string& s, const std::string& p) { return s.compare(
 // Probes: residual-stream norms and attention entropy, summed per shard and combined.
 
 struct ProbeSums {
-  std::vector<double> norm_sum;              // per stream
+  std::vector<double> norm_sum;  // per stream
   std::vector<double> norm_count;
   std::vector<std::vector<double>> ent_sum;  // per attention module, per head
   std::vector<double> ent_count;             // per attention module
@@ -144,12 +144,16 @@ json new_metrics(const TrainOptions& o, const Model& model) {
   }
   m["groups"] = groups;
   m["layers"] = layers;
-  m["steps"] = {{"step", json::array()},     {"loss", json::array()},      {"accuracy", json::array()},
-                {"lr", json::array()},       {"grad_norm", json::array()}, {"grad_norm_layer", json::array()},
-                {"grad_norm_group", json::array()}, {"tokens", json::array()}};
-  m["probes"] = {{"every", o.probe_every},          {"streams", probe_streams(mc)},
-                 {"attention", probe_attention(mc)}, {"step", json::array()},
-                 {"residual_norm", json::array()},   {"attention_entropy", json::array()}};
+  m["steps"] = {{"step", json::array()},
+                {"loss", json::array()},
+                {"accuracy", json::array()},
+                {"lr", json::array()},
+                {"grad_norm", json::array()},
+                {"grad_norm_layer", json::array()},
+                {"grad_norm_group", json::array()},
+                {"tokens", json::array()}};
+  m["probes"] = {{"every", o.probe_every}, {"streams", probe_streams(mc)},   {"attention", probe_attention(mc)},
+                 {"step", json::array()},  {"residual_norm", json::array()}, {"attention_entropy", json::array()}};
   m["evals"] = {{"examples", o.eval_examples}, {"step", json::array()}, {"exact_match", json::array()}};
   return m;
 }

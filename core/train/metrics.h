@@ -18,9 +18,9 @@
 namespace sf {
 
 struct StepStats {
-  int64_t step = 0;        // optimiser steps done, this one included
-  double loss = 0;         // label-smoothed loss of the batch
-  double accuracy = 0;     // teacher-forced token accuracy of the batch
+  int64_t step = 0;     // optimiser steps done, this one included
+  double loss = 0;      // label-smoothed loss of the batch
+  double accuracy = 0;  // teacher-forced token accuracy of the batch
   double lr = 0;
   double grad_norm = 0;    // before clipping
   int tokens = 0;          // scored target tokens in the batch
@@ -33,7 +33,6 @@ struct StepStats {
 // ("encoder.layers.0"; other parameters: "" = no layer).
 std::string param_group(const std::string& name);
 std::string param_layer(const std::string& name);
-
 
 // x rounded to 5 significant digits (what the metrics file holds).
 double round5(double x);

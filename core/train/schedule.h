@@ -15,9 +15,9 @@ struct Schedule {
   double factor = 1.0;  // warm-up schedule
   int warmup = 400;
   int d_model = 64;
-  double rate = 1e-3;   // constant schedule
-  int64_t total = 0;    // planned steps (for the cool-down)
-  int cooldown = 0;     // 0 = none
+  double rate = 1e-3;  // constant schedule
+  int64_t total = 0;   // planned steps (for the cool-down)
+  int cooldown = 0;    // 0 = none
 
   double at(int64_t step) const;
 };

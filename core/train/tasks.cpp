@@ -164,8 +164,9 @@ Result<Task> make_task(const std::string& name, const TaskOptions& o) {
   auto seq_key = [](const Example& e) { return join(e.src); };
   t.key = seq_key;
   if (name == "copy" || name == "reverse" || name == "sort") {
-    t.description = name == "copy" ? "copy a digit sequence" : name == "reverse" ? "reverse a digit sequence"
-                                                                                : "sort a digit sequence ascending";
+    t.description = name == "copy"      ? "copy a digit sequence"
+                    : name == "reverse" ? "reverse a digit sequence"
+                                        : "sort a digit sequence ascending";
     t.src_symbols = t.tgt_symbols = digits(o.n_symbols);
     t.max_src = t.max_tgt = o.max_len;
     t.generate = [o, name](Rng& rng) {

@@ -30,9 +30,9 @@ struct Example {
 enum class Split { Train, Validation };
 
 struct TaskOptions {
-  int min_len = 1;      // copy/reverse/sort/copy-lm: sequence length range
+  int min_len = 1;  // copy/reverse/sort/copy-lm: sequence length range
   int max_len = 10;
-  int n_symbols = 10;   // copy/reverse/sort/copy-lm: symbols used (the digits 0 .. n_symbols−1, at most 10)
+  int n_symbols = 10;  // copy/reverse/sort/copy-lm: symbols used (the digits 0 .. n_symbols−1, at most 10)
 };
 
 struct Task {
@@ -42,10 +42,10 @@ struct Task {
   Tokenizer tokenizer = Tokenizer::Word;
   std::vector<std::string> src_symbols;  // vocabulary without the specials (empty for decoder-only)
   std::vector<std::string> tgt_symbols;
-  int max_src = 0;  // longest source/prompt in tokens
-  int max_tgt = 0;  // longest answer in tokens
-  std::function<Example(Rng&)> generate;            // any example
-  std::function<std::string(const Example&)> key;   // what the split hashes
+  int max_src = 0;                                 // longest source/prompt in tokens
+  int max_tgt = 0;                                 // longest answer in tokens
+  std::function<Example(Rng&)> generate;           // any example
+  std::function<std::string(const Example&)> key;  // what the split hashes
 
   bool held_out(const Example& e) const;
   // A random example of the split (rejection sampling on held_out).

@@ -22,9 +22,7 @@ bool RunCurves::diverged() const {
 namespace {
 
 // JSON numbers, with null (how nlohmann writes NaN/Inf) read back as NaN.
-double num(const json& v) {
-  return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
-}
+double num(const json& v) { return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
 
 std::vector<double> nums(const json& a) {
   std::vector<double> out;
@@ -67,8 +65,7 @@ Result<RunCurves> read_curves(const json& m, const std::string& label) {
   if (!m.is_object() || m.value("format", "") != "stepformer.metrics/1")
     return Error{"metrics: expected \"format\": \"stepformer.metrics/1\", found " +
                  (m.is_object() && m.contains("format") ? m["format"].dump() : std::string("none"))};
-  if (!m.contains("steps") || !m["steps"].is_object())
-    return Error{"metrics: expected a \"steps\" object, found none"};
+  if (!m.contains("steps") || !m["steps"].is_object()) return Error{"metrics: expected a \"steps\" object, found none"};
   RunCurves c;
   c.label = label;
   c.task = m.value("task", "");
@@ -161,7 +158,8 @@ std::vector<TrainRunSpec> pair_specs(const PairOptions& p) {
       // where it is factor · d^−½ · warmup^−½. Choose the factor that makes that peak `lr`.
       o.schedule.kind = Schedule::Warmup;
       o.schedule.warmup = std::max(1, p.warmup_steps);
-      o.schedule.factor = p.lr * std::sqrt(static_cast<double>(p.d_model)) * std::sqrt(static_cast<double>(o.schedule.warmup));
+      o.schedule.factor =
+          p.lr * std::sqrt(static_cast<double>(p.d_model)) * std::sqrt(static_cast<double>(o.schedule.warmup));
     } else {
       o.schedule.kind = Schedule::Constant;
       o.schedule.rate = p.lr;
@@ -179,12 +177,18 @@ std::vector<TrainRunSpec> pair_specs(const PairOptions& p) {
 
 const char* to_string(TrainProgress::State s) {
   switch (s) {
-    case TrainProgress::Starting: return "starting";
-    case TrainProgress::Running: return "running";
-    case TrainProgress::Paused: return "paused";
-    case TrainProgress::Cancelled: return "cancelled";
-    case TrainProgress::Finished: return "finished";
-    case TrainProgress::Failed: return "failed";
+    case TrainProgress::Starting:
+      return "starting";
+    case TrainProgress::Running:
+      return "running";
+    case TrainProgress::Paused:
+      return "paused";
+    case TrainProgress::Cancelled:
+      return "cancelled";
+    case TrainProgress::Finished:
+      return "finished";
+    case TrainProgress::Failed:
+      return "failed";
   }
   return "?";
 }

@@ -30,26 +30,26 @@ namespace sf {
 // The curves of one training run, as the plots read them: from a live Trainer or from a
 // `.metrics.json` file written by `stepformer train` (the shipped models').
 struct RunCurves {
-  std::string label;                 // "pre-LN, warm-up 200"
+  std::string label;  // "pre-LN, warm-up 200"
   std::string task;
   NormPlacement norm = NormPlacement::Pre;
-  std::string schedule;              // "warmup" | "constant"
+  std::string schedule;  // "warmup" | "constant"
   int warmup = 0;
-  double peak_lr = 0;                // the largest learning rate of the schedule
+  double peak_lr = 0;  // the largest learning rate of the schedule
   int64_t steps_planned = 0;
-  std::vector<double> step;          // (S) 1, 2, …
-  std::vector<double> loss;          // (S) label-smoothed training loss of the step's batch
-  std::vector<double> accuracy;      // (S) teacher-forced token accuracy
-  std::vector<double> lr;            // (S)
-  std::vector<double> grad_norm;     // (S) global gradient norm before clipping
-  std::vector<std::string> layers;   // (L) "encoder.layers.0", …, "decoder.layers.1"
+  std::vector<double> step;                          // (S) 1, 2, …
+  std::vector<double> loss;                          // (S) label-smoothed training loss of the step's batch
+  std::vector<double> accuracy;                      // (S) teacher-forced token accuracy
+  std::vector<double> lr;                            // (S)
+  std::vector<double> grad_norm;                     // (S) global gradient norm before clipping
+  std::vector<std::string> layers;                   // (L) "encoder.layers.0", …, "decoder.layers.1"
   std::vector<std::vector<double>> grad_norm_layer;  // [S][L] ‖∇‖ of each layer's parameters
   std::vector<double> eval_step, exact_match;        // held-out exact match at eval steps
-  std::vector<std::string> streams;  // "encoder.embed", "encoder.layers.0", …
+  std::vector<std::string> streams;                  // "encoder.embed", "encoder.layers.0", …
   std::vector<double> probe_step;
-  std::vector<std::vector<double>> residual_norm;    // [probe][stream] mean ‖x‖ over tokens
-  double final_exact_match = -1;     // −1: no final evaluation recorded
-  bool diverged() const;             // a non-finite loss was recorded
+  std::vector<std::vector<double>> residual_norm;  // [probe][stream] mean ‖x‖ over tokens
+  double final_exact_match = -1;                   // −1: no final evaluation recorded
+  bool diverged() const;                           // a non-finite loss was recorded
 };
 
 // Reads the "stepformer.metrics/1" JSON a Trainer records (Trainer::metrics(), .metrics.json).
@@ -70,14 +70,14 @@ struct PairOptions {
   int depth = 2;
   int d_model = 64;
   int n_heads = 4;
-  int d_ff = 0;          // 0: 4 · d_model
+  int d_ff = 0;  // 0: 4 · d_model
   double lr = 1e-3;
   bool warmup = true;
   int warmup_steps = 100;
   int64_t steps = 300;
   int batch = 32;
   uint64_t seed = 1;
-  int eval_every = 0;    // 0: four evaluations over the run
+  int eval_every = 0;  // 0: four evaluations over the run
   int eval_examples = 100;
   int probe_every = 10;
 };
@@ -93,7 +93,7 @@ struct TrainProgress {
   std::vector<std::string> messages;  // save results, errors (most recent last)
   int64_t steps_done = 0;             // summed over runs
   int64_t steps_total = 0;
-  double seconds = 0;                 // wall time spent stepping
+  double seconds = 0;  // wall time spent stepping
   uint64_t generation = 0;
   bool active() const { return state == Starting || state == Running || state == Paused; }
 };

@@ -21,7 +21,7 @@ struct TrainOptions {
   Arch arch = Arch::EncoderDecoder;  // the task's own unless overridden (any task runs decoder-only)
   bool arch_set = false;
   NormPlacement norm = NormPlacement::Pre;
-  int encoder_layers = 2;            // ignored for decoder-only
+  int encoder_layers = 2;  // ignored for decoder-only
   int decoder_layers = 2;
   int d_model = 64;
   int n_heads = 4;
@@ -31,16 +31,16 @@ struct TrainOptions {
   int batch = 64;
   int64_t steps = 2000;
   uint64_t seed = 1;
-  Schedule schedule;                 // d_model is copied in from d_model
-  float clip = 0.0f;                 // global gradient-norm clip; 0 = off
+  Schedule schedule;  // d_model is copied in from d_model
+  float clip = 0.0f;  // global gradient-norm clip; 0 = off
   float label_smoothing = 0.1f;
-  float dropout = 0.0f;              // on sublayer outputs and embeddings, training only
-  int eval_every = 250;              // exact match on eval_examples held-out examples
+  float dropout = 0.0f;  // on sublayer outputs and embeddings, training only
+  int eval_every = 250;  // exact match on eval_examples held-out examples
   int eval_examples = 200;
   int final_eval_examples = 1000;
-  int probe_every = 50;              // residual-stream norms and attention entropy
+  int probe_every = 50;  // residual-stream norms and attention entropy
   int threads = 1;
-  std::string command;               // the command line, recorded in the metrics
+  std::string command;  // the command line, recorded in the metrics
 };
 
 nlohmann::json to_json(const TrainOptions& o);

@@ -159,10 +159,8 @@ EvalResult Trainer::evaluate(int n) const {
 
 EvalResult Trainer::final_evaluation(double seconds) {
   EvalResult r = evaluate(opt_.final_eval_examples);
-  metrics_["final"] = {{"step", adam_.t},
-                       {"examples", r.examples},
-                       {"exact_match", r.exact_match()},
-                       {"seconds", round5(seconds)}};
+  metrics_["final"] = {
+      {"step", adam_.t}, {"examples", r.examples}, {"exact_match", r.exact_match()}, {"seconds", round5(seconds)}};
   return r;
 }
 

@@ -56,8 +56,8 @@ Result<Trainer> Trainer::resume(const std::string& path) {
   auto f = read_safetensors(path);
   if (!f) return Error{f.error()};
   const std::string what = "checkpoint '" + path + "'";
-  for (const char* key : {"stepformer.checkpoint", "stepformer.train_options", "stepformer.step", "stepformer.rng",
-                          "stepformer.metrics"})
+  for (const char* key :
+       {"stepformer.checkpoint", "stepformer.train_options", "stepformer.step", "stepformer.rng", "stepformer.metrics"})
     if (!f->metadata.count(key))
       return Error{what + ": expected __metadata__[\"" + key + "\"] (a training checkpoint), found none"};
   json oj = json::parse(f->metadata["stepformer.train_options"], nullptr, false);
@@ -96,7 +96,8 @@ Result<Trainer> Trainer::resume(const std::string& path) {
   const std::string rs = f->metadata["stepformer.rng"];
   if (rs.size() != 64) return Error{what + ": RNG state: expected 64 hex digits, found " + std::to_string(rs.size())};
   std::array<uint64_t, 4> st{};
-  for (int i = 0; i < 4; ++i) st[static_cast<size_t>(i)] = std::stoull(rs.substr(static_cast<size_t>(i) * 16, 16), nullptr, 16);
+  for (int i = 0; i < 4; ++i)
+    st[static_cast<size_t>(i)] = std::stoull(rs.substr(static_cast<size_t>(i) * 16, 16), nullptr, 16);
   t->rng_.set_state(st);
   t->adam_.t = std::stoll(f->metadata["stepformer.step"]);
   t->metrics_ = std::move(mj);

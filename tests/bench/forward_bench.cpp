@@ -46,12 +46,18 @@ void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, 
 
 // small: d_model 128, 4 heads, 2+2 layers, d_ff 512, 32 tokens each side; one thread.
 BENCHMARK_CAPTURE(forward, small_recorded, 128, 4, 2, 512, 32, true, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(forward, small_unrecorded, 128, 4, 2, 512, 32, false, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(forward, small_unrecorded, 128, 4, 2, 512, 32, false, 1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 // base: d_model 512, 8 heads, 6+6 layers, d_ff 2048, 64 tokens each side; one thread, then every
 // core (base/threads.h).
 BENCHMARK_CAPTURE(forward, base_recorded, 512, 8, 6, 2048, 64, true, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(forward, base_unrecorded, 512, 8, 6, 2048, 64, false, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(forward, base_recorded_all_cores, 512, 8, 6, 2048, 64, true, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(forward, base_unrecorded, 512, 8, 6, 2048, 64, false, 1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(forward, base_recorded_all_cores, 512, 8, 6, 2048, 64, true, 0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace sf

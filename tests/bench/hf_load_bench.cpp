@@ -112,8 +112,10 @@ std::vector<std::string> byte_tokens() {
     const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
     const int cp = printable ? b : 256 + extra++;
     std::string s;
-    if (cp < 0x80) s += static_cast<char>(cp);
-    else s += static_cast<char>(0xC0 | (cp >> 6)), s += static_cast<char>(0x80 | (cp & 0x3F));
+    if (cp < 0x80)
+      s += static_cast<char>(cp);
+    else
+      s += static_cast<char>(0xC0 | (cp >> 6)), s += static_cast<char>(0x80 | (cp & 0x3F));
     t[size_t(b)] = s;
   }
   return t;
@@ -145,10 +147,19 @@ void write_synthetic_tokenizer() {
 void setup_once() {
   if (exists(kDir + "/model.safetensors") && exists(kOwn)) return;
   ::mkdir(kDir.c_str(), 0755);
-  nlohmann::json c = {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}},
-                      {"activation_function", "gelu_new"}, {"n_embd", kD}, {"n_head", 12}, {"n_layer", kLayers},
-                      {"n_positions", kCtx}, {"n_ctx", kCtx}, {"n_inner", nullptr}, {"layer_norm_epsilon", 1e-5},
-                      {"vocab_size", kVocab}, {"bos_token_id", kVocab - 1}, {"eos_token_id", kVocab - 1}};
+  nlohmann::json c = {{"model_type", "gpt2"},
+                      {"architectures", {"GPT2LMHeadModel"}},
+                      {"activation_function", "gelu_new"},
+                      {"n_embd", kD},
+                      {"n_head", 12},
+                      {"n_layer", kLayers},
+                      {"n_positions", kCtx},
+                      {"n_ctx", kCtx},
+                      {"n_inner", nullptr},
+                      {"layer_norm_epsilon", 1e-5},
+                      {"vocab_size", kVocab},
+                      {"bos_token_id", kVocab - 1},
+                      {"eos_token_id", kVocab - 1}};
   std::ofstream(kDir + "/config.json") << c.dump(2);
   const std::string real = "/tmp/g3e/package";
   if (exists(real + "/encoder.json") && exists(real + "/vocab.bpe")) {

@@ -58,8 +58,15 @@ void Throughput(benchmark::State& state) {
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
   state.counters["steps/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(Throughput)->ArgNames({"threads", "pre"})->Args({1, 1})->Args({1, 0})->Args({2, 1})->Args({2, 0})
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK(Throughput)
+    ->ArgNames({"threads", "pre"})
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->Args({2, 1})
+    ->Args({2, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(5.0);
 
 // Steps until greedy decoding reaches 99% exact match on 200 held-out examples, checked every 10
 // steps; the median over 5 seeds.

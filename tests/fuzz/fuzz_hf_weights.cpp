@@ -57,7 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!config_mode || h.error().empty()) std::abort();  // the configurations above are valid
     return 0;
   }
-  if (h->vocab_size > 4096 || h->src_vocab_size > 4096) return 0;  // a stand-in vocabulary that big is slow, not interesting
+  if (h->vocab_size > 4096 || h->src_vocab_size > 4096)
+    return 0;  // a stand-in vocabulary that big is slow, not interesting
   sf::HfVocabs v;
   v.tgt = stand_in(h->vocab_size);
   v.src = stand_in(h->src_vocab_size);

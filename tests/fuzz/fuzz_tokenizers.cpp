@@ -110,7 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     static const auto gpt2 = sf::load_byte_bpe(fixture("gpt2-tiny/vocab.json"), fixture("gpt2-tiny/merges.txt"));
     static const auto bert = sf::load_wordpiece(fixture("bert-tiny/vocab.txt"), true);
-    static const auto marian = sf::load_sentencepiece(fixture("marian-tiny/target.spm"), fixture("marian-tiny/vocab.json"));
+    static const auto marian =
+        sf::load_sentencepiece(fixture("marian-tiny/target.spm"), fixture("marian-tiny/vocab.json"));
     if (!gpt2 || !bert || !marian) std::abort();  // the fixtures must load
     check(gpt2, rest);
     check(bert, rest);

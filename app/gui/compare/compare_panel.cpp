@@ -27,7 +27,8 @@ int g_focus_frame = -10;  // the last frame the compare view had the keyboard fo
 
 class ComparePanel : public HubPanel {
  public:
-  explicit ComparePanel(std::shared_ptr<PrePostHub> hub) : HubPanel("Compare pre-LN / post-LN", "compare", std::move(hub)) {}
+  explicit ComparePanel(std::shared_ptr<PrePostHub> hub)
+      : HubPanel("Compare pre-LN / post-LN", "compare", std::move(hub)) {}
 
   const Heatmap* main_heatmap() const override { return &heat_[2]; }
 
@@ -43,7 +44,8 @@ class ComparePanel : public HubPanel {
     draw_sources(c, s);
     if (!s.ok()) {
       ImGui::Separator();
-      if (!hub_->compare.idle()) ImGui::TextDisabled("loading…");
+      if (!hub_->compare.idle())
+        ImGui::TextDisabled("loading…");
       else
         ImGui::TextWrapped(
             "Choose two models above: a shipped pre-LN/post-LN pair, two files, or the explorer's model with its "
@@ -78,8 +80,10 @@ class ComparePanel : public HubPanel {
  private:
   // The shipped pair of the first task, else the explorer's model switched.
   void open_default(Ctx& c) {
-    if (!hub_->pairs.empty()) hub_->open_pair(hub_->pairs.front());
-    else if (c.snap.model) hub_->open_switched(c.snap.model, c.snap.model_name);
+    if (!hub_->pairs.empty())
+      hub_->open_pair(hub_->pairs.front());
+    else if (c.snap.model)
+      hub_->open_switched(c.snap.model, c.snap.model_name);
   }
 
   // With the focus here the explorer's keyboard handler stands aside (prepost_owns_keyboard), so
@@ -88,7 +92,8 @@ class ComparePanel : public HubPanel {
     if (playing_) {
       const double now = ImGui::GetTime();
       const auto snap = hub_->compare.snapshot();
-      if (!snap->ok() || snap->cmp->at_end()) playing_ = false;
+      if (!snap->ok() || snap->cmp->at_end())
+        playing_ = false;
       else if (now - last_play_ >= 1.0 / c.ui.speed && hub_->compare.idle()) {
         last_play_ = now;
         hub_->move("forward");
@@ -135,8 +140,9 @@ class ComparePanel : public HubPanel {
     ImGui::SameLine();
     if (ImGui::Button("Explorer's model, placement switched")) hub_->open_switched(c.snap.model, c.snap.model_name);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("A = the model open in the explorer; B = the same weights with the LayerNorm placement\n"
-                        "switched (pre ↔ post). An experiment, not an equivalent model.");
+      ImGui::SetTooltip(
+          "A = the model open in the explorer; B = the same weights with the LayerNorm placement\n"
+          "switched (pre ↔ post). An experiment, not an equivalent model.");
     ImGui::SameLine();
     if (ImGui::Button("Two files…")) ImGui::OpenPopup("files");
     if (ImGui::BeginPopup("files")) {
@@ -172,7 +178,8 @@ class ComparePanel : public HubPanel {
       ImGui::SameLine();
       ImGui::SetNextItemWidth(fs * 10);
       const bool enter2 = ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("optional: with a target both runs are teacher-forced on it (forced decoding)");
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("optional: with a target both runs are teacher-forced on it (forced decoding)");
       ImGui::SameLine();
       if (ImGui::Button("Run") || enter || enter2) {
         const std::string a = src_, b = tgt_;
@@ -203,7 +210,8 @@ class ComparePanel : public HubPanel {
     button("▶▶", "next-token", "next token, both runs (↓)");
     button("▶|", "end", "decode both to the end (End)");
     if (ImGui::Button(playing_ ? "pause" : "play")) playing_ = !playing_, last_play_ = 0;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("advance both runs stage by stage (Space), at the explorer's play speed");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("advance both runs stage by stage (Space), at the explorer's play speed");
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     ImGui::Text("point %d / %d%s", s.position + 1, s.known, cmp.finished() ? "" : "+");
@@ -213,11 +221,15 @@ class ComparePanel : public HubPanel {
     ImGui::TextUnformatted(s.point.c_str());
     ImGui::PopStyleColor();
     ImGui::SameLine(0, fs);
-    const bool aligned = cmp.run(0).current_step() == cmp.run(1).current_step() || cmp.run(0).at_end() || cmp.run(1).at_end();
+    const bool aligned =
+        cmp.run(0).current_step() == cmp.run(1).current_step() || cmp.run(0).at_end() || cmp.run(1).at_end();
     ImGui::AlignTextToFramePadding();
-    if (aligned) ImGui::TextDisabled("in lockstep: same token, aligned stages (focus this window: ← → ↑ ↓)");
-    else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "runs out of step");
-    if (!s.log.empty() && s.log.back().rfind("error:", 0) == 0) text_coloured_wrapped(palette().error, s.log.back().c_str());
+    if (aligned)
+      ImGui::TextDisabled("in lockstep: same token, aligned stages (focus this window: ← → ↑ ↓)");
+    else
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "runs out of step");
+    if (!s.log.empty() && s.log.back().rfind("error:", 0) == 0)
+      text_coloured_wrapped(palette().error, s.log.back().c_str());
   }
 
   // [SECTION] the two runs
@@ -260,7 +272,8 @@ class ComparePanel : public HubPanel {
       }
       ImGui::NewLine();
       if (se.at_end() && !cmp.run(1 - i).at_end())
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "finished decoding: stays on its last stage");
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn),
+                           "finished decoding: stays on its last stage");
     }
     ImGui::EndTable();
     (void)fs;
@@ -272,7 +285,7 @@ class ComparePanel : public HubPanel {
     followed_ = s.generation;
     const Stage st = s.cmp->run(0).current();
     if (st.layer < 0 || st.block == Block::FeedForward || st.block == Block::None) return;
-    hub_->sel.kind = st.side == Side::Encoder ? AttnKind::EncoderSelf
+    hub_->sel.kind = st.side == Side::Encoder            ? AttnKind::EncoderSelf
                      : st.block == Block::CrossAttention ? AttnKind::Cross
                                                          : AttnKind::DecoderSelf;
     hub_->sel.layer = st.layer;
@@ -311,9 +324,11 @@ class ComparePanel : public HubPanel {
     ImGui::Checkbox("follow", &sel.follow);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the runs are on");
 
-    const AttnView* v[2] = {s.run[0].view->attn_view(sel.kind, sel.layer), s.run[1].view->attn_view(sel.kind, sel.layer)};
-    const uint64_t key = mix_key(mix_key(mix_key(s.generation, static_cast<uint64_t>(sel.kind)), static_cast<uint64_t>(sel.layer)),
-                                 static_cast<uint64_t>(sel.head));
+    const AttnView* v[2] = {s.run[0].view->attn_view(sel.kind, sel.layer),
+                            s.run[1].view->attn_view(sel.kind, sel.layer)};
+    const uint64_t key =
+        mix_key(mix_key(mix_key(s.generation, static_cast<uint64_t>(sel.kind)), static_cast<uint64_t>(sel.layer)),
+                static_cast<uint64_t>(sel.head));
     const float w = (ImGui::GetContentRegionAvail().x - fs) / 3.0f;
     const float h = std::min(w, fs * 17);
     const Mat* m[2] = {nullptr, nullptr};
@@ -352,8 +367,12 @@ class ComparePanel : public HubPanel {
         }
         heat_[i].update(mm->data(), static_cast<int>(mm->rows()), static_cast<int>(mm->cols()), key, map, lo, hi);
         HeatmapOpts o;
-        std::vector<std::string> ql(av->q_labels.begin(), av->q_labels.begin() + std::min<size_t>(av->q_labels.size(), static_cast<size_t>(mm->rows())));
-        std::vector<std::string> kl(av->k_labels.begin(), av->k_labels.begin() + std::min<size_t>(av->k_labels.size(), static_cast<size_t>(mm->cols())));
+        std::vector<std::string> ql(
+            av->q_labels.begin(),
+            av->q_labels.begin() + std::min<size_t>(av->q_labels.size(), static_cast<size_t>(mm->rows())));
+        std::vector<std::string> kl(
+            av->k_labels.begin(),
+            av->k_labels.begin() + std::min<size_t>(av->k_labels.size(), static_cast<size_t>(mm->cols())));
         o.row_labels = &ql;
         o.col_labels = &kl;
         o.max_size = ImVec2(w, h);
@@ -364,7 +383,8 @@ class ComparePanel : public HubPanel {
         if (hit.hovered) {
           ImGui::BeginTooltip();
           const size_t r = static_cast<size_t>(hit.row), k = static_cast<size_t>(hit.col);
-          ImGui::Text("query %zu '%s' → key %zu '%s'", r, r < ql.size() ? ql[r].c_str() : "?", k, k < kl.size() ? kl[k].c_str() : "?");
+          ImGui::Text("query %zu '%s' → key %zu '%s'", r, r < ql.size() ? ql[r].c_str() : "?", k,
+                      k < kl.size() ? kl[k].c_str() : "?");
           for (int j = 0; j < 2; ++j)
             if (m[j] && hit.row < m[j]->rows() && hit.col < m[j]->cols())
               ImGui::Text("%s weight %s", j == 0 ? "A" : "B", fmt_value((*m[j])(hit.row, hit.col), 4).c_str());
@@ -375,11 +395,12 @@ class ComparePanel : public HubPanel {
           // Mean entropy of this head over its query rows (masked keys excluded).
           double e = 0;
           for (Eigen::Index r = 0; r < mm->rows(); ++r) e += row_entropy(*mm, r);
-          ImGui::TextDisabled("entropy %.3f nats (mean over %d queries)", mm->rows() ? e / static_cast<double>(mm->rows()) : 0.0,
-                              static_cast<int>(mm->rows()));
+          ImGui::TextDisabled("entropy %.3f nats (mean over %d queries)",
+                              mm->rows() ? e / static_cast<double>(mm->rows()) : 0.0, static_cast<int>(mm->rows()));
         } else {
-          ImGui::TextDisabled("max |A − B| = %s%s", fmt_value(std::max(-lo, hi), 4).c_str(),
-                              (m[0]->rows() != m[1]->rows() || m[0]->cols() != m[1]->cols()) ? " (common rows/keys only)" : "");
+          ImGui::TextDisabled(
+              "max |A − B| = %s%s", fmt_value(std::max(-lo, hi), 4).c_str(),
+              (m[0]->rows() != m[1]->rows() || m[0]->cols() != m[1]->cols()) ? " (common rows/keys only)" : "");
         }
       }
       ImGui::PopID();
@@ -422,6 +443,8 @@ void placement_badge(NormPlacement n) {
   ImGui::Dummy(ts + ImVec2(0, 2));
 }
 
-std::unique_ptr<Panel> make_compare_panel(std::shared_ptr<PrePostHub> hub) { return std::make_unique<ComparePanel>(std::move(hub)); }
+std::unique_ptr<Panel> make_compare_panel(std::shared_ptr<PrePostHub> hub) {
+  return std::make_unique<ComparePanel>(std::move(hub));
+}
 
 }  // namespace sf::gui

@@ -29,7 +29,8 @@ int shown_step(const Session& s) {
 // "pre-LN · copy-pre" for a file, the run's own name when it already says its placement.
 std::string legend_name(const std::string& placement, std::string name) {
   const std::string ext = ".safetensors";
-  if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) name.resize(name.size() - ext.size());
+  if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+    name.resize(name.size() - ext.size());
   if (name.find("pre-LN") != std::string::npos || name.find("post-LN") != std::string::npos) return name;
   return placement + " · " + name;
 }
@@ -126,7 +127,9 @@ void draw_compare_layer_stats(Ctx& c, const CompareSnap& s, const CompareSelecti
     const LayerMeasure m = k == 0 ? LayerMeasure::ResidualNorm : k == 1 ? LayerMeasure::LnVar : LayerMeasure::LnMean;
     PlotData d = layer_plot(a, b, legend_name(na, s.run[0].name), legend_name(nb, s.run[1].name), m);
     for (int i = 0; i < 2; ++i)
-      d.series[static_cast<size_t>(i)].colour = placement_colour(s.cmp->run(i).model().config.norm == NormPlacement::Pre, i == 1 && s.cmp->run(0).model().config.norm == s.cmp->run(1).model().config.norm);
+      d.series[static_cast<size_t>(i)].colour =
+          placement_colour(s.cmp->run(i).model().config.norm == NormPlacement::Pre,
+                           i == 1 && s.cmp->run(0).model().config.norm == s.cmp->run(1).model().config.norm);
     if (m == LayerMeasure::ResidualNorm) d.log_y = false;
     static const char* ids[] = {"compare.resid", "compare.lnvar", "compare.lnmean"};
     plot_widget(ids[k], d, view.plots[k], ImVec2(-1, ph), c.fonts, c.app);
@@ -143,7 +146,8 @@ void draw_compare_layer_stats(Ctx& c, const CompareSnap& s, const CompareSelecti
       if (!bs || bs->entropy.empty()) continue;
       rows.push_back(std::string(enc ? "enc " : "dec ") + std::to_string(l.layer));
       for (int h = 0; h < heads; ++h)
-        out.push_back(h < static_cast<int>(bs->entropy.size()) ? static_cast<float>(bs->entropy[static_cast<size_t>(h)]) : NAN);
+        out.push_back(h < static_cast<int>(bs->entropy.size()) ? static_cast<float>(bs->entropy[static_cast<size_t>(h)])
+                                                               : NAN);
     }
   };
   const int heads = std::min(s.cmp->run(0).model().config.n_heads, s.cmp->run(1).model().config.n_heads);
@@ -165,8 +169,8 @@ void draw_compare_layer_stats(Ctx& c, const CompareSnap& s, const CompareSelecti
     if (R == 0) {
       ImGui::TextDisabled("no attention run yet");
     } else {
-      view.ent_heat[i].update(view.ent[static_cast<size_t>(i)].data(), R, heads, mix_key(s.generation, static_cast<uint64_t>(sel.kind) + 10),
-                          Colormap::Viridis, 0, hi);
+      view.ent_heat[i].update(view.ent[static_cast<size_t>(i)].data(), R, heads,
+                              mix_key(s.generation, static_cast<uint64_t>(sel.kind) + 10), Colormap::Viridis, 0, hi);
       view.head_labels.clear();
       for (int h = 0; h < heads; ++h) view.head_labels.push_back("h" + std::to_string(h));
       HeatmapOpts o;
@@ -179,8 +183,9 @@ void draw_compare_layer_stats(Ctx& c, const CompareSnap& s, const CompareSelecti
       o.max_cell_h = fs * 2;
       o.fonts = &c.fonts;
       const HeatmapHit hit = heatmap_widget("ent", view.ent_heat[i], o);
-      if (hit.hovered) ImGui::SetTooltip("%s head %d: %.4f nats", view.ent_rows[i][static_cast<size_t>(hit.row)].c_str(), hit.col,
-                                         view.ent_heat[i].at(hit.row, hit.col));
+      if (hit.hovered)
+        ImGui::SetTooltip("%s head %d: %.4f nats", view.ent_rows[i][static_cast<size_t>(hit.row)].c_str(), hit.col,
+                          view.ent_heat[i].at(hit.row, hit.col));
     }
     ImGui::PopID();
     ImGui::EndGroup();

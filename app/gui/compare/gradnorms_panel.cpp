@@ -16,7 +16,8 @@ namespace {
 
 class GradNormsPanel : public HubPanel {
  public:
-  explicit GradNormsPanel(std::shared_ptr<PrePostHub> hub) : HubPanel("Gradient norms at initialisation", "gradnorms", std::move(hub)) {}
+  explicit GradNormsPanel(std::shared_ptr<PrePostHub> hub)
+      : HubPanel("Gradient norms at initialisation", "gradnorms", std::move(hub)) {}
 
   void draw_view(Ctx& c) override {
     if (!hub_->gn_result && !hub_->gn_running()) hub_->start_gradnorms();  // the paper's setting on first view
@@ -47,15 +48,18 @@ class GradNormsPanel : public HubPanel {
     if (ImGui::Button("Compute")) hub_->start_gradnorms();
     ImGui::EndDisabled();
     ImGui::SameLine();
-    if (hub_->gn_running()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "computing…");
-    else if (hub_->gn_result) ImGui::TextDisabled("%.1f s", hub_->gn_seconds);
+    if (hub_->gn_running())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "computing…");
+    else if (hub_->gn_result)
+      ImGui::TextDisabled("%.1f s", hub_->gn_seconds);
     const auto r = hub_->gn_result;
     if (!r) return;
     const GradNormOptions& g = r->options;
-    ImGui::TextDisabled("shown: %d + %d layers, d_model %d, %d heads, d_ff %d, task %s, batch %d, %d seeds · the same numbers: "
-                        "stepformer gradnorms --layers %d --norm pre|post --seeds %d --d-model %d --heads %d --d-ff %d --batch %d",
-                        g.layers, g.layers, g.d_model, g.n_heads, g.d_ff, g.task.c_str(), g.batch, g.seeds, g.layers, g.seeds,
-                        g.d_model, g.n_heads, g.d_ff, g.batch);
+    ImGui::TextDisabled(
+        "shown: %d + %d layers, d_model %d, %d heads, d_ff %d, task %s, batch %d, %d seeds · the same numbers: "
+        "stepformer gradnorms --layers %d --norm pre|post --seeds %d --d-model %d --heads %d --d-ff %d --batch %d",
+        g.layers, g.layers, g.d_model, g.n_heads, g.d_ff, g.task.c_str(), g.batch, g.seeds, g.layers, g.seeds,
+        g.d_model, g.n_heads, g.d_ff, g.batch);
     const float W = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
     const float H = std::max(fs * 16, ImGui::GetContentRegionAvail().y - fs * 12);
     const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -64,9 +68,10 @@ class GradNormsPanel : public HubPanel {
     ImGui::SameLine();
     plot_widget("gradnorms.stream", stream_norm_plot(*r), views_[1], ImVec2(W * 0.5f, H), c.fonts, c.app);
     // The numbers, as the command prints them.
-    if (ImGui::BeginTable("numbers", 9, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_ScrollY)) {
-      for (const char* h : {"layer", "pre enc |∇W²|", "pre dec |∇W²|", "post enc |∇W²|", "post dec |∇W²|", "pre enc |x|",
-                            "pre dec |x|", "post enc |x|", "post dec |x|"})
+    if (ImGui::BeginTable("numbers", 9,
+                          ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_ScrollY)) {
+      for (const char* h : {"layer", "pre enc |∇W²|", "pre dec |∇W²|", "post enc |∇W²|", "post dec |∇W²|",
+                            "pre enc |x|", "pre dec |x|", "post enc |x|", "post dec |x|"})
         ImGui::TableSetupColumn(h);
       ImGui::TableSetupScrollFreeze(0, 1);
       ImGui::TableHeadersRow();
@@ -74,11 +79,13 @@ class GradNormsPanel : public HubPanel {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::Text("%zu", l);
-        for (double v : {r->pre.encoder_ffn[l], r->pre.decoder_ffn[l], r->post.encoder_ffn[l], r->post.decoder_ffn[l]}) {
+        for (double v :
+             {r->pre.encoder_ffn[l], r->pre.decoder_ffn[l], r->post.encoder_ffn[l], r->post.decoder_ffn[l]}) {
           ImGui::TableNextColumn();
           ImGui::Text("%.5f", v);
         }
-        for (double v : {r->pre.encoder_stream[l], r->pre.decoder_stream[l], r->post.encoder_stream[l], r->post.decoder_stream[l]}) {
+        for (double v : {r->pre.encoder_stream[l], r->pre.decoder_stream[l], r->post.encoder_stream[l],
+                         r->post.decoder_stream[l]}) {
           ImGui::TableNextColumn();
           ImGui::Text("%.3f", v);
         }

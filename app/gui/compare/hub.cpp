@@ -38,7 +38,8 @@ bool CompareEngine::load(std::shared_ptr<const Model> a, const std::string& name
   bool fits = !src.empty();
   for (int i = 0; i < 2 && fits; ++i) {
     const Config& c = model[i]->config;
-    fits = prepare_input(*model[i], src, tgt).ok() && (c.has_encoder() ? c.src_vocab : c.tgt_vocab).tokenize(src).unknown.empty();
+    fits = prepare_input(*model[i], src, tgt).ok() &&
+           (c.has_encoder() ? c.src_vocab : c.tgt_vocab).tokenize(src).unknown.empty();
   }
   if (!fits) {
     src = example_input(*model[0], path_a);
@@ -196,12 +197,18 @@ uint64_t PrePostHub::move(const std::string& what, int times) {
     if (!e.cmp) return e.error("compare: nothing to step — open a pair of models first");
     for (int i = 0; i < times; ++i) {
       bool ok = true;
-      if (what == "forward") ok = e.cmp->forward();
-      else if (what == "back") ok = e.cmp->back();
-      else if (what == "next-token") ok = e.cmp->next_token();
-      else if (what == "prev-token") ok = e.cmp->prev_token();
-      else if (what == "end") e.cmp->run_to_end();
-      else if (what == "home") e.cmp->home();
+      if (what == "forward")
+        ok = e.cmp->forward();
+      else if (what == "back")
+        ok = e.cmp->back();
+      else if (what == "next-token")
+        ok = e.cmp->next_token();
+      else if (what == "prev-token")
+        ok = e.cmp->prev_token();
+      else if (what == "end")
+        e.cmp->run_to_end();
+      else if (what == "home")
+        e.cmp->home();
       if (!ok) {
         e.info(e.cmp->message());
         break;
@@ -250,7 +257,8 @@ bool PrePostHub::load_recorded(const ShippedPair& p, std::string& error) {
   std::vector<RunCurves> rs;
   for (const std::string* m : {&p.pre_metrics, &p.post_metrics}) {
     if (m->empty()) {
-      error = "no recorded metrics for " + p.task + " (expected " + p.task + "-preln.metrics.json and -postln.metrics.json)";
+      error = "no recorded metrics for " + p.task + " (expected " + p.task +
+              "-preln.metrics.json and -postln.metrics.json)";
       return false;
     }
     auto c = curves_from_metrics_file(*m, "");

@@ -37,10 +37,10 @@ struct CompareSnap {
   uint64_t ticket = 0;                    // the last operation processed
   std::shared_ptr<const Comparison> cmp;  // null: nothing loaded yet
   RunSnap run[2];
-  int position = 0, known = 0;            // point on the merged timeline, points known so far
-  std::string point;                      // describe(key)
+  int position = 0, known = 0;  // point on the merged timeline, points known so far
+  std::string point;            // describe(key)
   std::string src, tgt;
-  std::vector<std::string> log;           // messages, most recent last ("error: …" for errors)
+  std::vector<std::string> log;  // messages, most recent last ("error: …" for errors)
   uint64_t last_error_ticket = 0;
   bool ok() const { return cmp != nullptr; }
 };
@@ -107,13 +107,13 @@ class PrePostHub {
   PairOptions train_opt;
   std::unique_ptr<TrainJob> job;
   std::string job_error;
-  std::vector<RunCurves> history;      // earlier runs kept for the overlay
+  std::vector<RunCurves> history;  // earlier runs kept for the overlay
   bool keep_history = true;
-  std::vector<RunCurves> recorded;     // a shipped pair's recorded metrics
+  std::vector<RunCurves> recorded;  // a shipped pair's recorded metrics
   std::string recorded_name;
   bool show_recorded = true;
   char save_stem[512] = {0};
-  bool start_training();               // a new job with train_opt (the previous one goes to history)
+  bool start_training();  // a new job with train_opt (the previous one goes to history)
   std::vector<RunCurves> plotted_runs() const;
   bool load_recorded(const ShippedPair& p, std::string& error);
 
@@ -124,7 +124,7 @@ class PrePostHub {
   double gn_seconds = 0;
   bool gn_running() const { return gn_future.valid(); }
   void start_gradnorms();
-  void poll();                         // once per frame: picks up finished async work
+  void poll();  // once per frame: picks up finished async work
 
  private:
   std::chrono::steady_clock::time_point gn_started_;

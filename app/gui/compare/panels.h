@@ -41,9 +41,9 @@ const char* compare_kind_label(AttnKind k);
 
 // What the compare panel keeps between frames for its statistics (compare_stats.cpp).
 struct CompareStatsView {
-  PlotView plots[3];                    // residual norm, LN variance, LN mean
-  Heatmap ent_heat[2];                  // entropy grid of A and B
-  std::vector<float> ent[2];            // (layers, heads) row-major
+  PlotView plots[3];          // residual norm, LN variance, LN mean
+  Heatmap ent_heat[2];        // entropy grid of A and B
+  std::vector<float> ent[2];  // (layers, heads) row-major
   std::vector<std::string> ent_rows[2], head_labels;
 };
 // Both runs' next-token distributions: the union of their 6 most likely tokens as paired bars.

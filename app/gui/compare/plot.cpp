@@ -66,7 +66,8 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
   // Entries laid out in rows of at most the plot's width.
   const float row_max = size.x - left;
   std::vector<float> entry_w;
-  for (const PlotSeries& s : d.series) entry_w.push_back(sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs);
+  for (const PlotSeries& s : d.series)
+    entry_w.push_back(sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs);
   std::vector<int> entry_row(entry_w.size(), 0);
   float legend_w = 0, row_w = 0;
   int rows = d.series.empty() ? 0 : 1;
@@ -88,8 +89,10 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
       const float y0 = at.y + (legend_mode == 2 ? static_cast<float>(entry_row[k]) * (fs + 2) : 0);
       const float y = y0 + fs * 0.55f;
       float phase = 0;
-      if (s.dashed) dashed_line(dl, ImVec2(x, y), ImVec2(x + sample, y), col, th, phase, th * 3);
-      else dl->AddLine(ImVec2(x, y), ImVec2(x + sample, y), col, th);
+      if (s.dashed)
+        dashed_line(dl, ImVec2(x, y), ImVec2(x + sample, y), col, th, phase, th * 3);
+      else
+        dl->AddLine(ImVec2(x, y), ImVec2(x + sample, y), col, th);
       dl->AddText(small, fs, ImVec2(x + sample + 4, y0), pal.text, s.name.c_str());
       x += entry_w[k];
     }
@@ -218,7 +221,8 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
     }
     if (n <= 24)
       for (size_t i = 0; i < n; ++i)
-        if (std::isfinite(s.y[i]) && !(log_y && s.y[i] <= 0)) dl->AddCircleFilled(ImVec2(X(s.x[i]), Y(s.y[i])), th * 1.8f, col);
+        if (std::isfinite(s.y[i]) && !(log_y && s.y[i] <= 0))
+          dl->AddCircleFilled(ImVec2(X(s.x[i]), Y(s.y[i])), th * 1.8f, col);
     flush();
   }
   dl->PopClipRect();
@@ -253,8 +257,10 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
       const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
       const float y = l0.y + 2 + fs * 1.15f * static_cast<float>(k) + fs * 0.55f;
       float phase = 0;
-      if (s.dashed) dashed_line(dl, ImVec2(l0.x + 5, y), ImVec2(l0.x + 5 + line, y), col, th, phase, th * 3);
-      else dl->AddLine(ImVec2(l0.x + 5, y), ImVec2(l0.x + 5 + line, y), col, th);
+      if (s.dashed)
+        dashed_line(dl, ImVec2(l0.x + 5, y), ImVec2(l0.x + 5 + line, y), col, th, phase, th * 3);
+      else
+        dl->AddLine(ImVec2(l0.x + 5, y), ImVec2(l0.x + 5 + line, y), col, th);
       dl->AddText(small, fs, ImVec2(l0.x + line + 9, y - fs * 0.5f), pal.text, s.name.c_str());
     }
   }
@@ -277,8 +283,10 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
         const double x = s.x[best];
         if (!header) {
           const size_t ci = static_cast<size_t>(std::max(0.0, std::round(x)));
-          if (cats && ci < d.x_categories.size()) ImGui::Text("%s %s", d.x_label.c_str(), d.x_categories[ci].c_str());
-          else ImGui::Text("%s %s", d.x_label.c_str(), value_text(x).c_str());
+          if (cats && ci < d.x_categories.size())
+            ImGui::Text("%s %s", d.x_label.c_str(), d.x_categories[ci].c_str());
+          else
+            ImGui::Text("%s %s", d.x_label.c_str(), value_text(x).c_str());
           header = true;
         }
         const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));

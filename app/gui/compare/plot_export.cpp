@@ -69,8 +69,10 @@ void begin_widget(const std::string& id, App& app) {
         ++it;
         continue;
       }
-      if ((*it)->ok) app.notify(Message::Info, "wrote " + (*it)->path);
-      else app.notify(Message::Error, "plot " + (*it)->id + ": " + (*it)->error);
+      if ((*it)->ok)
+        app.notify(Message::Info, "wrote " + (*it)->path);
+      else
+        app.notify(Message::Error, "plot " + (*it)->id + ": " + (*it)->error);
       it = g_captures.erase(it);
     }
   }
@@ -86,8 +88,10 @@ void serve_requests(const std::string& id, ImVec2 a, ImVec2 b, const std::functi
     }
     if (ends_with(it->path, ".csv")) {
       std::string e;
-      if (auto r = write_file_atomic(it->path, csv()); r) app.notify(Message::Info, "wrote " + it->path);
-      else app.notify(Message::Error, "plot " + id + ": " + r.error());
+      if (auto r = write_file_atomic(it->path, csv()); r)
+        app.notify(Message::Info, "wrote " + it->path);
+      else
+        app.notify(Message::Error, "plot " + id + ": " + r.error());
     } else {
       auto c = std::make_unique<Capture>();
       c->id = id;
@@ -115,8 +119,10 @@ void export_menu(const char* id, const std::function<std::string()>& csv, PlotVi
   }
   if (ImGui::MenuItem("Export data as CSV")) {
     const std::string path = app.default_export_path(stem_of(id), ".csv");
-    if (auto r = write_file_atomic(path, csv()); r) app.notify(Message::Info, "wrote " + path);
-    else app.notify(Message::Error, r.error());
+    if (auto r = write_file_atomic(path, csv()); r)
+      app.notify(Message::Info, "wrote " + path);
+    else
+      app.notify(Message::Error, r.error());
   }
   ImGui::EndPopup();
 }
@@ -132,9 +138,7 @@ bool request_plot_export(const std::string& id, const std::string& path, std::st
   return true;
 }
 
-int pending_plot_exports() {
-  return static_cast<int>(g_requests.size() + g_captures.size());
-}
+int pending_plot_exports() { return static_cast<int>(g_requests.size() + g_captures.size()); }
 
 std::vector<std::string> drawn_plot_ids() { return g_drawn_last; }
 

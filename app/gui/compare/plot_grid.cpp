@@ -67,7 +67,8 @@ void grid_widget(const char* id, const GridData& g, Heatmap& hm, uint64_t key, b
   const double s0 = g.cols.front(), s1 = g.cols.back();
   const float w = hit.max.x - hit.min.x;
   for (double t : linear_ticks(s0, s1, std::max(2, static_cast<int>(w / (fs * 5))), true)) {
-    const float x = C == 1 ? hit.min.x + w * 0.5f : hit.min.x + w * static_cast<float>((t - s0) / std::max(1e-9, s1 - s0));
+    const float x =
+        C == 1 ? hit.min.x + w * 0.5f : hit.min.x + w * static_cast<float>((t - s0) / std::max(1e-9, s1 - s0));
     const std::string s = tick_text(t);
     const float tw = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
     dl->AddLine(ImVec2(x, hit.max.y), ImVec2(x, hit.max.y + 3), pal.grid);
@@ -75,15 +76,18 @@ void grid_widget(const char* id, const GridData& g, Heatmap& hm, uint64_t key, b
   }
   ImGui::SetCursorScreenPos(ImVec2(p0.x, hit.max.y + fs + 6));
   ImGui::TextDisabled("%s (%s%s: %s … %s, viridis)", g.col_label.c_str(), log ? "log10 " : "", g.value_label.c_str(),
-                      value_text(log ? std::pow(10.0, lo) : lo).c_str(), value_text(log ? std::pow(10.0, hi) : hi).c_str());
+                      value_text(log ? std::pow(10.0, lo) : lo).c_str(),
+                      value_text(log ? std::pow(10.0, hi) : hi).c_str());
   serve_requests(id, ImVec2(p0.x, p0.y), ImVec2(p0.x + size.x, ImGui::GetCursorScreenPos().y), csv, app);
   if (hit.hovered && hit.row >= 0 && hit.col >= 0) {
     const size_t c = static_cast<size_t>(hit.col), r = static_cast<size_t>(hit.row);
     const double first = c == 0 ? 1 : g.cols[c - 1] + 1;
     ImGui::BeginTooltip();
     ImGui::Text("%s", g.rows[r].c_str());
-    if (first < g.cols[c]) ImGui::Text("steps %.0f – %.0f (mean)", first, g.cols[c]);
-    else ImGui::Text("step %.0f", g.cols[c]);
+    if (first < g.cols[c])
+      ImGui::Text("steps %.0f – %.0f (mean)", first, g.cols[c]);
+    else
+      ImGui::Text("step %.0f", g.cols[c]);
     ImGui::Text("%s = %s", g.value_label.c_str(), value_text(g.at(r, c)).c_str());
     ImGui::EndTooltip();
   }

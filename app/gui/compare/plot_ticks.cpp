@@ -36,10 +36,14 @@ std::string tick_text(double v) {
   char b[32];
   const double a = std::fabs(v);
   if (v == 0) return "0";
-  if (a >= 1e5 || a < 1e-3) std::snprintf(b, sizeof b, "%.0e", v);
-  else if (a >= 100 || std::fabs(v - std::round(v)) < 1e-9) std::snprintf(b, sizeof b, "%.0f", v);
-  else if (a >= 1) std::snprintf(b, sizeof b, "%.1f", v);
-  else std::snprintf(b, sizeof b, "%.3g", v);
+  if (a >= 1e5 || a < 1e-3)
+    std::snprintf(b, sizeof b, "%.0e", v);
+  else if (a >= 100 || std::fabs(v - std::round(v)) < 1e-9)
+    std::snprintf(b, sizeof b, "%.0f", v);
+  else if (a >= 1)
+    std::snprintf(b, sizeof b, "%.1f", v);
+  else
+    std::snprintf(b, sizeof b, "%.3g", v);
   return b;
 }
 

@@ -47,17 +47,28 @@ bool train_options(const std::vector<std::string>& a, PairOptions& o, std::strin
     int n = 0;
     double x = 0;
     bool b = false;
-    if (k == "task") o.task = v;
-    else if (k == "layers" && parse_int(v, n) && n >= 1 && n <= 12) o.depth = n;
-    else if (k == "d_model" && parse_int(v, n) && n >= 2) o.d_model = n;
-    else if (k == "heads" && parse_int(v, n) && n >= 1) o.n_heads = n;
-    else if (k == "lr" && parse_double(v, x) && x > 0) o.lr = x;
-    else if (k == "warmup" && parse_onoff(v, b)) o.warmup = b;
-    else if (k == "warmup_steps" && parse_int(v, n) && n >= 1) o.warmup_steps = n;
-    else if (k == "steps" && parse_int(v, n) && n >= 1) o.steps = n;
-    else if (k == "batch" && parse_int(v, n) && n >= 1) o.batch = n;
-    else if (k == "seed" && parse_int(v, n) && n >= 0) o.seed = static_cast<uint64_t>(n);
-    else if (k == "eval_examples" && parse_int(v, n) && n >= 1) o.eval_examples = n;
+    if (k == "task")
+      o.task = v;
+    else if (k == "layers" && parse_int(v, n) && n >= 1 && n <= 12)
+      o.depth = n;
+    else if (k == "d_model" && parse_int(v, n) && n >= 2)
+      o.d_model = n;
+    else if (k == "heads" && parse_int(v, n) && n >= 1)
+      o.n_heads = n;
+    else if (k == "lr" && parse_double(v, x) && x > 0)
+      o.lr = x;
+    else if (k == "warmup" && parse_onoff(v, b))
+      o.warmup = b;
+    else if (k == "warmup_steps" && parse_int(v, n) && n >= 1)
+      o.warmup_steps = n;
+    else if (k == "steps" && parse_int(v, n) && n >= 1)
+      o.steps = n;
+    else if (k == "batch" && parse_int(v, n) && n >= 1)
+      o.batch = n;
+    else if (k == "seed" && parse_int(v, n) && n >= 0)
+      o.seed = static_cast<uint64_t>(n);
+    else if (k == "eval_examples" && parse_int(v, n) && n >= 1)
+      o.eval_examples = n;
     else
       return error = "train-both: bad '" + a[i] +
                      "' (task=T layers=N d_model=D heads=H lr=X warmup=on|off warmup_steps=N steps=N batch=N seed=N)",
@@ -106,7 +117,8 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
         // No shipped pair yet: the explorer's model against itself with the placement switched.
         const auto snap = app.snapshot();
         if (!snap->model) return error = "compare: no shipped pair and no model in the explorer", 0;
-        app.notify(Message::Warning, "compare: no shipped pre/post pair yet — using the explorer's model, placement switched");
+        app.notify(Message::Warning,
+                   "compare: no shipped pre/post pair yet — using the explorer's model, placement switched");
         t = hub->open_switched(snap->model, snap->model_name);
       }
     } else if (how == "switch") {
@@ -116,9 +128,11 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
       if (a.size() < 4) return error = "compare files: expected two model files", 0;
       t = hub->open_files(a[2], a[3]);
     } else if (how == "trained") {
-      if (!hub->job || hub->job->progress()->models.size() < 2) return error = "compare trained: no trained pair (pause or finish a training first)", 0;
+      if (!hub->job || hub->job->progress()->models.size() < 2)
+        return error = "compare trained: no trained pair (pause or finish a training first)", 0;
       const auto p = hub->job->progress();
-      t = hub->open_models(p->models[0], p->runs[0].label + " (trained)", p->models[1], p->runs[1].label + " (trained)");
+      t = hub->open_models(p->models[0], p->runs[0].label + " (trained)", p->models[1],
+                           p->runs[1].label + " (trained)");
     } else {
       return error = "compare: expected default | pair TASK | switch | files A B | trained, found '" + how + "'", 0;
     }
@@ -136,24 +150,36 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
       cmd == "compare-end" || cmd == "compare-home") {
     const int n = count(1);
     if (n < 0) return 0;
-    const std::string op = cmd == "compare-step" ? "forward" : cmd == "compare-back" ? "back" : cmd == "compare-token" ? "next-token"
-                           : cmd == "compare-prev-token" ? "prev-token" : cmd == "compare-end" ? "end" : "home";
+    const std::string op = cmd == "compare-step"         ? "forward"
+                           : cmd == "compare-back"       ? "back"
+                           : cmd == "compare-token"      ? "next-token"
+                           : cmd == "compare-prev-token" ? "prev-token"
+                           : cmd == "compare-end"        ? "end"
+                                                         : "home";
     until = compare_done(hub, hub->move(op, n));
     return 1;
   }
   if (cmd == "compare-select") {
     for (size_t i = 1; i < a.size(); ++i) {
       const size_t eq = a[i].find('=');
-      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq), v = eq == std::string::npos ? "" : a[i].substr(eq + 1);
+      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq),
+                        v = eq == std::string::npos ? "" : a[i].substr(eq + 1);
       int n;
       bool b;
-      if (k == "layer" && parse_int(v, n) && n >= 0) hub->sel.layer = n, hub->sel.follow = false;
-      else if (k == "head" && parse_int(v, n) && n >= 0) hub->sel.head = n;
+      if (k == "layer" && parse_int(v, n) && n >= 0)
+        hub->sel.layer = n, hub->sel.follow = false;
+      else if (k == "head" && parse_int(v, n) && n >= 0)
+        hub->sel.head = n;
       else if (k == "kind" && (v == "enc-self" || v == "dec-self" || v == "cross"))
-        hub->sel.kind = v == "enc-self" ? AttnKind::EncoderSelf : v == "dec-self" ? AttnKind::DecoderSelf : AttnKind::Cross,
+        hub->sel.kind = v == "enc-self"   ? AttnKind::EncoderSelf
+                        : v == "dec-self" ? AttnKind::DecoderSelf
+                                          : AttnKind::Cross,
         hub->sel.follow = false;
-      else if (k == "follow" && parse_onoff(v, b)) hub->sel.follow = b;
-      else return error = "compare-select: bad '" + a[i] + "' (kind=enc-self|dec-self|cross layer=N head=N follow=on|off)", 0;
+      else if (k == "follow" && parse_onoff(v, b))
+        hub->sel.follow = b;
+      else
+        return error = "compare-select: bad '" + a[i] + "' (kind=enc-self|dec-self|cross layer=N head=N follow=on|off)",
+               0;
     }
     return 1;
   }
@@ -167,14 +193,16 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
       const bool ok = x.current_step() == y.current_step() || x.at_end() || y.at_end();
       const AlignKey kx = align_key(x, x.cursor()), ky = align_key(y, y.cursor());
       if (!ok || !(kx <= c.key()) || !(ky <= c.key()) || !(kx == c.key() || ky == c.key()))
-        return error = "expect-compare aligned: A is on '" + x.current().title + "', B on '" + y.current().title + "'", 0;
+        return error = "expect-compare aligned: A is on '" + x.current().title + "', B on '" + y.current().title + "'",
+               0;
       return 1;
     }
     if (what == "finished") return c.at_end() ? 1 : (error = "expect-compare finished: not at the end", 0);
     if (what == "stage-a" || what == "stage-b") {
       const std::string want = rest_after(line, what);
       const std::string have = c.run(what == "stage-a" ? 0 : 1).current().title;
-      if (have.find(want) == std::string::npos) return error = "expect-compare " + what + ": '" + have + "' lacks '" + want + "'", 0;
+      if (have.find(want) == std::string::npos)
+        return error = "expect-compare " + what + ": '" + have + "' lacks '" + want + "'", 0;
       return 1;
     }
     return error = "expect-compare: expected aligned | finished | stage-a TEXT | stage-b TEXT", 0;
@@ -214,11 +242,15 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
   }
   if (cmd == "train-pause" || cmd == "train-resume" || cmd == "train-cancel") {
     if (!hub->job) return error = cmd + ": no training job", 0;
-    const TrainProgress::State want = cmd == "train-pause" ? TrainProgress::Paused
-                                      : cmd == "train-resume" ? TrainProgress::Running : TrainProgress::Cancelled;
-    if (cmd == "train-pause") hub->job->pause();
-    else if (cmd == "train-resume") hub->job->resume();
-    else hub->job->cancel();
+    const TrainProgress::State want = cmd == "train-pause"    ? TrainProgress::Paused
+                                      : cmd == "train-resume" ? TrainProgress::Running
+                                                              : TrainProgress::Cancelled;
+    if (cmd == "train-pause")
+      hub->job->pause();
+    else if (cmd == "train-resume")
+      hub->job->resume();
+    else
+      hub->job->cancel();
     until = [hub, want](std::string&) {
       const auto p = hub->job->progress();
       return p->state == want || !p->active();
@@ -250,7 +282,8 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
     if (!hub->job) return error = "expect-training: no training job", 0;
     const auto p = hub->job->progress();
     const std::string want = a.size() > 1 ? a[1] : "finished";
-    if (want != to_string(p->state)) return error = "expect-training: the job is " + std::string(to_string(p->state)) + ", expected " + want, 0;
+    if (want != to_string(p->state))
+      return error = "expect-training: the job is " + std::string(to_string(p->state)) + ", expected " + want, 0;
     return 1;
   }
 
@@ -260,15 +293,24 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
     for (size_t i = 1; i < a.size(); ++i) {
       const size_t eq = a[i].find('=');
       int n = 0;
-      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq), v = eq == std::string::npos ? "" : a[i].substr(eq + 1);
-      if (!parse_int(v, n) || n < 1) return error = "gradnorms: bad '" + a[i] + "' (layers=N seeds=N d_model=D heads=H d_ff=F batch=B)", 0;
-      if (k == "layers") o.layers = n;
-      else if (k == "seeds") o.seeds = n;
-      else if (k == "d_model") o.d_model = n, o.d_ff = 4 * n;
-      else if (k == "heads") o.n_heads = n;
-      else if (k == "d_ff") o.d_ff = n;
-      else if (k == "batch") o.batch = n;
-      else return error = "gradnorms: unknown option '" + k + "'", 0;
+      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq),
+                        v = eq == std::string::npos ? "" : a[i].substr(eq + 1);
+      if (!parse_int(v, n) || n < 1)
+        return error = "gradnorms: bad '" + a[i] + "' (layers=N seeds=N d_model=D heads=H d_ff=F batch=B)", 0;
+      if (k == "layers")
+        o.layers = n;
+      else if (k == "seeds")
+        o.seeds = n;
+      else if (k == "d_model")
+        o.d_model = n, o.d_ff = 4 * n;
+      else if (k == "heads")
+        o.n_heads = n;
+      else if (k == "d_ff")
+        o.d_ff = n;
+      else if (k == "batch")
+        o.batch = n;
+      else
+        return error = "gradnorms: unknown option '" + k + "'", 0;
     }
     show("gradnorms");
     if (hub->gn_running()) hub->gn_future.wait(), hub->poll();
@@ -288,7 +330,9 @@ int run_prepost_command(App& app, const std::vector<std::string>& a, const std::
     if (std::find(ids.begin(), ids.end(), a[1]) == ids.end()) {
       std::string names;
       for (const std::string& i : ids) names += (names.empty() ? "" : ", ") + i;
-      return error = "export-plot: no plot '" + a[1] + "' on screen (on screen: " + (names.empty() ? "none" : names) + ")", 0;
+      return error =
+                 "export-plot: no plot '" + a[1] + "' on screen (on screen: " + (names.empty() ? "none" : names) + ")",
+             0;
     }
     if (!request_plot_export(a[1], a[2], error)) return 0;
     const auto deadline = Clock::now() + std::chrono::seconds(10);

@@ -22,7 +22,8 @@ namespace {
 
 class TrainingPanel : public HubPanel {
  public:
-  explicit TrainingPanel(std::shared_ptr<PrePostHub> hub) : HubPanel("Train pre-LN vs post-LN", "training", std::move(hub)) {}
+  explicit TrainingPanel(std::shared_ptr<PrePostHub> hub)
+      : HubPanel("Train pre-LN vs post-LN", "training", std::move(hub)) {}
 
   void draw_view(Ctx& c) override {
     if (ImGui::BeginTable("train", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
@@ -74,11 +75,13 @@ class TrainingPanel : public HubPanel {
     }
     float lr = static_cast<float>(o.lr);
     if (ImGui::SliderFloat("learning rate", &lr, 1e-4f, 1e-2f, "%.1e", ImGuiSliderFlags_Logarithmic)) o.lr = lr;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Adam's rate: the peak of the warm-up schedule, or the constant rate without warm-up");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Adam's rate: the peak of the warm-up schedule, or the constant rate without warm-up");
     ImGui::Checkbox("warm-up", &o.warmup);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("on: linear rise to the learning rate over the warm-up steps, then 1/√step decay (Vaswani §5.3)\n"
-                        "off: the learning rate from the first step");
+      ImGui::SetTooltip(
+          "on: linear rise to the learning rate over the warm-up steps, then 1/√step decay (Vaswani §5.3)\n"
+          "off: the learning rate from the first step");
     if (o.warmup) {
       ImGui::SameLine();
       ImGui::SetNextItemWidth(fs * 6);
@@ -95,9 +98,10 @@ class TrainingPanel : public HubPanel {
       o.steps = 300, o.batch = 32;
     }
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Xiong et al. 2020: at this rate post-LN without warm-up stalls (measured: loss 2.2, 0%% exact\n"
-                        "match after 300 steps) while pre-LN trains (0.72, 76%%). Run it, then switch warm-up on and\n"
-                        "run again: both runs stay on the plots. About 1–2 minutes per pair.");
+      ImGui::SetTooltip(
+          "Xiong et al. 2020: at this rate post-LN without warm-up stalls (measured: loss 2.2, 0%% exact\n"
+          "match after 300 steps) while pre-LN trains (0.72, 76%%). Run it, then switch warm-up on and\n"
+          "run again: both runs stay on the plots. About 1–2 minutes per pair.");
 
     const TrainJob* job = hub_->job.get();
     const auto prog = job ? job->progress() : nullptr;
@@ -129,19 +133,21 @@ class TrainingPanel : public HubPanel {
       const auto p = job->progress();
       ImGui::Text("%s", to_string(p->state));
       ImGui::SameLine();
-      ImGui::TextDisabled("%.1f s, %.1f steps/s", p->seconds, p->seconds > 0 ? static_cast<double>(p->steps_done) / p->seconds : 0.0);
+      ImGui::TextDisabled("%.1f s, %.1f steps/s", p->seconds,
+                          p->seconds > 0 ? static_cast<double>(p->steps_done) / p->seconds : 0.0);
       for (const RunCurves& r : p->runs) {
         const double done = r.step.empty() ? 0 : r.step.back();
         const float frac = r.steps_planned ? static_cast<float>(done / static_cast<double>(r.steps_planned)) : 0.0f;
         char overlay[160];
-        std::snprintf(overlay, sizeof overlay, "%s  %.0f/%lld  loss %.3f%s", r.norm == NormPlacement::Pre ? "pre" : "post", done,
-                      static_cast<long long>(r.steps_planned), r.loss.empty() ? 0.0 : r.loss.back(),
-                      r.diverged() ? "  DIVERGED" : "");
+        std::snprintf(overlay, sizeof overlay, "%s  %.0f/%lld  loss %.3f%s",
+                      r.norm == NormPlacement::Pre ? "pre" : "post", done, static_cast<long long>(r.steps_planned),
+                      r.loss.empty() ? 0.0 : r.loss.back(), r.diverged() ? "  DIVERGED" : "");
         ImGui::PushStyleColor(ImGuiCol_PlotHistogram, placement_colour(r.norm == NormPlacement::Pre));
         ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
         ImGui::PopStyleColor();
         if (!r.exact_match.empty() || r.final_exact_match >= 0)
-          ImGui::TextDisabled("  exact match %.0f%% at step %.0f", 100 * (r.final_exact_match >= 0 ? r.final_exact_match : r.exact_match.back()),
+          ImGui::TextDisabled("  exact match %.0f%% at step %.0f",
+                              100 * (r.final_exact_match >= 0 ? r.final_exact_match : r.exact_match.back()),
                               r.final_exact_match >= 0 ? done : r.eval_step.back());
       }
       // Save and open.
@@ -149,11 +155,13 @@ class TrainingPanel : public HubPanel {
         ImGui::Spacing();
         ImGui::SetNextItemWidth(-fs * 6);
         ImGui::InputText("##stem", hub_->save_stem, sizeof hub_->save_stem);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("file stem: writes <stem>-preln.safetensors, <stem>-postln… and .metrics.json");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("file stem: writes <stem>-preln.safetensors, <stem>-postln… and .metrics.json");
         ImGui::SameLine();
         if (ImGui::Button("Save both")) job->save(hub_->save_stem);
         if (ImGui::Button("Open both in Compare", ImVec2(-1, 0))) open_in_compare(c, *p);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("the trained models as they are now, side by side in the compare view");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("the trained models as they are now, side by side in the compare view");
       } else if (p->active()) {
         ImGui::TextDisabled("pause, cancel or let it finish to save or compare the models");
       }
@@ -177,8 +185,10 @@ class TrainingPanel : public HubPanel {
       ImGui::PopID();
       ImGui::SameLine();
     }
-    if (!any) ImGui::TextDisabled("no shipped pair with .metrics.json yet");
-    else ImGui::NewLine();
+    if (!any)
+      ImGui::TextDisabled("no shipped pair with .metrics.json yet");
+    else
+      ImGui::NewLine();
     if (!hub_->recorded.empty()) {
       ImGui::Checkbox(("show recorded " + hub_->recorded_name).c_str(), &hub_->show_recorded);
       ImGui::SameLine();
@@ -213,14 +223,19 @@ class TrainingPanel : public HubPanel {
     const float H = std::max(fs * 40, ImGui::GetContentRegionAvail().y);
     const float gap = ImGui::GetStyle().ItemSpacing.x;
     const float row_h = H * 0.29f;
-    plot_widget("training.loss", curve_plot(runs, Curve::Loss), views_[0], ImVec2(W * 0.5f - gap, row_h), c.fonts, c.app);
+    plot_widget("training.loss", curve_plot(runs, Curve::Loss), views_[0], ImVec2(W * 0.5f - gap, row_h), c.fonts,
+                c.app);
     ImGui::SameLine();
-    plot_widget("training.lr", curve_plot(runs, Curve::LearningRate), views_[1], ImVec2(W * 0.25f - gap, row_h), c.fonts, c.app);
+    plot_widget("training.lr", curve_plot(runs, Curve::LearningRate), views_[1], ImVec2(W * 0.25f - gap, row_h),
+                c.fonts, c.app);
     ImGui::SameLine();
-    plot_widget("training.exact", curve_plot(runs, Curve::ExactMatch), views_[2], ImVec2(W * 0.25f, row_h), c.fonts, c.app);
-    plot_widget("training.gradnorm", curve_plot(runs, Curve::GradNorm), views_[3], ImVec2(W * 0.5f - gap, row_h), c.fonts, c.app);
+    plot_widget("training.exact", curve_plot(runs, Curve::ExactMatch), views_[2], ImVec2(W * 0.25f, row_h), c.fonts,
+                c.app);
+    plot_widget("training.gradnorm", curve_plot(runs, Curve::GradNorm), views_[3], ImVec2(W * 0.5f - gap, row_h),
+                c.fonts, c.app);
     ImGui::SameLine();
-    plot_widget("training.layers-at-init", layer_grad_profile(runs, 1), views_[4], ImVec2(W * 0.5f, row_h), c.fonts, c.app);
+    plot_widget("training.layers-at-init", layer_grad_profile(runs, 1), views_[4], ImVec2(W * 0.5f, row_h), c.fonts,
+                c.app);
     // Layer × step heatmaps of the current job's runs (else the recorded ones), one colour scale.
     std::vector<const RunCurves*> grids;
     const size_t first = runs.size() >= 2 ? runs.size() - 2 : 0;
@@ -239,8 +254,10 @@ class TrainingPanel : public HubPanel {
       ImGui::BeginGroup();
       const char* id = i == 0 ? "training.grid-a" : "training.grid-b";
       const ImVec2 at = ImGui::GetCursorScreenPos();
-      grid_widget(id, g[i], heat_[i], mix_key(mix_key(mix_key(gen, i), g[i].cols.size() + 1000 * runs.size()), std::hash<std::string>{}(g[i].title)), true,
-                  ImVec2(W * 0.5f - gap, H - 2 * row_h - fs * 2), c.fonts, c.app, lo, hi);
+      grid_widget(id, g[i], heat_[i],
+                  mix_key(mix_key(mix_key(gen, i), g[i].cols.size() + 1000 * runs.size()),
+                          std::hash<std::string>{}(g[i].title)),
+                  true, ImVec2(W * 0.5f - gap, H - 2 * row_h - fs * 2), c.fonts, c.app, lo, hi);
       if (i == 0) heat_rect = ImVec4(at.x, at.y, at.x + W * 0.5f - gap, ImGui::GetItemRectMax().y);  // GUI tests
       ImGui::EndGroup();
     }

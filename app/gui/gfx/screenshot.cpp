@@ -42,7 +42,8 @@ bool save_framebuffer_png(const std::string& path, int x, int y, int w, int h, i
   glReadPixels(x, fb_height - (y + h), w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
   const size_t row = static_cast<size_t>(w) * 4;
   for (int r = 0; r < h; ++r) {
-    std::copy(px.begin() + static_cast<std::ptrdiff_t>(r * row), px.begin() + static_cast<std::ptrdiff_t>((r + 1) * row),
+    std::copy(px.begin() + static_cast<std::ptrdiff_t>(r * row),
+              px.begin() + static_cast<std::ptrdiff_t>((r + 1) * row),
               flipped.begin() + static_cast<std::ptrdiff_t>((h - 1 - r) * row));
   }
   for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // the window is opaque

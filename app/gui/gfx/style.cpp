@@ -16,9 +16,9 @@ Palette g_palette;
 // Glyphs the panels use: Latin, Greek (ω, φ, σ, μ, ε), super/subscripts (ᵀ, ², ₖ), arrows, math
 // operators (√, ·, −, ∞, ≤, ×, ÷, ∑), box and geometric shapes (▶, ■, ●), dingbats (✖, ✓),
 // combining marks (x̂).
-const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x206F,
-                           0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2300, 0x23FF, 0x2400, 0x243F, 0x2500, 0x25FF,
-                           0x2600, 0x26FF, 0x2700, 0x27BF, 0x2C60, 0x2C7F, 0};
+const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000,
+                           0x206F, 0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2300, 0x23FF, 0x2400, 0x243F,
+                           0x2500, 0x25FF, 0x2600, 0x26FF, 0x2700, 0x27BF, 0x2C60, 0x2C7F, 0};
 
 }  // namespace
 
@@ -114,9 +114,9 @@ const Palette& palette() { return g_palette; }
 
 ImU32 head_colour(int head, float alpha) {
   // Tableau-like qualitative palette, readable on dark and light backgrounds.
-  static const unsigned char c[16][3] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},
-                                         {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
-                                         {188, 189, 34},  {23, 190, 207}, {174, 199, 232}, {255, 187, 120},
+  static const unsigned char c[16][3] = {{31, 119, 180},  {255, 127, 14},  {44, 160, 44},   {214, 39, 40},
+                                         {148, 103, 189}, {140, 86, 75},   {227, 119, 194}, {127, 127, 127},
+                                         {188, 189, 34},  {23, 190, 207},  {174, 199, 232}, {255, 187, 120},
                                          {152, 223, 138}, {255, 152, 150}, {197, 176, 213}, {196, 156, 148}};
   const auto& k = c[static_cast<unsigned>(head) % 16];
   return IM_COL32(k[0], k[1], k[2], static_cast<int>(alpha * 255));

@@ -44,9 +44,15 @@ class AttentionPanel : public Panel {
     draw_selection(c);
     ImGui::Separator();
     switch (c.ui.attn_mode) {
-      case AttnMode::Heatmap: draw_heatmap(c); break;
-      case AttnMode::Model: draw_model_view(c); break;
-      case AttnMode::Head: draw_head_view(c); break;
+      case AttnMode::Heatmap:
+        draw_heatmap(c);
+        break;
+      case AttnMode::Model:
+        draw_model_view(c);
+        break;
+      case AttnMode::Head:
+        draw_head_view(c);
+        break;
     }
   }
 
@@ -121,13 +127,15 @@ class AttentionPanel : public Panel {
     const Config& m = c.snap.model->config;
     float hi = 1.0f;
     if (stretch_) hi = std::max(1e-6f, w.maxCoeff());
-    const uint64_t key = mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), static_cast<uint64_t>(ui.head));
+    const uint64_t key =
+        mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), static_cast<uint64_t>(ui.head));
     // Masked cells (weight exactly 0) are drawn hatched, so the mask's shape shows in the map.
     Mat shown = w;
     for (Eigen::Index i = 0; i < shown.rows(); ++i)
       for (Eigen::Index j = 0; j < shown.cols(); ++j)
         if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
-    heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis, 0.0f, hi);
+    heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis,
+                 0.0f, hi);
 
     // Caption: what this is, with its shape (left out on a projector, where height is scarce).
     if (!ui.presentation) {
@@ -137,7 +145,8 @@ class AttentionPanel : public Panel {
                           static_cast<long>(w.cols()), m.d_k());
       if (v->new_rows > 0) {
         ImGui::SameLine();
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().highlight), v->live ? "● computed now" : "● new row");
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().highlight),
+                           v->live ? "● computed now" : "● new row");
       }
     }
 
@@ -168,17 +177,18 @@ class AttentionPanel : public Panel {
     const float ch = (hit.max.y - hit.min.y) / static_cast<float>(std::max<Eigen::Index>(1, w.rows()));
     const float x0 = hit.max.x + fs * 0.6f;
     const float full = bar_w - fs * 1.2f;
-    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0, hit.min.y - c.fonts.small->FontSize - 3), palette().text_dim,
-                "entropy");
+    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0, hit.min.y - c.fonts.small->FontSize - 3),
+                palette().text_dim, "entropy");
     for (size_t i = 0; i < h.size(); ++i) {
       const float y0 = hit.min.y + ch * static_cast<float>(i), y1 = y0 + ch;
       const float frac = hmax[i] > 0 ? std::clamp(h[i] / hmax[i], 0.0f, 1.0f) : 0.0f;
       dl->AddRectFilled(ImVec2(x0, y0 + ch * 0.15f), ImVec2(x0 + full, y1 - ch * 0.15f), IM_COL32(128, 128, 128, 50));
       dl->AddRectFilled(ImVec2(x0, y0 + ch * 0.15f), ImVec2(x0 + full * frac, y1 - ch * 0.15f), palette().accent2);
       if (ImGui::IsMouseHoveringRect(ImVec2(x0, y0), ImVec2(x0 + full, y1)))
-        ImGui::SetTooltip("row %zu '%s'\nentropy H = −Σ p·ln p = %.3f nats\nmaximum ln(%d visible keys) = %.3f\n"
-                          "low: the query looks at few keys; high: it spreads its attention",
-                          i, v->q_labels[i].c_str(), h[i], static_cast<int>(std::lround(std::exp(hmax[i]))), hmax[i]);
+        ImGui::SetTooltip(
+            "row %zu '%s'\nentropy H = −Σ p·ln p = %.3f nats\nmaximum ln(%d visible keys) = %.3f\n"
+            "low: the query looks at few keys; high: it spreads its attention",
+            i, v->q_labels[i].c_str(), h[i], static_cast<int>(std::lround(std::exp(hmax[i]))), hmax[i]);
     }
     (void)start;
     ImGui::SetCursorScreenPos(after);
@@ -325,8 +335,10 @@ class AttentionPanel : public Panel {
       char lbl[16];
       std::snprintf(lbl, sizeof lbl, "h%d", h);
       if (ImGui::Button(lbl, ImVec2(fs * 2.2f, 0))) {
-        if (ui.head_view_all) head_on_[static_cast<size_t>(h)] = !head_on_[static_cast<size_t>(h)];
-        else ui.head = h;
+        if (ui.head_view_all)
+          head_on_[static_cast<size_t>(h)] = !head_on_[static_cast<size_t>(h)];
+        else
+          ui.head = h;
       }
       ImGui::PopStyleColor(3);
       ImGui::PopID();
@@ -361,11 +373,13 @@ class AttentionPanel : public Panel {
       const std::string& s = v->q_labels[static_cast<size_t>(i)];
       const float w = f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x;
       const bool isnew = i >= v->new_row0 && i < v->new_row0 + v->new_rows;
-      dl->AddText(f, tfs, ImVec2(xl - fs * 0.3f - w, y - tfs * 0.5f), focus == i || isnew ? pal.highlight : pal.text, s.c_str());
+      dl->AddText(f, tfs, ImVec2(xl - fs * 0.3f - w, y - tfs * 0.5f), focus == i || isnew ? pal.highlight : pal.text,
+                  s.c_str());
     }
     for (int j = 0; j < nk; ++j) {
       const float y = p.y + tfs + row_h * (j + 0.5f);
-      dl->AddText(f, tfs, ImVec2(xr + fs * 0.3f, y - tfs * 0.5f), pal.text, v->k_labels[static_cast<size_t>(j)].c_str());
+      dl->AddText(f, tfs, ImVec2(xr + fs * 0.3f, y - tfs * 0.5f), pal.text,
+                  v->k_labels[static_cast<size_t>(j)].c_str());
     }
     const float max_th = std::clamp(row_h * 0.3f, 2.0f, 7.0f);
     // Long inputs: every line of every head would be tens of thousands of lines; draw the hovered
@@ -389,8 +403,9 @@ class AttentionPanel : public Panel {
       }
     }
     ImGui::Dummy(ImVec2(xr - p.x + lw + fs, tfs + row_h * std::max(nq, nk)));
-    ImGui::TextDisabled(dense ? "line thickness = weight · long input: hover a query to see its lines"
-                              : "line thickness = weight · hover a query to isolate its lines · click h# to toggle heads");
+    ImGui::TextDisabled(
+        dense ? "line thickness = weight · long input: hover a query to see its lines"
+              : "line thickness = weight · hover a query to isolate its lines · click h# to toggle heads");
   }
 
   Heatmap heat_, cbar_;

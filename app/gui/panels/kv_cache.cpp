@@ -49,8 +49,9 @@ class KvCachePanel : public Panel {
     if (ImGui::Checkbox("KV cache", &on)) act::set_cache(c.worker, on);
     ImGui::PopFont();
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("on: each step projects only the newest token and appends its K, V rows\n"
-                        "off: each step recomputes the decoder over the whole prefix (same numbers, more work)");
+      ImGui::SetTooltip(
+          "on: each step projects only the newest token and appends its K, V rows\n"
+          "off: each step recomputes the decoder over the whole prefix (same numbers, more work)");
     ImGui::SameLine();
     const float fs = ImGui::GetFontSize();
     ImGui::SetNextItemWidth(fs * 7);
@@ -67,19 +68,21 @@ class KvCachePanel : public Panel {
       return;
     }
     if (!kv.enabled) {
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "cache off: 0 bytes kept; K, V recomputed every step");
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn),
+                         "cache off: 0 bytes kept; K, V recomputed every step");
       return;
     }
     ImGui::Text("holds %s", fmt_bytes(kv.self_bytes + kv.cross_bytes).c_str());
     ImGui::SameLine();
     const int rows = kv.row_step.empty() ? 0 : static_cast<int>(kv.row_step.size());
     ImGui::TextDisabled("= self %s (2 × %d layers × %d rows × %d × 4 B%s) + cross %s", fmt_bytes(kv.self_bytes).c_str(),
-                        cfg.n_decoder_layers, rows, cfg.d_model, kv.sequences > 1 ? " × beams" : "", fmt_bytes(kv.cross_bytes).c_str());
+                        cfg.n_decoder_layers, rows, cfg.d_model, kv.sequences > 1 ? " × beams" : "",
+                        fmt_bytes(kv.cross_bytes).c_str());
   }
 
   // [SECTION] matrices
-  void one(Ctx& c, int slot, const char* caption, const Mat* m, int rows, int new_rows, const std::vector<std::string>& labels,
-           uint64_t key, float w, float h, bool once) {
+  void one(Ctx& c, int slot, const char* caption, const Mat* m, int rows, int new_rows,
+           const std::vector<std::string>& labels, uint64_t key, float w, float h, bool once) {
     const Config& cfg = c.snap.model->config;
     const int dk = cfg.d_k();
     ImGui::BeginGroup();
@@ -94,8 +97,8 @@ class KvCachePanel : public Panel {
     const Mat block = all_heads_ ? Mat(m->topRows(rows)) : Mat(m->topRows(rows).middleCols(c.ui.head * dk, dk));
     float lo, hi;
     symmetric_range(block.data(), static_cast<size_t>(block.size()), lo, hi);
-    maps_[slot].update(block.data(), static_cast<int>(block.rows()), static_cast<int>(block.cols()), mix_key(key, static_cast<uint64_t>(slot)),
-                       Colormap::Diverging, lo, hi);
+    maps_[slot].update(block.data(), static_cast<int>(block.rows()), static_cast<int>(block.cols()),
+                       mix_key(key, static_cast<uint64_t>(slot)), Colormap::Diverging, lo, hi);
     if (static_cast<int>(dims_.size()) != block.cols()) dims_ = numbered(static_cast<int>(block.cols()));
     HeatmapOpts o;
     o.row_labels = &labels;
@@ -109,8 +112,10 @@ class KvCachePanel : public Panel {
     const HeatmapHit hit = heatmap_widget(caption, maps_[slot], o);
     if (slot == 0) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered)
-      ImGui::SetTooltip("%s row %d '%s', column %d: %s", caption, hit.row, labels[static_cast<size_t>(std::min<int>(hit.row, static_cast<int>(labels.size()) - 1))].c_str(),
-                        hit.col, fmt_value(block(hit.row, hit.col), 4).c_str());
+      ImGui::SetTooltip(
+          "%s row %d '%s', column %d: %s", caption, hit.row,
+          labels[static_cast<size_t>(std::min<int>(hit.row, static_cast<int>(labels.size()) - 1))].c_str(), hit.col,
+          fmt_value(block(hit.row, hit.col), 4).c_str());
     ImGui::EndGroup();
   }
 
@@ -118,8 +123,9 @@ class KvCachePanel : public Panel {
     const Snapshot& s = c.snap;
     const KvCacheView& kv = s.kv;
     if (kv.step < 0 || kv.layers.empty()) {
-      ImGui::TextWrapped("The cache fills during decoding: at every step each decoder layer appends the newest token's "
-                         "key and value rows; cross-attention K and V are computed once from the encoder memory.");
+      ImGui::TextWrapped(
+          "The cache fills during decoding: at every step each decoder layer appends the newest token's "
+          "key and value rows; cross-attention K and V are computed once from the encoder memory.");
       return;
     }
     const int l = std::clamp(c.ui.kv_layer, 0, static_cast<int>(kv.layers.size()) - 1);
@@ -135,11 +141,13 @@ class KvCachePanel : public Panel {
     std::vector<std::string> src;
     if (s.session->encoder())
       for (int id : s.session->encoder()->src_ids) src.push_back(display_token(s.model->config.src_vocab, id));
-    const uint64_t key = mix_key(mix_key(s.generation, static_cast<uint64_t>(l)), static_cast<uint64_t>(c.ui.head * 2 + all_heads_));
+    const uint64_t key =
+        mix_key(mix_key(s.generation, static_cast<uint64_t>(l)), static_cast<uint64_t>(c.ui.head * 2 + all_heads_));
     const float fs = ImGui::GetFontSize();
     const bool cross = L.cross_k != nullptr || s.model->config.has_encoder();
     const float W = (ImGui::GetContentRegionAvail().x - fs) / 2.0f;
-    const float H = cross ? (ImGui::GetContentRegionAvail().y - fs * 4) * 0.62f : ImGui::GetContentRegionAvail().y - fs * 2;
+    const float H =
+        cross ? (ImGui::GetContentRegionAvail().y - fs * 4) * 0.62f : ImGui::GetContentRegionAvail().y - fs * 2;
     char ck[96], cv[96];
     if (kv.enabled) {
       std::snprintf(ck, sizeof ck, "self K  (%d rows%s)", L.self_rows, L.new_rows ? ", +1 this step" : "");
@@ -152,7 +160,9 @@ class KvCachePanel : public Panel {
     ImGui::SameLine();
     one(c, 1, cv, L.self_v, L.self_rows, L.new_rows, labels, key, W, H, false);
     if (!s.model->config.has_encoder()) return;
-    const char* when = !kv.enabled ? "recomputed at every step" : L.cross_new ? "computed now, once" : "computed once at step 0, reused";
+    const char* when = !kv.enabled   ? "recomputed at every step"
+                       : L.cross_new ? "computed now, once"
+                                     : "computed once at step 0, reused";
     char xk[96], xv[96];
     std::snprintf(xk, sizeof xk, "cross K  (%s)", when);
     std::snprintf(xv, sizeof xv, "cross V  (%s)", when);
@@ -188,9 +198,10 @@ class KvCachePanel : public Panel {
     std::vector<Series> ser = {{&uncached_, pal.warn, "recompute"}, {&cached_, pal.ok, "KV cache"}};
     line_plot("flops", ser, &xs_, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 10), c.fonts,
               "kFLOP per token vs. t");
-    ImGui::TextWrapped("Recomputing runs the decoder over all t tokens at every step (quadratic in total); the cache "
-                       "runs one row and reads the stored K, V (linear). Memory grows by %s per token.",
-                       fmt_bytes(kv_cache_bytes(cfg, 1)).c_str());
+    ImGui::TextWrapped(
+        "Recomputing runs the decoder over all t tokens at every step (quadratic in total); the cache "
+        "runs one row and reads the stored K, V (linear). Memory grows by %s per token.",
+        fmt_bytes(kv_cache_bytes(cfg, 1)).c_str());
   }
 
   Heatmap maps_[4];

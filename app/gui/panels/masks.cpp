@@ -49,8 +49,8 @@ class MasksPanel : public Panel {
   // One small table: a heatmap with its values written in, and a caption.
   void table(Ctx& c, int slot, const char* caption, const Mat& m, Colormap map, float lo, float hi, const AttnView& v,
              uint64_t key, float w, float h, int decimals = 2) {
-    maps_[slot].update(m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()), mix_key(key, static_cast<uint64_t>(slot)),
-                       map, lo, hi);
+    maps_[slot].update(m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()),
+                       mix_key(key, static_cast<uint64_t>(slot)), map, lo, hi);
     ImGui::BeginGroup();
     ImGui::PushFont(c.fonts.bold);
     ImGui::TextUnformatted(caption);
@@ -67,8 +67,9 @@ class MasksPanel : public Panel {
     const HeatmapHit hit = heatmap_widget(caption, maps_[slot], o);
     if (slot == 5) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered)
-      ImGui::SetTooltip("%s\nquery %d '%s', key %d '%s': %s", caption, hit.row, v.q_labels[static_cast<size_t>(hit.row)].c_str(),
-                        hit.col, v.k_labels[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());
+      ImGui::SetTooltip("%s\nquery %d '%s', key %d '%s': %s", caption, hit.row,
+                        v.q_labels[static_cast<size_t>(hit.row)].c_str(), hit.col,
+                        v.k_labels[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());
     ImGui::EndGroup();
   }
 
@@ -94,13 +95,15 @@ class MasksPanel : public Panel {
     float slo, shi;
     symmetric_range(sc.data(), static_cast<size_t>(sc.size()), slo, shi);
 
-    const uint64_t key = mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(c.ui.head));
+    const uint64_t key =
+        mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(c.ui.head));
     const float fs = ImGui::GetFontSize();
     const float W = (ImGui::GetContentRegionAvail().x - fs * 2) / 3.0f;
     const float H = (ImGui::GetContentRegionAvail().y - fs * 5.5f) / 2.0f;
     table(c, 0, "padding mask", pad, Colormap::Diverging, -1, 1, v, key, W, H, 0);
     ImGui::SameLine();
-    table(c, 1, self_dec ? "causal mask (j ≤ i)" : "causal mask (none here)", causal, Colormap::Diverging, -1, 1, v, key, W, H, 0);
+    table(c, 1, self_dec ? "causal mask (j ≤ i)" : "causal mask (none here)", causal, Colormap::Diverging, -1, 1, v,
+          key, W, H, 0);
     ImGui::SameLine();
     table(c, 2, "combined mask M", combined, Colormap::Diverging, -1, 1, v, key, W, H, 0);
     table(c, 3, "scores S = QKᵀ/√d_k", sc, Colormap::Diverging, slo, shi, v, key, W, H);
@@ -108,13 +111,15 @@ class MasksPanel : public Panel {
     table(c, 4, "masked S + M", masked, Colormap::Diverging, slo, shi, v, key, W, H);
     ImGui::SameLine();
     table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H);  // masked weights are exactly 0
-    ImGui::TextDisabled("hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
-                        "computed (the key did not exist yet at that decoding step).");
+    ImGui::TextDisabled(
+        "hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
+        "computed (the key did not exist yet at that decoding step).");
     if (v.kind != AttnKind::DecoderSelf && cfg.has_encoder()) {
       if (std::find(key_ids.begin(), key_ids.end(), kv.pad()) == key_ids.end()) {
         ImGui::TextDisabled("No <pad> in the source: the padding mask is all 0.");
         ImGui::SameLine();
-        if (ImGui::SmallButton("append two <pad>")) act::set_input(c.worker, c.snap.src_text + " <pad> <pad>", c.snap.tgt_text);
+        if (ImGui::SmallButton("append two <pad>"))
+          act::set_input(c.worker, c.snap.src_text + " <pad> <pad>", c.snap.tgt_text);
       }
     }
   }
@@ -125,10 +130,11 @@ class MasksPanel : public Panel {
     const Palette& pal = palette();
     if (still_running(d.get(), "running the teacher-forced pass with and without the causal mask…")) return;
     const int h = std::min(c.ui.head, static_cast<int>(d->causal.weights.size()) - 1);
-    ImGui::TextWrapped("Teacher forcing feeds the whole target at once. The causal mask is what stops position i from "
-                       "reading positions after i — the tokens it is supposed to predict. Without it (right) the upper "
-                       "triangle fills with weight: the model would be copying the answer. Decoder layer %d, head %d.",
-                       d->layer, h);
+    ImGui::TextWrapped(
+        "Teacher forcing feeds the whole target at once. The causal mask is what stops position i from "
+        "reading positions after i — the tokens it is supposed to predict. Without it (right) the upper "
+        "triangle fills with weight: the model would be copying the answer. Decoder layer %d, head %d.",
+        d->layer, h);
     const float fs = ImGui::GetFontSize();
     const float W = (ImGui::GetContentRegionAvail().x - fs * 10) / 2.0f;
     const float H = ImGui::GetContentRegionAvail().y - fs * 3;
@@ -162,8 +168,8 @@ class MasksPanel : public Panel {
     ImGui::PopFont();
     for (size_t i = 0; i < d->future_mass.size(); ++i) {
       const float m = d->future_mass[i];
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(m > 0.01f ? pal.error : pal.text_dim), "%-6s %5.1f%%", d->tokens[i].c_str(),
-                         100.0f * m);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(m > 0.01f ? pal.error : pal.text_dim), "%-6s %5.1f%%",
+                         d->tokens[i].c_str(), 100.0f * m);
     }
     ImGui::TextWrapped("logits change by up to %.3f", d->max_logit_diff);
     ImGui::EndGroup();

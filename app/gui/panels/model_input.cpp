@@ -32,7 +32,8 @@ class ModelPanel : public Panel {
     draw_model_choice(c);
     ImGui::Separator();
     if (!s.model) {
-      ImGui::TextWrapped("No model loaded. Pick a shipped model above or open a .safetensors file or a Hugging Face model folder.");
+      ImGui::TextWrapped(
+          "No model loaded. Pick a shipped model above or open a .safetensors file or a Hugging Face model folder.");
       return;
     }
     draw_input(c);
@@ -112,10 +113,12 @@ class ModelPanel : public Panel {
         if (n == "." || n == ".." || n[0] == '.') continue;
         struct stat st;
         const bool is_dir = stat((dir_ + "/" + n).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-        if (is_dir || (n.size() > 12 && n.compare(n.size() - 12, 12, ".safetensors") == 0)) items.push_back({n, is_dir});
+        if (is_dir || (n.size() > 12 && n.compare(n.size() - 12, 12, ".safetensors") == 0))
+          items.push_back({n, is_dir});
       }
       closedir(d);
-      std::sort(items.begin(), items.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second : a.first < b.first; });
+      std::sort(items.begin(), items.end(),
+                [](auto& a, auto& b) { return a.second != b.second ? a.second : a.first < b.first; });
       entries_.insert(entries_.end(), items.begin(), items.end());
     }
   }
@@ -134,7 +137,8 @@ class ModelPanel : public Panel {
       table_row("tokenizer", src.tokenizer);
       table_row("architecture", to_string(m.arch));
       table_row("layers", !m.has_decoder()  ? std::to_string(m.n_encoder_layers) + " encoder (no decoder)"
-                          : m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " + std::to_string(m.n_decoder_layers) + " decoder"
+                          : m.has_encoder() ? std::to_string(m.n_encoder_layers) + " encoder + " +
+                                                  std::to_string(m.n_decoder_layers) + " decoder"
                                             : std::to_string(m.n_decoder_layers) + " decoder");
       const int heads = m.has_decoder() ? m.n_heads : m.encoder_heads();
       table_row("heads", std::to_string(heads) + "   (d_k = " + std::to_string(m.d_model / heads) + ")");
@@ -142,11 +146,15 @@ class ModelPanel : public Panel {
         table_row("encoder heads", std::to_string(m.encoder_heads()));
       if (m.mlm_head) table_row("output", "masked-LM head (tied to the embeddings)");
       table_row("d_model / d_ff", std::to_string(m.d_model) + " / " + std::to_string(m.d_ff));
-      table_row("LayerNorm", m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
+      table_row("LayerNorm",
+                m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
       table_row("positions", std::string(to_string(m.positional)) + ", max_len " + std::to_string(m.max_len));
       table_row("activation", to_string(m.activation));
-      if (m.has_cross_attention()) table_row("vocabulary", std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
-      else table_row("vocabulary", std::to_string(m.tgt_vocab.size()));
+      if (m.has_cross_attention())
+        table_row("vocabulary",
+                  std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");
+      else
+        table_row("vocabulary", std::to_string(m.tgt_vocab.size()));
       table_row("parameters", fmt_count(c.snap.n_params));
       ImGui::EndTable();
     }
@@ -225,13 +233,17 @@ class ModelPanel : public Panel {
         const int id = t.ids[i];
         const bool special = v.is_special(id);
         token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : display_token(v, id), id,
-                   unk ? ChipKind::Unknown : id == mask && !m.has_decoder() ? ChipKind::Chosen
-                                           : special                        ? ChipKind::Special
-                                                                            : ChipKind::Normal);
+                   unk                              ? ChipKind::Unknown
+                   : id == mask && !m.has_decoder() ? ChipKind::Chosen
+                   : special                        ? ChipKind::Special
+                                                    : ChipKind::Normal);
       }
       ImGui::NewLine();
     };
-    ImGui::TextDisabled("%s tokens (%zu):", !m.has_decoder() ? "input" : m.has_encoder() ? "source" : "prompt",
+    ImGui::TextDisabled("%s tokens (%zu):",
+                        !m.has_decoder()  ? "input"
+                        : m.has_encoder() ? "source"
+                                          : "prompt",
                         in.src.ids.size());
     chips(in.src, sv);
     if (!m.has_decoder()) {  // encoder-only: nothing is decoded; the Output panel has the predictions
@@ -247,8 +259,8 @@ class ModelPanel : public Panel {
     if (out.empty()) ImGui::TextDisabled("  (nothing decoded yet)");
     for (size_t i = 0; i < out.size(); ++i) {
       const int id = out[i];
-      token_chip(c.fonts, display_token(m.tgt_vocab, id), id, id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
-                 i + 1 == out.size());
+      token_chip(c.fonts, display_token(m.tgt_vocab, id), id,
+                 id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen, i + 1 == out.size());
     }
     ImGui::NewLine();
     for (auto& w : se.warnings()) text_coloured_wrapped(palette().warn, ("⚠ " + w).c_str());

@@ -50,7 +50,8 @@ class OutputPanel : public Panel {
       if (ImGui::RadioButton(names[i], edit_.strategy == strategies[i])) edit_.strategy = strategies[i], changed = true;
     }
     if (edit_.strategy == Strategy::Forced && se.input().tgt.ids.empty())
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "forced decoding needs a target (Model & input)");
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn),
+                         "forced decoding needs a target (Model & input)");
     editing_ = false;
     const auto track = [&](bool edited) {
       editing_ |= ImGui::IsItemActive();
@@ -66,7 +67,8 @@ class OutputPanel : public Panel {
       edit_.seed = static_cast<uint64_t>(std::max(0, seed));
     }
     if (edit_.strategy == Strategy::Beam)
-      track(ImGui::SliderInt("beam width", &edit_.beam_width, 1, std::min(kMaxBeamWidth, c.snap.model->config.tgt_vocab.size())));
+      track(ImGui::SliderInt("beam width", &edit_.beam_width, 1,
+                             std::min(kMaxBeamWidth, c.snap.model->config.tgt_vocab.size())));
     ImGui::PopItemWidth();
     if (changed) act::set_settings(c.worker, edit_);
   }
@@ -81,7 +83,8 @@ class OutputPanel : public Panel {
     // The distribution of the current step exists from its Logits stage on; before that, show
     // the previous step's.
     int shown = step;
-    const bool reached = s.stage.side == Side::Decoder && (s.stage.kind == StageKind::Logits || s.stage.kind == StageKind::Choose);
+    const bool reached =
+        s.stage.side == Side::Decoder && (s.stage.kind == StageKind::Logits || s.stage.kind == StageKind::Choose);
     if (!reached) shown = step - 1;
     if (shown < 0 || shown >= static_cast<int>(se.steps().size())) {
       heading(c.fonts, "Next-token distribution");
@@ -102,7 +105,8 @@ class OutputPanel : public Panel {
       const float mx = logits.maxCoeff();
       tempered.resize(static_cast<size_t>(logits.size()));
       float z = 0;
-      for (Eigen::Index v = 0; v < logits.size(); ++v) z += tempered[static_cast<size_t>(v)] = std::exp((logits(v) - mx) / ds.temperature);
+      for (Eigen::Index v = 0; v < logits.size(); ++v)
+        z += tempered[static_cast<size_t>(v)] = std::exp((logits(v) - mx) / ds.temperature);
       for (float& p : tempered) p /= z;
     }
 
@@ -110,18 +114,19 @@ class OutputPanel : public Panel {
     if (chosen_now) {
       ImGui::Text("chosen:");
       ImGui::SameLine();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.accent), "'%s'", display_token(m.tgt_vocab, r.chosen).c_str());
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.accent), "'%s'",
+                         display_token(m.tgt_vocab, r.chosen).c_str());
       ImGui::SameLine();
       ImGui::TextDisabled("p = %.3f  (%s)", r.chosen_prob, to_string(ds.strategy));
       if (ds.strategy == Strategy::Sample)
-        ImGui::TextDisabled("T = %.2f: kept %d tokens (mass %.3f), draw u = %.3f → p = %.3f", ds.temperature, r.sample.kept,
-                            r.sample.kept_mass, r.sample.u, r.sample.prob);
-      if (r.finished) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "decoding finished: %s", r.finish_reason.c_str());
+        ImGui::TextDisabled("T = %.2f: kept %d tokens (mass %.3f), draw u = %.3f → p = %.3f", ds.temperature,
+                            r.sample.kept, r.sample.kept_mass, r.sample.u, r.sample.prob);
+      if (r.finished)
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "decoding finished: %s", r.finish_reason.c_str());
     } else {
       ImGui::TextDisabled("the token is chosen at the next stage (Choose)");
     }
   }
-
 
   // Bars of the most likely tokens (at most 8): the chosen one (−1: none) highlighted, the argmax
   // marked, and for sampling the tempered distribution outlined (empty: none).
@@ -141,10 +146,12 @@ class OutputPanel : public Panel {
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float h = ImGui::GetTextLineHeight();
       const std::string tok = display_token(voc, a.id);
-      dl->AddText(ImVec2(p.x + lw - ImGui::CalcTextSize(tok.c_str()).x - fs * 0.4f, p.y), chosen ? pal.accent : pal.text, tok.c_str());
+      dl->AddText(ImVec2(p.x + lw - ImGui::CalcTextSize(tok.c_str()).x - fs * 0.4f, p.y),
+                  chosen ? pal.accent : pal.text, tok.c_str());
       const float x0 = p.x + lw;
       dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max, p.y + h - 2), IM_COL32(128, 128, 128, 40));
-      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max * a.prob, p.y + h - 2), chosen ? pal.accent : pal.accent2);
+      dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max * a.prob, p.y + h - 2),
+                        chosen ? pal.accent : pal.accent2);
       if (!tempered.empty()) {
         const float t = tempered[static_cast<size_t>(a.id)];
         dl->AddRect(ImVec2(x0, p.y + 1), ImVec2(x0 + bar_max * t, p.y + h - 1), pal.text, 0, 0, 2);
@@ -152,7 +159,9 @@ class OutputPanel : public Panel {
       char val[32];
       std::snprintf(val, sizeof val, "%.3f", a.prob);
       dl->AddText(mono, mono->FontSize, ImVec2(x0 + bar_max + fs * 0.4f, p.y), pal.text, val);
-      if (a.id == argmax_id) dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_max + fs * 3.6f, p.y + 2), pal.text_dim, "argmax");
+      if (a.id == argmax_id)
+        dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(x0 + bar_max + fs * 3.6f, p.y + 2), pal.text_dim,
+                    "argmax");
       ImGui::Dummy(ImVec2(lw + bar_max + fs * 6, h));
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("p('%s') = softmax(logits)[%d] = %.5f\nlog p = %.4f%s", tok.c_str(), a.id, a.prob, a.log_prob,
@@ -169,8 +178,8 @@ class OutputPanel : public Panel {
     const std::vector<int> out = se.tokens();
     if (out.empty()) ImGui::TextDisabled("(nothing decoded yet)");
     for (size_t i = 0; i < out.size(); ++i)
-      token_chip(c.fonts, display_token(m.tgt_vocab, out[i]), out[i], out[i] == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
-                 i + 1 == out.size());
+      token_chip(c.fonts, display_token(m.tgt_vocab, out[i]), out[i],
+                 out[i] == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen, i + 1 == out.size());
     ImGui::NewLine();
     if (!out.empty()) {
       ImGui::PushFont(c.fonts.mono);
@@ -195,17 +204,21 @@ class OutputPanel : public Panel {
         std::string t;
         for (int id : beam.tokens) t += display_token(m.tgt_vocab, id) + " ";
         if (beam.finished) t += " ✓";
-        if (b == 0) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().accent), "%s", t.c_str());
-        else ImGui::TextUnformatted(t.c_str());
+        if (b == 0)
+          ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().accent), "%s", t.c_str());
+        else
+          ImGui::TextUnformatted(t.c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%.3f", beam.score);
       }
       ImGui::EndTable();
     }
-    if (!rec->candidates.empty() && ImGui::TreeNode("candidates", "candidates at this step (%zu)", rec->candidates.size())) {
+    if (!rec->candidates.empty() &&
+        ImGui::TreeNode("candidates", "candidates at this step (%zu)", rec->candidates.size())) {
       for (const BeamCandidate& k : rec->candidates)
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(k.kept ? palette().ok : palette().text_dim), "beam %d + '%s' → %.3f %s",
-                           k.parent, display_token(m.tgt_vocab, k.token).c_str(), k.score, k.kept ? "kept" : "pruned");
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(k.kept ? palette().ok : palette().text_dim),
+                           "beam %d + '%s' → %.3f %s", k.parent, display_token(m.tgt_vocab, k.token).c_str(), k.score,
+                           k.kept ? "kept" : "pruned");
       ImGui::TreePop();
     }
   }
@@ -218,15 +231,18 @@ class OutputPanel : public Panel {
     const Vocab& voc = m.src_vocab;
     heading(c.fonts, "Masked-token predictions (MLM head)");
     if (!m.mlm_head) {
-      ImGui::TextWrapped("This encoder-only model has no masked-LM head: its output is one contextual vector per "
-                         "token (%d × %d), shown in the Residual panel; there is nothing to predict.",
-                         static_cast<int>(se.input().src_ids.size()), m.d_model);
+      ImGui::TextWrapped(
+          "This encoder-only model has no masked-LM head: its output is one contextual vector per "
+          "token (%d × %d), shown in the Residual panel; there is nothing to predict.",
+          static_cast<int>(se.input().src_ids.size()), m.d_model);
       return;
     }
     const int last = se.stage_count() - 1;
     if (s.cursor < last) {
-      ImGui::TextWrapped("The predictions appear at the last stage (%d, the masked-LM head); the cursor is on stage %d. "
-                         "Press End to go there.", last, s.cursor);
+      ImGui::TextWrapped(
+          "The predictions appear at the last stage (%d, the masked-LM head); the cursor is on stage %d. "
+          "Press End to go there.",
+          last, s.cursor);
       return;
     }
     // The positions: every [MASK], and one chosen by clicking an input token.
@@ -254,11 +270,14 @@ class OutputPanel : public Panel {
     if (selected_ >= 0)
       for (const MaskedPrediction& p : picked_)
         if (!p.masked) shown.push_back(p);
-    std::sort(shown.begin(), shown.end(), [](const MaskedPrediction& a, const MaskedPrediction& b) { return a.position < b.position; });
+    std::sort(shown.begin(), shown.end(),
+              [](const MaskedPrediction& a, const MaskedPrediction& b) { return a.position < b.position; });
     if (shown.empty()) {
-      ImGui::TextWrapped("No %s in the input. Write %s where a word should be predicted (e.g. \"the cat %s on the "
-                         "mat\"), or click a token above.", display_token(voc, mask_token(voc)).c_str(),
-                         display_token(voc, mask_token(voc)).c_str(), display_token(voc, mask_token(voc)).c_str());
+      ImGui::TextWrapped(
+          "No %s in the input. Write %s where a word should be predicted (e.g. \"the cat %s on the "
+          "mat\"), or click a token above.",
+          display_token(voc, mask_token(voc)).c_str(), display_token(voc, mask_token(voc)).c_str(),
+          display_token(voc, mask_token(voc)).c_str());
       return;
     }
     for (const MaskedPrediction& p : shown) {
@@ -271,10 +290,10 @@ class OutputPanel : public Panel {
     ImGui::TextDisabled("p = softmax(LN(act(H W_tᵀ + b_t)) Eᵀ + b) of that row; all positions are predicted at once");
   }
 
-  int selected_ = -1;                       // the clicked position (−1: masks only)
-  int picked_at_ = -1;                      // the position picked_ was computed for
+  int selected_ = -1;   // the clicked position (−1: masks only)
+  int picked_at_ = -1;  // the position picked_ was computed for
   uint64_t picked_gen_ = 0;
-  std::vector<MaskedPrediction> picked_;    // its prediction (cached: a sort over the vocabulary)
+  std::vector<MaskedPrediction> picked_;  // its prediction (cached: a sort over the vocabulary)
   DecodeSettings edit_;
   bool editing_ = false;
   uint64_t seen_ = 0;

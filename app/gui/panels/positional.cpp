@@ -59,10 +59,18 @@ class PositionalPanel : public Panel {
 
   void draw_tab(Ctx& c, int tab) {
     switch (tab) {
-      case 0: draw_curves(c); break;
-      case 1: draw_similarity(c); break;
-      case 2: draw_rotation(c); break;
-      default: draw_order(c); break;
+      case 0:
+        draw_curves(c);
+        break;
+      case 1:
+        draw_similarity(c);
+        break;
+      case 2:
+        draw_rotation(c);
+        break;
+      default:
+        draw_order(c);
+        break;
     }
   }
 
@@ -93,17 +101,21 @@ class PositionalPanel : public Panel {
     ImGui::PopFont();
     ImGui::SameLine();
     const char* e = c.snap.model->config.scale_embeddings ? "E[id_t]·√d" : "E[id_t]";  // GPT-2, BERT: no √d
-    if (on) ImGui::TextDisabled("x_t = %s + p_t", e);
-    else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "OFF: x_t = %s — the model cannot tell positions apart", e);
+    if (on)
+      ImGui::TextDisabled("x_t = %s + p_t", e);
+    else
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn),
+                         "OFF: x_t = %s — the model cannot tell positions apart", e);
   }
 
   void draw_order(Ctx& c) {
     const auto& d = c.snap.order_demo;
     const Palette& pal = palette();
     if (still_running(d.get(), "running the model on the reversed input…")) return;
-    ImGui::TextWrapped("The %s is run as typed and reversed, with and without positional encoding. Without PE every "
-                       "token's output is the same vector wherever the token stands: attention sees a set, not a sequence.",
-                       c.snap.model->config.has_encoder() ? "encoder" : "decoder");
+    ImGui::TextWrapped(
+        "The %s is run as typed and reversed, with and without positional encoding. Without PE every "
+        "token's output is the same vector wherever the token stands: attention sees a set, not a sequence.",
+        c.snap.model->config.has_encoder() ? "encoder" : "decoder");
     std::string a, b;
     for (auto& t : d->tokens) a += t + " ";
     for (auto& t : d->reversed) b += t + " ";
@@ -145,8 +157,10 @@ class PositionalPanel : public Panel {
     const Config& cfg = c.snap.model->config;
     float lo, hi;
     symmetric_range(P_.data(), static_cast<size_t>(P_.size()), lo, hi);
-    pe_.update(P_.data(), static_cast<int>(P_.rows()), static_cast<int>(P_.cols()), version_, Colormap::Diverging, lo, hi);
-    ImGui::Text("%s PE: P (%ld positions × %d dims)", to_string(cfg.positional), static_cast<long>(P_.rows()), cfg.d_model);
+    pe_.update(P_.data(), static_cast<int>(P_.rows()), static_cast<int>(P_.cols()), version_, Colormap::Diverging, lo,
+               hi);
+    ImGui::Text("%s PE: P (%ld positions × %d dims)", to_string(cfg.positional), static_cast<long>(P_.rows()),
+                cfg.d_model);
     const int n = static_cast<int>(c.snap.session->input().src_ids.size());
     HeatmapOpts o;
     o.row_labels = &rows_;
@@ -158,14 +172,15 @@ class PositionalPanel : public Panel {
     o.fonts = &c.fonts;
     o.max_size = ImVec2(0, ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2.6f);
     o.new_row0 = 0;
-    o.new_rows = std::min(n > 0 ? n : static_cast<int>(c.snap.session->input().tgt_ids.size()), static_cast<int>(P_.rows()));
+    o.new_rows =
+        std::min(n > 0 ? n : static_cast<int>(c.snap.session->input().tgt_ids.size()), static_cast<int>(P_.rows()));
     const HeatmapHit hit = heatmap_widget("pe", pe_, o);
     heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered) {
       const int t = hit.row, i = hit.col, k = i / 2;
       if (cfg.positional == Positional::Sinusoidal)
-        ImGui::SetTooltip("p_%d[%d] = %s(%d · ω_%d) = %s\nω_%d = 10000^(−2·%d/%d) = %.5f", t, i, i % 2 ? "cos" : "sin", t, k,
-                          fmt_value(P_(t, i), 4).c_str(), k, k, cfg.d_model, pe_frequency(k, cfg.d_model));
+        ImGui::SetTooltip("p_%d[%d] = %s(%d · ω_%d) = %s\nω_%d = 10000^(−2·%d/%d) = %.5f", t, i, i % 2 ? "cos" : "sin",
+                          t, k, fmt_value(P_(t, i), 4).c_str(), k, k, cfg.d_model, pe_frequency(k, cfg.d_model));
       else
         ImGui::SetTooltip("pos_embed.weight[%d][%d] = %s (learned)", t, i, fmt_value(P_(t, i), 4).c_str());
       if (ImGui::IsMouseClicked(0)) c.ui.pe_dims[0] = i, c.ui.pe_k = k;
@@ -185,7 +200,8 @@ class PositionalPanel : public Panel {
     ImGui::SetNextItemWidth(fs * 10);
     ImGui::SliderInt("dimension B", &c.ui.pe_dims[1], 0, cfg.d_model - 1);
     std::vector<float> a(static_cast<size_t>(P_.rows())), b(a.size());
-    for (Eigen::Index t = 0; t < P_.rows(); ++t) a[static_cast<size_t>(t)] = P_(t, c.ui.pe_dims[0]), b[static_cast<size_t>(t)] = P_(t, c.ui.pe_dims[1]);
+    for (Eigen::Index t = 0; t < P_.rows(); ++t)
+      a[static_cast<size_t>(t)] = P_(t, c.ui.pe_dims[0]), b[static_cast<size_t>(t)] = P_(t, c.ui.pe_dims[1]);
     char na[48], nb[48];
     const auto name = [&](char* out, int i) {
       if (cfg.positional == Positional::Sinusoidal)
@@ -196,13 +212,14 @@ class PositionalPanel : public Panel {
     name(na, c.ui.pe_dims[0]);
     name(nb, c.ui.pe_dims[1]);
     std::vector<Series> s = {{&a, pal.accent2, na}, {&b, pal.accent, nb}};
-    line_plot("curves", s, &rows_, ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 10, ImGui::GetContentRegionAvail().y - fs * 4)),
+    line_plot("curves", s, &rows_,
+              ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 10, ImGui::GetContentRegionAvail().y - fs * 4)),
               c.fonts, "p_t[i] over positions t", true);
     if (cfg.positional == Positional::Sinusoidal) {
       for (int i : c.ui.pe_dims) {
         const float w = pe_frequency(i / 2, cfg.d_model);
-        ImGui::Text("dim %d: ω_%d = 10000^(−2·%d/%d) = %.5f,  wavelength 2π/ω = %.1f positions", i, i / 2, i / 2, cfg.d_model, w,
-                    6.2831853f / w);
+        ImGui::Text("dim %d: ω_%d = 10000^(−2·%d/%d) = %.5f,  wavelength 2π/ω = %.1f positions", i, i / 2, i / 2,
+                    cfg.d_model, w, 6.2831853f / w);
       }
     }
   }
@@ -211,9 +228,11 @@ class PositionalPanel : public Panel {
   void draw_similarity(Ctx& c) {
     float lo, hi;
     finite_range(sim_.data(), static_cast<size_t>(sim_.size()), lo, hi);
-    sim_hm_.update(sim_.data(), static_cast<int>(sim_.rows()), static_cast<int>(sim_.cols()), version_, Colormap::Viridis, lo, hi);
-    ImGui::TextWrapped("p_t · p_s for every pair of positions. For sinusoids it is Σ_k cos(ω_k (t − s)): it depends only on "
-                       "the offset t − s, so every diagonal is constant.");
+    sim_hm_.update(sim_.data(), static_cast<int>(sim_.rows()), static_cast<int>(sim_.cols()), version_,
+                   Colormap::Viridis, lo, hi);
+    ImGui::TextWrapped(
+        "p_t · p_s for every pair of positions. For sinusoids it is Σ_k cos(ω_k (t − s)): it depends only on "
+        "the offset t − s, so every diagonal is constant.");
     HeatmapOpts o;
     o.row_labels = &rows_;
     o.col_labels = &rows_;
@@ -223,8 +242,8 @@ class PositionalPanel : public Panel {
     o.max_size = ImVec2(0, ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2);
     const HeatmapHit hit = heatmap_widget("sim", sim_hm_, o);
     if (hit.hovered)
-      ImGui::SetTooltip("p_%d · p_%d = %s   (offset t − s = %d)", hit.row, hit.col, fmt_value(sim_(hit.row, hit.col), 4).c_str(),
-                        hit.row - hit.col);
+      ImGui::SetTooltip("p_%d · p_%d = %s   (offset t − s = %d)", hit.row, hit.col,
+                        fmt_value(sim_(hit.row, hit.col), 4).c_str(), hit.row - hit.col);
     colour_bar(sim_bar_, Colormap::Viridis, lo, hi, ImGui::GetFontSize() * 8, "p_t·p_s");
   }
 
@@ -233,8 +252,9 @@ class PositionalPanel : public Panel {
     const Config& cfg = c.snap.model->config;
     const Palette& pal = palette();
     if (cfg.positional != Positional::Sinusoidal) {
-      ImGui::TextWrapped("This model learned its position vectors (pos_embed.weight): there is no fixed rotation between "
-                         "p_t and p_{t+φ}. Load a model with sinusoidal PE to see M(k, φ).");
+      ImGui::TextWrapped(
+          "This model learned its position vectors (pos_embed.weight): there is no fixed rotation between "
+          "p_t and p_{t+φ}. Load a model with sinusoidal PE to see M(k, φ).");
       return;
     }
     const int d = cfg.d_model, L = static_cast<int>(P_.rows());
@@ -252,8 +272,9 @@ class PositionalPanel : public Panel {
     const Eigen::Vector2f rot = M * pt;
     const Eigen::Vector2f target(P_(t + phi, 2 * k), P_(t + phi, 2 * k + 1));
     const float w = pe_frequency(k, d);
-    ImGui::TextWrapped("Each (sin, cos) pair of p_{t+φ} is the pair of p_t turned by the angle ω_k·φ — the same rotation for "
-                       "every t. So \"φ positions later\" is a linear map the model can learn.");
+    ImGui::TextWrapped(
+        "Each (sin, cos) pair of p_{t+φ} is the pair of p_t turned by the angle ω_k·φ — the same rotation for "
+        "every t. So \"φ positions later\" is a linear map the model can learn.");
     ImGui::BeginGroup();
     ImGui::PushFont(c.fonts.mono);
     ImGui::Text("ω_%d = %.5f,  ω_%d·φ = %.4f rad", k, w, k, w * phi);
@@ -281,7 +302,8 @@ class PositionalPanel : public Panel {
     const float a0 = std::atan2(pt(0), pt(1)), a1 = a0 + w * phi;
     for (int i = 0; i < 32; ++i) {
       const float u0 = a0 + (a1 - a0) * i / 32.0f, u1 = a0 + (a1 - a0) * (i + 1) / 32.0f;
-      dl->AddLine(at(0.8f * std::sin(u0), 0.8f * std::cos(u0)), at(0.8f * std::sin(u1), 0.8f * std::cos(u1)), pal.accent, 2);
+      dl->AddLine(at(0.8f * std::sin(u0), 0.8f * std::cos(u0)), at(0.8f * std::sin(u1), 0.8f * std::cos(u1)),
+                  pal.accent, 2);
     }
     dl->AddLine(o, at(pt(0), pt(1)), pal.accent2, 2.5f);
     dl->AddCircleFilled(at(pt(0), pt(1)), 5, pal.accent2);
@@ -292,7 +314,8 @@ class PositionalPanel : public Panel {
     std::snprintf(l1, sizeof l1, "p_%d", t + phi);
     dl->AddText(at(pt(0) * 1.08f, pt(1) * 1.08f), pal.accent2, l0);
     dl->AddText(at(target(0) * 1.08f, target(1) * 1.08f), pal.accent, l1);
-    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(o.x + R + 8, o.y - c.fonts.small->FontSize), pal.text_dim, "sin");
+    dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(o.x + R + 8, o.y - c.fonts.small->FontSize),
+                pal.text_dim, "sin");
     dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(o.x + 4, o.y - R - fs), pal.text_dim, "cos");
     ImGui::Dummy(ImVec2(2 * R + 2 * fs, 2 * R + 2 * fs));
   }

@@ -62,7 +62,8 @@ class QkvPanel : public Panel {
     const float fs = ImGui::GetFontSize();
     const float w = (ImGui::GetContentRegionAvail().x - fs) / 3.0f;
     const float hgt = ImGui::GetContentRegionAvail().y - fs * 4;
-    const auto one = [&](const char* id, const char* title, Heatmap& hm, const std::vector<std::string>& rows, int sel) {
+    const auto one = [&](const char* id, const char* title, Heatmap& hm, const std::vector<std::string>& rows,
+                         int sel) {
       ImGui::BeginGroup();
       ImGui::TextUnformatted(title);
       HeatmapOpts o;
@@ -151,8 +152,9 @@ class QkvPanel : public Panel {
     all.insert(all.end(), k.data(), k.data() + dk);
     symmetric_range(all.data(), all.size(), lo, hi);
     const std::vector<std::string> dims = numbered(dk);
-    const uint64_t key = mix_key(mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h)),
-                                 static_cast<uint64_t>(i * 100003 + j));
+    const uint64_t key =
+        mix_key(mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h)),
+                static_cast<uint64_t>(i * 100003 + j));
     strip(c, "qi", qs_, q.data(), dk, key, lo, hi, &dims, "q_i");
     heat_rect = strip_rect_;
     strip(c, "kj", ks_, k.data(), dk, key, lo, hi, &dims, "k_j");
@@ -175,9 +177,10 @@ class QkvPanel : public Panel {
     ImGui::Text("       = %s = %s", terms.c_str(), fmt_value(prod.sum(), 4).c_str());
     if (std::isnan(raw)) {
       ImGui::PopFont();
-      text_coloured_wrapped(pal.warn,
-                            "This key did not exist when the query ran (a cached decoding step scores only the keys in "
-                            "the cache): in a full run the causal mask would set it to −∞ and its weight to exactly 0.");
+      text_coloured_wrapped(
+          pal.warn,
+          "This key did not exist when the query ran (a cached decoding step scores only the keys in "
+          "the cache): in a full run the causal mask would set it to −∞ and its weight to exactly 0.");
       return;
     }
     ImGui::TextDisabled("   recorded raw score: %s", fmt_value(raw, 4).c_str());

@@ -24,8 +24,9 @@ class ResidualPanel : public Panel {
     const Config& cfg = s.model->config;
     const Palette& pal = palette();
     ImGui::TextWrapped("%s: %s", cfg.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",
-                       cfg.norm == NormPlacement::Pre ? "x = x + Sublayer(LN(x)) — the stream itself is never normalised"
-                                                      : "x = LN(x + Sublayer(x)) — every block renormalises the stream");
+                       cfg.norm == NormPlacement::Pre
+                           ? "x = x + Sublayer(LN(x)) — the stream itself is never normalised"
+                           : "x = LN(x + Sublayer(x)) — every block renormalises the stream");
     if (s.blocks.empty()) {
       ImGui::TextDisabled("nothing computed yet at this stage");
       return;
@@ -39,12 +40,15 @@ class ResidualPanel : public Panel {
       depth_out_.push_back(static_cast<float>(b.stat.mean_norm_out()));
       // "enc 0 · self-attn" → "e0 att", "dec 1 · cross-attn" → "d1 x", "dec 1 · ffn" → "d1 ff"
       const std::string& l = b.label;
-      const char* kind = l.find("cross") != std::string::npos ? " x" : l.find("ffn") != std::string::npos ? " ff" : " att";
+      const char* kind = l.find("cross") != std::string::npos ? " x"
+                         : l.find("ffn") != std::string::npos ? " ff"
+                                                              : " att";
       labels_.push_back(std::string(b.encoder ? "e" : "d") + std::to_string(b.layer) + kind);
     }
     const float fs = ImGui::GetFontSize();
     std::vector<Series> d = {{&depth_out_, pal.accent, "mean ‖x‖ leaving the block"}};
-    line_plot("depth", d, &labels_, ImVec2(ImGui::GetContentRegionAvail().x, fs * 8), c.fonts, "through the stack (att = self-attention, x = cross, ff = feed-forward)");
+    line_plot("depth", d, &labels_, ImVec2(ImGui::GetContentRegionAvail().x, fs * 8), c.fonts,
+              "through the stack (att = self-attention, x = cross, ff = feed-forward)");
     ImGui::Separator();
     // [SECTION] per block
     ImGui::SetNextItemWidth(fs * 12);
@@ -67,7 +71,8 @@ class ResidualPanel : public Panel {
       line_plot("norm", n, &b.tokens, ImVec2(w, fs * 7), c.fonts, "residual norm per token");
       ImGui::SameLine();
       std::vector<Series> ln = {{&b.stat.ln_mean, pal.ok, "LN mean μ"}, {&b.stat.ln_var, pal.warn, "LN var σ²"}};
-      line_plot("ln", ln, &b.tokens, ImVec2(w, fs * 7), c.fonts, cfg.norm == NormPlacement::Pre ? "LN of the input" : "LN of x + sublayer", true);
+      line_plot("ln", ln, &b.tokens, ImVec2(w, fs * 7), c.fonts,
+                cfg.norm == NormPlacement::Pre ? "LN of the input" : "LN of x + sublayer", true);
       ImGui::PopID();
     }
     ImGui::EndChild();

@@ -28,14 +28,14 @@ struct Box {
   StageKind kind;
   Block block = Block::None;
   int layer = -1;
-  float units = 1.0f;   // width in boxes
-  bool norm = false;    // a LayerNorm strip (Norm / AddNorm of `block`)
-  float x0 = 0, x1 = 0;  // laid out
+  float units = 1.0f;                   // width in boxes
+  bool norm = false;                    // a LayerNorm strip (Norm / AddNorm of `block`)
+  float x0 = 0, x1 = 0;                 // laid out
   std::string short_label, tiny_label;  // for narrow boxes
 
   // What a diagram states; the layout and the short labels are filled in later.
-  Box(std::string label_, Side side_, StageKind kind_, Block block_ = Block::None, int layer_ = -1,
-      float units_ = 1.0f, bool norm_ = false)
+  Box(std::string label_, Side side_, StageKind kind_, Block block_ = Block::None, int layer_ = -1, float units_ = 1.0f,
+      bool norm_ = false)
       : label(std::move(label_)), side(side_), kind(kind_), block(block_), layer(layer_), units(units_), norm(norm_) {}
 };
 
@@ -69,7 +69,8 @@ class StepperPanel : public Panel {
     if (button("|◀", "first stage (Home)", !at_start)) act::home(c.worker);
     if (button("◀◀", "previous token (↑, Ctrl+←)", !at_start)) act::prev_token(c.worker);
     if (button("◀", "one stage back (←)", !at_start)) act::back(c.worker);
-    if (button(c.ui.playing ? "▮▮ pause" : "▶ play", c.ui.playing ? "pause (Space)" : "play (Space; from the start when at the end)", true)) {
+    if (button(c.ui.playing ? "▮▮ pause" : "▶ play",
+               c.ui.playing ? "pause (Space)" : "play (Space; from the start when at the end)", true)) {
       c.ui.playing = !c.ui.playing;
       c.ui.last_play = ImGui::GetTime();
       if (c.ui.playing && at_end) act::home(c.worker);
@@ -109,8 +110,9 @@ class StepperPanel : public Panel {
     // Segments: encoder, then one per decoder step (alternating shades), labelled by the token chosen.
     int seg_start = 0;
     for (int i = 0; i <= n; ++i) {
-      const bool boundary = i == n || (i > 0 && (s.stages[static_cast<size_t>(i)].side != s.stages[static_cast<size_t>(i - 1)].side ||
-                                                 s.stages[static_cast<size_t>(i)].step != s.stages[static_cast<size_t>(i - 1)].step));
+      const bool boundary =
+          i == n || (i > 0 && (s.stages[static_cast<size_t>(i)].side != s.stages[static_cast<size_t>(i - 1)].side ||
+                               s.stages[static_cast<size_t>(i)].step != s.stages[static_cast<size_t>(i - 1)].step));
       if (!boundary) continue;
       const Stage& st = s.stages[static_cast<size_t>(seg_start)];
       const float x0 = p.x + slot * seg_start, x1 = p.x + slot * i;
@@ -125,11 +127,13 @@ class StepperPanel : public Panel {
       seg_start = i;
     }
     if (!se.finished()) {
-      for (float x = p.x + known_w + 3; x < p.x + w; x += 8) dl->AddLine(ImVec2(x, p.y + bar_h * 0.5f), ImVec2(x + 4, p.y + bar_h * 0.5f), pal.text_dim, 2);
+      for (float x = p.x + known_w + 3; x < p.x + w; x += 8)
+        dl->AddLine(ImVec2(x, p.y + bar_h * 0.5f), ImVec2(x + 4, p.y + bar_h * 0.5f), pal.text_dim, 2);
     }
     // Cursor.
     const float cx = p.x + slot * (s.cursor + 0.5f);
-    dl->AddRectFilled(ImVec2(cx - std::max(2.0f, slot * 0.5f), p.y - 2), ImVec2(cx + std::max(2.0f, slot * 0.5f), p.y + bar_h + 2), pal.stage_now);
+    dl->AddRectFilled(ImVec2(cx - std::max(2.0f, slot * 0.5f), p.y - 2),
+                      ImVec2(cx + std::max(2.0f, slot * 0.5f), p.y + bar_h + 2), pal.stage_now);
     if (hovered || active) {
       const int at = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - p.x) / slot), 0, n - 1);
       if (hovered && !active) ImGui::SetTooltip("%d: %s", at + 1, s.stages[static_cast<size_t>(at)].title.c_str());
@@ -150,11 +154,15 @@ class StepperPanel : public Panel {
       add_sublayer(b, m, Side::Encoder, Block::SelfAttention, StageKind::SelfAttention, "Self-attn", l);
       add_sublayer(b, m, Side::Encoder, Block::FeedForward, StageKind::FeedForward, "FFN", l);
     }
-    if (m.norm == NormPlacement::Pre) b.push_back({"LN", Side::Encoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
+    if (m.norm == NormPlacement::Pre)
+      b.push_back({"LN", Side::Encoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
     // Encoder-only: the masked-LM head (or the hidden states) ends the encoder; nothing reads a memory.
-    if (m.has_decoder()) b.push_back({"Memory", Side::Encoder, StageKind::Memory});
-    else if (m.mlm_head) b.push_back({"MLM head", Side::Encoder, StageKind::Logits, Block::None, -1, 1.3f});
-    else b.push_back({"Output", Side::Encoder, StageKind::Memory});
+    if (m.has_decoder())
+      b.push_back({"Memory", Side::Encoder, StageKind::Memory});
+    else if (m.mlm_head)
+      b.push_back({"MLM head", Side::Encoder, StageKind::Logits, Block::None, -1, 1.3f});
+    else
+      b.push_back({"Output", Side::Encoder, StageKind::Memory});
     return b;
   }
   std::vector<Box> decoder_boxes(const Config& m) const {
@@ -162,16 +170,18 @@ class StepperPanel : public Panel {
     b.push_back({"Embed+PE", Side::Decoder, StageKind::Embed, Block::None, -1, 1.3f});
     for (int l = 0; l < m.n_decoder_layers; ++l) {
       add_sublayer(b, m, Side::Decoder, Block::SelfAttention, StageKind::SelfAttention, "Masked self", l);
-      if (m.has_encoder()) add_sublayer(b, m, Side::Decoder, Block::CrossAttention, StageKind::CrossAttention, "Cross", l);
+      if (m.has_encoder())
+        add_sublayer(b, m, Side::Decoder, Block::CrossAttention, StageKind::CrossAttention, "Cross", l);
       add_sublayer(b, m, Side::Decoder, Block::FeedForward, StageKind::FeedForward, "FFN", l);
     }
-    if (m.norm == NormPlacement::Pre) b.push_back({"LN", Side::Decoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
+    if (m.norm == NormPlacement::Pre)
+      b.push_back({"LN", Side::Decoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
     b.push_back({"Logits", Side::Decoder, StageKind::Logits});
     b.push_back({"Choose", Side::Decoder, StageKind::Choose});
     return b;
   }
-  static void add_sublayer(std::vector<Box>& b, const Config& m, Side side, Block block, StageKind kind, const char* label,
-                           int layer) {
+  static void add_sublayer(std::vector<Box>& b, const Config& m, Side side, Block block, StageKind kind,
+                           const char* label, int layer) {
     const bool pre = m.norm == NormPlacement::Pre;
     if (pre) b.push_back({"LN", side, StageKind::Norm, block, layer, 0.5f, true});
     b.push_back({label, side, kind, block, layer, 1.0f});
@@ -182,10 +192,10 @@ class StepperPanel : public Panel {
     for (Box& b : boxes) {
       if (b.norm) continue;
       static const std::pair<const char*, std::pair<const char*, const char*>> names[] = {
-          {"Embed", {"Emb", "E"}},      {"+ PE", {"PE", "P"}},         {"Self-attn", {"Attn", "A"}},
-          {"FFN", {"FF", "F"}},         {"Memory", {"Mem", "M"}},      {"Embed+PE", {"Emb", "E"}},
-          {"Masked self", {"Self", "S"}}, {"Cross", {"X", "X"}},       {"Logits", {"Logit", "L"}},
-          {"Choose", {"Pick", "C"}},      {"MLM head", {"MLM", "M"}},  {"Output", {"Out", "O"}}};
+          {"Embed", {"Emb", "E"}},        {"+ PE", {"PE", "P"}},      {"Self-attn", {"Attn", "A"}},
+          {"FFN", {"FF", "F"}},           {"Memory", {"Mem", "M"}},   {"Embed+PE", {"Emb", "E"}},
+          {"Masked self", {"Self", "S"}}, {"Cross", {"X", "X"}},      {"Logits", {"Logit", "L"}},
+          {"Choose", {"Pick", "C"}},      {"MLM head", {"MLM", "M"}}, {"Output", {"Out", "O"}}};
       for (auto& [full, s] : names)
         if (b.label == full) b.short_label = s.first, b.tiny_label = s.second;
     }
@@ -210,8 +220,8 @@ class StepperPanel : public Panel {
     ImFont* small = c.fonts.small;
     const float fs = small->FontSize;
     const float gap = unit * 0.08f;
-    dl->AddText(c.fonts.bold, c.fonts.bold->FontSize, ImVec2(origin.x, origin.y + h * 0.5f - c.fonts.bold->FontSize * 0.5f), pal.text,
-                row_label);
+    dl->AddText(c.fonts.bold, c.fonts.bold->FontSize,
+                ImVec2(origin.x, origin.y + h * 0.5f - c.fonts.bold->FontSize * 0.5f), pal.text, row_label);
     float x = origin.x + label_w;
     // Layer frames first (behind the boxes).
     int cur_layer = -2;
@@ -269,8 +279,10 @@ class StepperPanel : public Panel {
       if (ImGui::InvisibleButton("box", ImVec2(std::max(1.0f, z.x - a.x), std::max(1.0f, z.y - a.y))) && idx >= 0)
         act::jump(c.worker, idx);
       if (ImGui::IsItemHovered()) {
-        if (idx >= 0) ImGui::SetTooltip("%s\n(click to go there)", s.stages[static_cast<size_t>(idx)].title.c_str());
-        else ImGui::SetTooltip("not computed yet");
+        if (idx >= 0)
+          ImGui::SetTooltip("%s\n(click to go there)", s.stages[static_cast<size_t>(idx)].title.c_str());
+        else
+          ImGui::SetTooltip("not computed yet");
       }
       ImGui::PopID();
       if (b.kind == StageKind::CrossAttention && cross_tops) cross_tops->push_back(ImVec2((a.x + z.x) * 0.5f, a.y));
@@ -316,8 +328,10 @@ class StepperPanel : public Panel {
       y += h + row_gap;
     }
     const std::string dlabel = s.session->current_step() >= 0 ? "Decoder t=" + std::to_string(step) : "Decoder";
-    if (!dec.empty()) draw_row(c, dec, ImVec2(p.x, y), unit, h, step, dlabel.c_str(), label_w, &cross_tops, nullptr);
-    else y -= h + row_gap;  // encoder-only: one row
+    if (!dec.empty())
+      draw_row(c, dec, ImVec2(p.x, y), unit, h, step, dlabel.c_str(), label_w, &cross_tops, nullptr);
+    else
+      y -= h + row_gap;  // encoder-only: one row
     // The memory feeds every cross-attention: a bus from the Memory box down to each Cross box.
     if (!enc.empty() && !cross_tops.empty()) {
       ImDrawList* dl = ImGui::GetWindowDrawList();
