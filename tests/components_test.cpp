@@ -1,4 +1,4 @@
-// Component tests with values computed by hand (seeds 000 and 001).
+// Component tests with values computed by hand (the "Transformer Architecture" and "Transformer in details" lectures).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,9 +13,9 @@
 namespace sf {
 namespace {
 
-// Seed 000's worked example: q1·k1 = 112, q1·k2 = 96, d_k = 64 → scaled 14 and 12 →
-// softmax 0.88 / 0.12 ("Thinking" attends 0.88 to itself).
-TEST(Attention, SeedWorkedExample) {
+// The "Transformer Architecture" lecture's worked example (Scaled dot product): q1·k1 = 112, q1·k2 = 96, d_k = 64 →
+// scaled 14 and 12 → softmax 0.88 / 0.12 ("Thinking" attends 0.88 to itself).
+TEST(Attention, LectureWorkedExample) {
   const int dk = 64;
   Mat q = Mat::Zero(1, dk), k = Mat::Zero(2, dk), v = Mat::Zero(2, dk);
   q(0, 0) = 8.0f;
@@ -125,7 +125,8 @@ TEST(PositionalEncoding, HandValues) {
   EXPECT_FLOAT_EQ(p(2, 0), std::sin(2.0f));
 }
 
-// Seed 001: M(k, φ) maps the (sin, cos) pair k of p_t onto that of p_{t+φ}, for every t.
+// "Transformer in details", Positional Encoding: M(k, φ) maps the (sin, cos) pair k of p_t onto that of p_{t+φ}, for
+// every t.
 TEST(PositionalEncoding, RotationMapsPtToPtPlusPhi) {
   const int d = 16;
   for (int k = 0; k < d / 2; ++k)

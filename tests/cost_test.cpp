@@ -1,5 +1,5 @@
-// Cost accounting (seed 004's tables) against hand counts on a tiny model, and against the real
-// weights and the real cache.
+// Cost accounting (the "Transformer Architecture" lecture's tables) against hand counts on a tiny model, and against
+// the real weights and the real cache.
 #include <gtest/gtest.h>
 
 #include "stepper/cost.h"
@@ -66,7 +66,7 @@ TEST(Params, FormulaAgreesWithTheWeightsOfEveryFixture) {
 }
 
 TEST(Params, SelfAttentionToFeedForwardRatioIsTwoDOverDff) {
-  // Seed 004: SA 4d², FFN 2·d·dff (weights only), so SA/FFN = 2d/dff; base: 2·512/2048 = 1/2.
+  // The lecture: SA 4d², FFN 2·d·dff (weights only), so SA/FFN = 2d/dff; base: 2·512/2048 = 1/2.
   const int64_t d = 512, dff = 2048;
   EXPECT_EQ(4 * d * d * 2, 2 * d * dff);
 }
@@ -129,7 +129,7 @@ TEST(Memory, KvCacheAndAttentionMaps) {
   EXPECT_EQ(r.attn_map_bytes,
             attention_map_bytes(c, 3, 3) + attention_map_bytes(c, 5, 5) + attention_map_bytes(c, 5, 3));
   EXPECT_EQ(r.weight_bytes, 510 * 4);
-  // The seed's base model: 2 × 6 × 1024 × 512 × 4 = 24 MiB for 1024 tokens.
+  // The lecture's base model: 2 × 6 × 1024 × 512 × 4 = 24 MiB for 1024 tokens.
   Config base = c;
   base.d_model = 512;
   base.n_decoder_layers = 6;

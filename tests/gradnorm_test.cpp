@@ -4,8 +4,8 @@
 // ‖∇ ffn.fc2.weight‖:
 //            2 layers   6 layers   12 layers
 //   pre-LN     0.798      0.613      0.401     falls: 12-layer = 0.50 × 2-layer
-//   post-LN    1.709      1.913      2.432     does not fall (rises 1.42×; the issue expected ±25 %)
-// At 6 layers post-LN / pre-LN = 3.1 (issue: ≥ 1.8). Residual stream leaving the last layer:
+//   post-LN    1.709      1.913      2.432     does not fall (rises 1.42×; Xiong et al.'s figure stays within ±25 %)
+// At 6 layers post-LN / pre-LN = 3.1 (the test asks ≥ 1.8). Residual stream leaving the last layer:
 // pre-LN 18.2 → 40.9 (grows), post-LN 8.0 = √d at every depth (flat: LayerNorm output).
 #include <gtest/gtest.h>
 

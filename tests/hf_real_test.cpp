@@ -1,4 +1,4 @@
-// The real-model check (issue 11): a user's Hugging Face folder against the independent PyTorch
+// The real-model check: a user's Hugging Face folder against the independent PyTorch
 // reference, run at test time because no machine here has the real weights.
 //
 //   STEPFORMER_HF_DIR=/path/to/gpt2 ctest -L real        (or a marian / bert folder)

@@ -205,7 +205,7 @@ TEST(KvCache, ByteCountMatchesFormula) {
   for (int t = 1; t <= 6; ++t) {
     next_logits(m, {&memory, &src}, h, true, nullptr);
     h.ids.push_back(4);
-    // 2 (K and V) × layers × tokens × d × 4 bytes, the seed's formula.
+    // 2 (K and V) × layers × tokens × d × 4 bytes, the "Transformer Architecture" lecture's formula.
     EXPECT_EQ(h.cache.self_bytes(), 2LL * c.n_decoder_layers * t * c.d_model * 4);
     EXPECT_EQ(h.cache.self_bytes(), kv_cache_bytes(c, t));
     EXPECT_EQ(h.cache.cross_bytes(), cross_kv_bytes(c, 5));

@@ -128,7 +128,7 @@ Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
 //
 // Prefetch: B is a weight packed ahead of time, which a forward streams from memory (the base
 // model's 176 MB do not stay in cache): ask for the panel rows kPrefetchRows ahead (5 KiB), which
-// the hardware prefetcher alone fetched too late (base forward 34.8 -> 31.7 ms). A panel packed
+// the hardware prefetcher alone fetches too late. A panel packed
 // just before is in L1 already: no prefetch there (it cost time in training).
 constexpr Index kPrefetchRows = 40;
 //

@@ -1,4 +1,5 @@
-// attention.h — multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2; seed 000).
+// attention.h — multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2; "Transformer Architecture" lecture,
+// Scaled dot product).
 //
 //   Q = x_q W_qᵀ + b_q,  K = x_kv W_kᵀ + b_k,  V = x_kv W_vᵀ + b_v        (n, d)
 //   head_h = softmax(Q_h K_hᵀ / √dk + mask) V_h,  Q_h = Q[:, h·dk:(h+1)·dk]   (n_q, dk)

@@ -1,5 +1,5 @@
 // kv_cache.h — keys and values a decoder has already computed, so a decoding step only projects
-// the newest token (seed 004, "KV-Cache for reducing inference redundancy").
+// the newest token ("Transformer Architecture" lecture, KV-Cache for reducing inference redundancy).
 //
 // Self-attention K and V grow by one row per decoded token, per layer (all heads side by side:
 // head h is columns [h·dk, (h+1)·dk)). Cross-attention K and V depend only on the encoder memory,
@@ -41,7 +41,7 @@ struct KvCache {
   std::vector<int> sequence_ids(int b) const;
   // Appends m new tokens to each sequence: new_ids (B·m) sequence by sequence.
   void append_ids(const std::vector<int>& new_ids);
-  // 2 × layers × length × d × 4 × B: the self-attention part, which grows (seed 004's formula).
+  // 2 × layers × length × d × 4 × B: the self-attention part, which grows (the lecture's formula).
   int64_t self_bytes() const;
   // Cross-attention K and V, fixed once computed: 2 × layers × n_src × d × 4.
   int64_t cross_bytes() const;

@@ -2,9 +2,9 @@
 // with the biased variance σ² = mean((x − μ)²). ε is the weights' eps (Config::layer_norm_eps:
 // 1e-5 by default, BERT 1e-12).
 //
-// Seed 002 writes a variant with the unbiased std and ε added outside the root,
-// (x − μ) / (std + ε); we follow PyTorch's nn.LayerNorm instead, so models exported from PyTorch
-// give the same numbers.
+// The blog post "Transformer From Scratch In PyTorch" (Layer Normalization) writes a variant with the unbiased std and
+// ε added outside the root, (x − μ) / (std + ε); we follow PyTorch's nn.LayerNorm instead, so models exported from
+// PyTorch give the same numbers.
 #pragma once
 
 #include "base/tensor.h"

@@ -1,7 +1,8 @@
 // mask.h — the additive masks added to the scaled scores before softmax.
 //
 // A mask is an (n_q, n_k) matrix of 0 (may attend) and −inf (may not). Adding −inf makes
-// exp() exactly 0, so a masked key's weight is exactly 0, as seed 000's tables show.
+// exp() exactly 0, so a masked key's weight is exactly 0, as the "Transformer Architecture" lecture's Attention mask
+// tables show.
 #pragma once
 
 #include <limits>

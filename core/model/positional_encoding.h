@@ -1,6 +1,7 @@
-// positional_encoding.h — sinusoidal position vectors (Vaswani et al. 2017, §3.5; seed 001).
+// positional_encoding.h — sinusoidal position vectors (Vaswani et al. 2017, §3.5; "Transformer in details" lecture,
+// Positional Encoding).
 //
-// Interleaved layout, as in seed 001: p_t[2k] = sin(t·ω_k), p_t[2k+1] = cos(t·ω_k),
+// Interleaved layout, as in that lecture: p_t[2k] = sin(t·ω_k), p_t[2k+1] = cos(t·ω_k),
 // ω_k = 10000^(−2k/d). Because sin/cos of a sum expand linearly, each (sin, cos) pair of p_{t+φ}
 // is a fixed rotation of the pair of p_t: the model can attend by relative offset.
 //

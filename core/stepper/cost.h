@@ -1,8 +1,8 @@
-// cost.h — what a model costs to store and to run, as in seed 004's tables, as numbers the UI
-// shows next to the stepper.
+// cost.h — what a model costs to store and to run, as in the "Transformer Architecture" lecture's cost tables, as
+// numbers the UI shows next to the stepper.
 //
-// Conventions (seed 004): a product (n × k)·(k × m) costs 2·n·k·m FLOPs (one multiply, one add).
-// Only matrix products are counted; biases, softmax, LayerNorm, activations and residual adds are
+// Conventions (that lecture, FLOPS of Matrix Multiplication): a product (n × k)·(k × m) costs 2·n·k·m FLOPs (one
+// multiply, one add). Only matrix products are counted; biases, softmax, LayerNorm, activations and residual adds are
 // element-wise, O(n·d), and left out. Bytes are float32 (4 bytes).
 #pragma once
 

@@ -40,7 +40,7 @@ std::vector<int> row_steps(int rows, int prefix_len) {
 RowVec last_row(const Mat& m) { return m.bottomRows(1); }
 
 // What a kept step's recording holds, so that a long run's history grows by about one step's new
-// rows per step instead of the whole prefix (issue 11: a 1024-token GPT-2 run under 2 GB):
+// rows per step instead of the whole prefix (a 1024-token GPT-2 run fits in 2 GB):
 //  - self-attention K/V: only the `fed` rows the step added (from position0 on); cross-attention
 //    K/V: nothing after step 0 (the source's K/V never change). Without this every step would copy
 //    the whole cache: ~40 GB of K/V for 1024 GPT-2 tokens instead of ~75 MB;

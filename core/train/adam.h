@@ -1,4 +1,4 @@
-// adam.h — Adam (Kingma & Ba 2015) with the seeds' β₁ 0.9, β₂ 0.98, ε 1e-9 (Vaswani §5.3), with
+// adam.h — Adam (Kingma & Ba 2015) with the lectures' β₁ 0.9, β₂ 0.98, ε 1e-9 (Vaswani §5.3), with
 // bias correction, as torch.optim.Adam:
 //   m ← β₁m + (1−β₁)g,  v ← β₂v + (1−β₂)g²,  p ← p − lr · (m / (1−β₁ᵗ)) / (√(v / (1−β₂ᵗ)) + ε)
 // The moments are two Weights of the model's shape, walked with param_table like the parameters.

@@ -2,7 +2,7 @@
 //
 //   warm-up (Vaswani §5.3):  lr = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)
 //   constant:                lr = rate from the first step (no warm-up: shows why post-LN needs one)
-// Optional cool-down (not in the seeds): over the last `cooldown` of `total` steps the rate falls
+// Optional cool-down (not in the lectures): over the last `cooldown` of `total` steps the rate falls
 // linearly to 0, so that a short run ends on small, quiet updates. Steps count from 1.
 #pragma once
 

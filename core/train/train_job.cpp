@@ -59,8 +59,8 @@ std::string lr_text(double lr) {
 namespace {
 
 // The reader proper; nlohmann's value()/operator[] throw json::type_error on a field of the wrong
-// type ("task": 5, "evals": []), which curves_from_metrics turns into an error (fuzz finding:
-// the exception used to escape and end the explorer).
+// type ("task": 5, "evals": []), which curves_from_metrics turns into an error, so that a
+// malformed metrics file cannot end the explorer.
 Result<RunCurves> read_curves(const json& m, const std::string& label) {
   if (!m.is_object() || m.value("format", "") != "stepformer.metrics/1")
     return Error{"metrics: expected \"format\": \"stepformer.metrics/1\", found " +

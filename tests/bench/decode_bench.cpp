@@ -1,5 +1,5 @@
-// Per-token greedy decoding time at step t, with the KV cache and by recomputation (issue 3).
-//   ./build-session/tests/bench/decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// Per-token greedy decoding time at step t, with the KV cache and by recomputation.
+//   ./build/tests/bench/decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 // Base configuration as the PyTorch peer (tests/bench/peers/torch_decode.py): d_model 512, 8 heads,
 // 6+6 layers, d_ff 2048, pre-LN, ReLU, sinusoidal, vocabulary 1000, 64 source tokens, batch 1, one
 // thread, float32. "Step t" produces the t-th output token: the decoder input is t tokens long.

@@ -1,7 +1,7 @@
 // Full encoder-decoder forward pass with recording on, batch 1, one thread and every core.
 //   ./build/tests/bench/forward_bench
-// PyTorch 1.13 + OpenBLAS on this machine: small 1.8 ms, base 77 ms (issue text); our own peer
-// measurement is in tests/bench/peers/RESULTS.md.
+// The PyTorch twin is tests/bench/peers/torch_forward.py; scripts/bench.sh runs both and writes
+// docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
 #include "base/allocator.h"

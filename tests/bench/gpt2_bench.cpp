@@ -1,4 +1,4 @@
-// GPT-2 small shape (issue 11): forward of 128 tokens and per-token cached decoding, on one thread
+// GPT-2 small shape: forward of 128 tokens and per-token cached decoding, on one thread
 // and on every core. Random weights (no network): the speed does not depend on their values.
 //   ./build/tests/bench/gpt2_bench --benchmark_repetitions=3
 // Shape: d_model 768, 12 heads, 12 layers, d_ff 3072, vocabulary 50257, n_ctx 1024, pre-LN,

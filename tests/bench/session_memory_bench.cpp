@@ -1,5 +1,5 @@
-// How much memory a stepper Session holds after decoding a long sequence (issue 11: a 1024-token
-// GPT-2 run must stay under 2 GB in total). One case per process, since RSS only grows:
+// How much memory a stepper Session holds after decoding a long sequence (the goal: a 1024-token
+// GPT-2 run stays under 2 GB in total). One case per process, since RSS only grows:
 //   ./build/tests/bench/session_memory_bench --benchmark_filter=Prompt4/1024/
 //   ./build/tests/bench/session_memory_bench --benchmark_filter=PromptMost/1024/
 // Model: GPT-2 small's shape with random weights (d 768, 12 heads, 12 layers, d_ff 3072, 1024

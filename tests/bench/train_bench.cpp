@@ -1,4 +1,4 @@
-// Training throughput and steps to 99% exact match on the copy task (issue 4's benchmark):
+// Training throughput and steps to 99% exact match on the copy task:
 // d_model 128, 4 heads, 2+2 layers, d_ff 512, batch 64, length 10, vocabulary 11 (7 symbols + the
 // 4 specials), no dropout, Adam at a constant 1e-3, label smoothing 0.
 //
@@ -6,9 +6,8 @@
 //   ./build/tests/bench/train_bench --benchmark_filter=StepsTo99      # median steps to 99% (slow: ~minutes)
 //
 // "Target tokens" are the scored decoder positions: 10 symbols + </s> = 11 per sequence, 704 per
-// step. PyTorch 1.13 + OpenBLAS (issue figures): ~9,400 tokens/s on one thread, ~12,800 on two;
-// 99% exact match in a median of 255 steps (pre-LN) and 380 (post-LN). The peer script that
-// measures the same configuration here is tests/bench/peers/torch_train.py.
+// step. The peer script that measures the same configuration in PyTorch is
+// tests/bench/peers/torch_train.py; scripts/bench.sh runs both and writes docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
 #include <malloc.h>

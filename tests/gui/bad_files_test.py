@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bad input in the explorer (issue 10 §5): the explorer survives every bad file the command line
+"""Bad input in the explorer: the explorer survives every bad file the command line
 refuses — the corpus of tests/bad_input_test.cpp, rebuilt here from the GUI test model, plus the
 fuzz findings of tests/fuzz/regressions/safetensors — with the error in the status bar and the
 previous model kept; and a 1 MB input line, binary bytes in a script, and a script of 10,000 lines.

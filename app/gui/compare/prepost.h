@@ -1,4 +1,4 @@
-// prepost.h — the explorer's pre-LN vs post-LN views (issue 6): compare mode, the training view
+// prepost.h — the explorer's pre-LN vs post-LN views: compare mode, the training view
 // and gradient norms at initialisation, as three panels sharing one PrePostHub (hub.h), plus the
 // script commands that drive them. See docs/compare.md.
 #pragma once

@@ -1,7 +1,7 @@
 // masks.cpp — "Masks": the padding, causal and combined masks as the exact additive matrices
-// (0 or −∞), next to the scaled scores, the masked scores and the softmax, as in seed 000's
-// tables; and a switch that removes the causal mask from a teacher-forced run to show the leak
-// (future tokens receiving weight).
+// (0 or −∞), next to the scaled scores, the masked scores and the softmax, as in the
+// "Transformer Architecture" lecture's Attention mask tables; and a switch that removes the causal mask from a
+// teacher-forced run to show the leak (future tokens receiving weight).
 //
 // [SECTION] the three masks
 // [SECTION] scores → masked → softmax

@@ -180,7 +180,9 @@ class ModelPanel : public Panel {
       table_row("weights", fmt_bytes(r.weight_bytes));
       ImGui::EndTable();
     }
-    help_marker("FLOPs count matrix products only: (n×k)·(k×m) costs 2·n·k·m (seed 004's convention).");
+    help_marker(
+        "FLOPs count matrix products only: (n×k)·(k×m) costs 2·n·k·m (the \"Transformer Architecture\" lecture's "
+        "convention).");
   }
 
   // [SECTION] input and token chips
