@@ -6,9 +6,9 @@
 # Builds the benchmark programs (Release, -march=native, OpenMP) in $BUILD_DIR (default build/,
 # configured as scripts/setup.sh does when absent), runs each stepformer benchmark and then its
 # PyTorch twin (tests/bench/peers/*.py with /usr/bin/python3 and Debian's python3-torch), prints
-# the ratio table of issue 12 with the GPT-2 small figures of issue 11, and writes it with the CPU
-# model, SIMD flags, thread counts and load to docs/benchmarks.md (README's benchmark section
-# points there). Run it on an otherwise idle machine: every figure is a minimum wall time.
+# the ratio table (base, small and GPT-2 forward passes, cached decoding, training steps), and writes
+# it with the CPU model, SIMD flags, thread counts and load to docs/benchmarks.md, keeping that
+# file's sections below its marker line (the other measurements, each with its own command). Run it on an otherwise idle machine: every figure is a minimum wall time.
 # Environment: BUILD_DIR, PYTHON (default /usr/bin/python3), BENCH_OUT (default docs/benchmarks.md),
 # BENCH_REPS (stepformer repetitions per figure, default 10).
 set -euo pipefail
@@ -83,6 +83,10 @@ peer $PEERS/torch_gpt2.py --threads 1 0 --repeats 5 --steps 20
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/machine.txt"
 "$PY" scripts/bench_table.py "$work" > "$work/table.md"
 mkdir -p "$(dirname "$OUT_MD")"
+marker='<!-- Sections below are not written by scripts/bench.sh. -->'
+if [ -f "$OUT_MD" ] && grep -qxF "$marker" "$OUT_MD"; then
+  { echo; awk -v m="$marker" 'f || $0 == m { f = 1; print }' "$OUT_MD"; } >> "$work/table.md"
+fi
 mv "$work/table.md" "$OUT_MD"
 echo
 cat "$OUT_MD"

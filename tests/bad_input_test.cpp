@@ -80,8 +80,8 @@ TEST(BadModelFile, OverlappingOffsets) {
   EXPECT_THAT(f.error(), HasSubstr("tensors 'a' and 'b' have overlapping data_offsets"));
 }
 
-// Fuzz findings (tests/fuzz/regressions/safetensors): a shape whose element count wrapped
-// around 2^64 to 0 was accepted with no data; an overlap hidden behind an empty tensor was missed.
+// Hostile inputs (tests/fuzz/regressions/safetensors): a shape whose element count wraps around
+// 2^64 to 0, and an overlap hidden behind an empty tensor, are refused.
 TEST(BadModelFile, HugeShapeIsRefusedBeforeAllocating) {
   for (const auto& shape : {nlohmann::json{1LL << 40, 1LL << 40}, nlohmann::json{1LL << 32, 1LL << 32, 16}}) {
     nlohmann::json h = {{"t", {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {0, 0}}}}};

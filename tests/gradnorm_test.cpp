@@ -31,7 +31,7 @@ TEST(GradNorms, PreLnFallsWithDepthPostLnDoesNot) {
   // Pre-LN's last-layer gradient falls (paper: like 1/√L, i.e. 0.41 from 2 to 12 layers).
   EXPECT_LE(pre_ratio, 0.55) << "pre-LN 12-layer / 2-layer";
   EXPECT_LT(pre6.decoder_ffn.back(), pre2.decoder_ffn.back());
-  // Post-LN's does not fall with depth (measured 1.42×; the issue's ±25 % is not met here).
+  // Post-LN's does not fall with depth (measured 1.42×; Xiong et al.'s ±25 % is not met here).
   EXPECT_GE(post_ratio, 0.9) << "post-LN 12-layer / 2-layer";
   EXPECT_LE(post_ratio, 1.6) << "post-LN 12-layer / 2-layer";
   // At 6 layers post-LN's last-layer gradient is much larger than pre-LN's.

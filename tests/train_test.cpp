@@ -370,7 +370,7 @@ TEST(ShippedModels, CopyModelsReproduceHeldOutInputs) {
   }
 }
 
-// Every shipped model: exact match on 300 held-out examples (the bar: 99 %, add and dates
+// Every shipped model: exact match on 300 held-out examples (the bar: 99 %, add and dates
 // 97 %; measured on 1,000 in assets/models/README.md), and the README's example input.
 TEST(ShippedModels, EveryModelSolvesItsTask) {
   struct Case {
