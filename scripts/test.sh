@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh), checks the C++ formatting (scripts/check-format.sh), then runs the
+# Sets up (scripts/setup.sh), checks the C++ formatting (scripts/check-format.sh) and the include
+# graph (scripts/check-includes.sh: no cycle, core never includes app/), then runs the
 # whole test suite with CTest, three passes:
 #   1. the Release build for this CPU (-march=native): unit, golden, stepper, training and GUI
 #      tests (GUI under Xvfb), the slow kill -9 test included;
@@ -12,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/check-format.sh
+bash scripts/check-includes.sh
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then MARCH=x86-64-v3; else MARCH=x86-64-v2; fi

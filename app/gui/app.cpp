@@ -16,13 +16,11 @@
 #include <cmath>
 
 #include "actions.h"
-#include "compare/prepost.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "io/atomic_file.h"
 #include "io/checkpoint.h"
 #include "gfx/imgui_math.h"
 #include "paths.h"
-#include "script.h"
 #include "widgets.h"
 
 namespace sf::gui {
@@ -97,19 +95,10 @@ std::shared_ptr<const Model> bench_model(std::string& src) {
 
 }  // namespace
 
-App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(opt)) {
+App::App(GLFWwindow* window, AppOptions opt, std::vector<std::unique_ptr<Panel>> panels)
+    : window_(window), opt_(std::move(opt)), panels_(std::move(panels)) {
   g_app = this;
   worker_ = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
-  panels_.push_back(make_model_panel());
-  panels_.push_back(make_stepper_panel());
-  panels_.push_back(make_attention_panel());
-  panels_.push_back(make_qkv_panel());
-  panels_.push_back(make_output_panel());
-  panels_.push_back(make_positional_panel());
-  panels_.push_back(make_masks_panel());
-  panels_.push_back(make_kv_cache_panel());
-  panels_.push_back(make_residual_panel());
-  for (auto& p : make_prepost_panels()) panels_.push_back(std::move(p));  // compare, training, gradnorms
   for (auto& p : panels_) p->open = p->default_open();
   set_heatmap_export(
       [](const std::string& stem) { return g_app->default_export_path(stem, ".png"); },
@@ -166,15 +155,12 @@ App::App(GLFWwindow* window, AppOptions opt) : window_(window), opt_(std::move(o
       initial_view_ = true;
     }
   }
-  if (!opt_.script.empty()) {
-    script_ = std::make_unique<ScriptRunner>();
-    std::string e;
-    if (!script_->load(opt_.script, e)) {
-      notify(Message::Error, e);
-      exit_code_ = 1;
-      if (opt_.headless()) quit(1);
-    }
-  }
+}
+
+void App::fail(const std::string& message) {
+  notify(Message::Error, message);
+  exit_code_ = 1;
+  if (opt_.headless()) quit(1);
 }
 
 App::~App() {

@@ -18,7 +18,17 @@ struct GLFWwindow;
 
 namespace sf::gui {
 
-class ScriptRunner;
+class App;
+
+// What drives the app each frame besides the user: a script (script.h). The App runs it before
+// building the UI and asks whether it is done and how many of its lines failed.
+class FrameDriver {
+ public:
+  virtual ~FrameDriver() = default;
+  virtual void tick(App& app) = 0;  // once per frame, before the UI is built
+  virtual bool done() const = 0;
+  virtual int failures() const = 0;
+};
 
 struct AppOptions {
   std::string script;         // --script FILE
@@ -32,8 +42,14 @@ struct AppOptions {
 
 class App {
  public:
-  App(GLFWwindow* window, AppOptions opt);
+  // `panels` are every panel the View menu lists, in its order.
+  App(GLFWwindow* window, AppOptions opt, std::vector<std::unique_ptr<Panel>> panels);
   ~App();
+  // From the next frame on, `driver` runs before the UI is built (--script).
+  void attach_driver(std::unique_ptr<FrameDriver> driver) { script_ = std::move(driver); }
+  // A start-up failure (a script that cannot be read): shows `message`, makes the exit code 1 and
+  // ends a headless run.
+  void fail(const std::string& message);
 
   // Before NewFrame: applies a pending font/scale change (rebuilds the atlas).
   void before_frame();
@@ -90,7 +106,7 @@ class App {
   UiState ui_;
   Fonts fonts_;
   std::vector<std::unique_ptr<Panel>> panels_;
-  std::unique_ptr<ScriptRunner> script_;
+  std::unique_ptr<FrameDriver> script_;
 
   bool fonts_dirty_ = true;
   bool quit_ = false;

@@ -7,7 +7,6 @@
 #include <GLFW/glfw3.h>
 
 #include "actions.h"
-#include "compare/prepost.h"
 
 namespace sf::gui {
 
@@ -37,7 +36,9 @@ void App::follow_stage() {
 
 void App::keyboard() {
   ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput || prepost_owns_keyboard()) return;  // the compare view steps its own runs
+  if (io.WantTextInput) return;
+  for (const auto& p : panels_)
+    if (p->open && p->owns_keyboard()) return;  // the compare view steps its own runs
   const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
   const bool ctrl = io.KeyCtrl;
   // Window-level keys work with or without a model.

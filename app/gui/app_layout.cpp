@@ -54,7 +54,6 @@ void App::draw_panels() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float status_h = ImGui::GetFrameHeight() + 4, menu_h = ImGui::GetFrameHeight();
   const ImVec2 wp(vp->Pos.x, vp->Pos.y + menu_h), ws(vp->Size.x, vp->Size.y - menu_h - status_h);
-  const Palette& pal = palette();
   Ctx ctx{*snap_, ui_, *worker_, fonts_, *this};
   // A panel that overlaps no other window leaves its background to glClear (same colour): under
   // a software rasteriser (Mesa llvmpipe) blending every window's full background costs ~40% of
@@ -114,7 +113,6 @@ void App::draw_panels() {
     if (p->ready(ctx.snap)) p->Draw(ctx);
     ImGui::End();
   }
-  (void)pal;
 }
 
 }  // namespace sf::gui

@@ -44,14 +44,13 @@ bool ScriptRunner::load(const std::string& path, std::string& error) {
   ss << in.rdbuf();
   const size_t slash = path.find_last_of('/');
   dir_ = slash == std::string::npos ? "." : path.substr(0, slash);
-  return load_text(ss.str(), path, error);
+  load_text(ss.str(), path);
+  return true;
 }
 
-bool ScriptRunner::load_text(const std::string& text, const std::string& name, std::string& error) {
+void ScriptRunner::load_text(const std::string& text, const std::string& name) {
   name_ = name;
   for (ScriptLine& l : split_script(text)) lines_.push_back({l.number, std::move(l.text)});
-  (void)error;
-  return true;
 }
 
 std::string ScriptRunner::resolve(const std::string& path, bool model) const {

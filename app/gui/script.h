@@ -9,17 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "app.h"
+
 namespace sf::gui {
 
-class App;
-
-class ScriptRunner {
+class ScriptRunner final : public FrameDriver {
  public:
+  // Reads a script file; false (and `error` naming the file) when it cannot be opened.
   bool load(const std::string& path, std::string& error);
-  bool load_text(const std::string& text, const std::string& name, std::string& error);
-  void tick(App& app);  // once per frame, before the UI is built
-  bool done() const { return next_ >= lines_.size() && !waiting_ && !until_; }
-  int failures() const { return failures_; }
+  // Takes the lines of `text`; `name` heads the messages about them.
+  void load_text(const std::string& text, const std::string& name);
+  void tick(App& app) override;  // once per frame, before the UI is built
+  bool done() const override { return next_ >= lines_.size() && !waiting_ && !until_; }
+  int failures() const override { return failures_; }
   const std::string& last_failure() const { return last_failure_; }
 
  private:

@@ -84,6 +84,9 @@ class Panel {
   // Writes main_heatmap() as a PNG; false and a message naming the panel when it has none or
   // nothing is computed in it yet.
   bool export_heatmap(const std::string& path, std::string& error) const;
+  // True while the panel takes every key itself (the compare view steps its own runs): the
+  // explorer's keyboard handler then stands aside.
+  virtual bool owns_keyboard() const { return false; }
 
   bool open = false;
   ImVec2 pos, size;  // the window's last rectangle (for panel screenshots)

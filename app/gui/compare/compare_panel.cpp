@@ -23,8 +23,6 @@ namespace sf::gui {
 
 namespace {
 
-int g_focus_frame = -10;  // the last frame the compare view had the keyboard focus
-
 class ComparePanel : public HubPanel {
  public:
   explicit ComparePanel(std::shared_ptr<PrePostHub> hub)
@@ -32,8 +30,12 @@ class ComparePanel : public HubPanel {
 
   const Heatmap* main_heatmap() const override { return &heat_[2]; }
 
+  // True while the compare view has the keyboard focus: the arrows then step the comparison, and
+  // the explorer's own stepper keys stand aside.
+  bool owns_keyboard() const override { return focus_frame_ >= ImGui::GetFrameCount() - 1; }
+
   void draw_view(Ctx& c) override {
-    set_compare_focus(ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows));
+    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) focus_frame_ = ImGui::GetFrameCount();
     const auto snap = hub_->compare.snapshot();
     const CompareSnap& s = *snap;
     if (!opened_) {
@@ -53,9 +55,8 @@ class ComparePanel : public HubPanel {
       draw_log(s);
       return;
     }
-    draw_stepper(c, s);
+    draw_stepper(s);
     ImGui::Separator();
-    const float fs = ImGui::GetFontSize();
     if (ImGui::BeginTable("cmp", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
       ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 0.6f);
       ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.4f);
@@ -74,7 +75,6 @@ class ComparePanel : public HubPanel {
       ImGui::EndChild();
       ImGui::EndTable();
     }
-    (void)fs;
   }
 
  private:
@@ -86,7 +86,7 @@ class ComparePanel : public HubPanel {
       hub_->open_switched(c.snap.model, c.snap.model_name);
   }
 
-  // With the focus here the explorer's keyboard handler stands aside (prepost_owns_keyboard), so
+  // With the focus here the explorer's keyboard handler stands aside (owns_keyboard), so
   // this one also takes over its global keys: Space plays, F11 and Ctrl ± 0 change the display.
   void keyboard(Ctx& c) {
     if (playing_) {
@@ -99,7 +99,7 @@ class ComparePanel : public HubPanel {
         hub_->move("forward");
       }
     }
-    if (!prepost_owns_keyboard() || ImGui::GetIO().WantTextInput) return;
+    if (!owns_keyboard() || ImGui::GetIO().WantTextInput) return;
     const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
     const bool ctrl = ImGui::GetIO().KeyCtrl;
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) playing_ = !playing_, last_play_ = 0;
@@ -194,8 +194,7 @@ class ComparePanel : public HubPanel {
   }
 
   // [SECTION] lockstep stepper
-  void draw_stepper(Ctx& c, const CompareSnap& s) {
-    (void)c;
+  void draw_stepper(const CompareSnap& s) {
     const Comparison& cmp = *s.cmp;
     const float fs = ImGui::GetFontSize();
     const auto button = [&](const char* label, const char* op, const char* tip) {
@@ -234,7 +233,6 @@ class ComparePanel : public HubPanel {
 
   // [SECTION] the two runs
   void draw_runs(Ctx& c, const CompareSnap& s) {
-    const float fs = ImGui::GetFontSize();
     const Comparison& cmp = *s.cmp;
     if (!ImGui::BeginTable("runs", 2, ImGuiTableFlags_BordersInnerV)) return;
     const std::vector<int> ta = cmp.run(0).tokens(), tb = cmp.run(1).tokens();
@@ -276,7 +274,6 @@ class ComparePanel : public HubPanel {
                            "finished decoding: stays on its last stage");
     }
     ImGui::EndTable();
-    (void)fs;
   }
 
   // [SECTION] attention: A, B, A − B
@@ -409,6 +406,7 @@ class ComparePanel : public HubPanel {
   }
 
   bool opened_ = false;
+  int focus_frame_ = -10;  // the last frame the view had the keyboard focus
   bool playing_ = false;
   double last_play_ = 0;
   char path_a_[512] = {0}, path_b_[512] = {0};
@@ -426,11 +424,6 @@ const char* compare_kind_label(AttnKind k) {
   const int i = static_cast<int>(k);
   return i >= 0 && i < kAttnKinds ? label[i] : "?";
 }
-
-void set_compare_focus(bool focused) {
-  if (focused) g_focus_frame = ImGui::GetFrameCount();
-}
-bool prepost_owns_keyboard() { return g_focus_frame >= ImGui::GetFrameCount() - 1; }
 
 void placement_badge(NormPlacement n) {
   const bool pre = n == NormPlacement::Pre;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "compare/hub.h"
-#include "compare/prepost.h"
+#include "ui.h"
 
 namespace sf::gui {
 
@@ -29,9 +29,6 @@ class HubPanel : public Panel {
 std::unique_ptr<Panel> make_compare_panel(std::shared_ptr<PrePostHub> hub);
 std::unique_ptr<Panel> make_training_panel(std::shared_ptr<PrePostHub> hub);
 std::unique_ptr<Panel> make_gradnorms_panel(std::shared_ptr<PrePostHub> hub);
-
-// Set by the compare panel each frame it is drawn with the keyboard focus.
-void set_compare_focus(bool focused);
 
 // A coloured "pre-LN" / "post-LN" tag.
 void placement_badge(NormPlacement n);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "app.h"
+#include "compare/plot.h"
 #include "compare/plot_parts.h"
 #include "gfx/gl.h"
 #include "gfx/screenshot.h"

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "app.h"
+#include "compare/plot.h"
 #include "compare/plot_parts.h"
 #include "widgets.h"
 

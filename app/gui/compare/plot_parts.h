@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "compare/plot.h"
+#include "imgui.h"
 
 namespace sf::gui {
 
 class App;
+struct PlotView;
 
 namespace plot_parts {
 

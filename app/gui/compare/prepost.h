@@ -17,10 +17,6 @@ class App;
 // "compare", "training", "gradnorms" (in that order); they share one hub.
 std::vector<std::unique_ptr<Panel>> make_prepost_panels();
 
-// True while the compare view has the keyboard focus: the arrows then step the comparison, and the
-// explorer's own stepper keys stand aside.
-bool prepost_owns_keyboard();
-
 // Script commands of these views (docs/compare.md). Returns −1 when `a[0]` is not one of them,
 // else 1 (done) or 0 (error set). A command that starts background work sets `until`, which the
 // script runner polls each frame before the next line.

@@ -165,7 +165,6 @@ class AttentionPanel : public Panel {
     o.fonts = &c.fonts;
     o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - bar_w, ImGui::GetContentRegionAvail().y - fs * 1.8f);
     if (ui.cell_pinned) o.sel_row = ui.cell_row, o.sel_col = ui.cell_col;
-    const ImVec2 start = ImGui::GetCursorScreenPos();
     const HeatmapHit hit = heatmap_widget("attn", heat_, o);
     heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     const ImVec2 after = ImGui::GetCursorScreenPos();
@@ -190,7 +189,6 @@ class AttentionPanel : public Panel {
             "low: the query looks at few keys; high: it spreads its attention",
             i, v->q_labels[i].c_str(), h[i], static_cast<int>(std::lround(std::exp(hmax[i]))), hmax[i]);
     }
-    (void)start;
     ImGui::SetCursorScreenPos(after);
     colour_bar(cbar_, Colormap::Viridis, 0.0f, hi, fs * 10, "weight");
     ImGui::SameLine(0, fs);
