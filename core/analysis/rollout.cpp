@@ -1,0 +1,39 @@
+#include "analysis/rollout.h"
+
+namespace sf {
+
+const char* rollout_formula() {
+  return "Â_l = ½·mean_h A_l,h + ½·I (rows renormalised);  R_l = Â_l · R_(l−1),  R_1 = Â_1";
+}
+
+std::vector<Mat> attention_rollout(const std::vector<const AttentionTrace*>& self_attn) {
+  std::vector<Mat> out;
+  Mat r;  // (n, n) R_(l−1)
+  for (const AttentionTrace* a : self_attn) {
+    if (!a || a->n_heads <= 0 || a->weights.size() < static_cast<size_t>(a->n_heads)) return {};
+    const Mat& first = a->head_weights(0, 0);
+    if (first.rows() != first.cols()) return {};       // a cached step's rows: not a whole sequence
+    Mat mean = Mat::Zero(first.rows(), first.cols());  // (n, n)
+    for (int h = 0; h < a->n_heads; ++h) mean += a->head_weights(0, h);
+    mean /= static_cast<float>(a->n_heads);
+    Mat hat = 0.5f * mean + 0.5f * Mat::Identity(mean.rows(), mean.cols());  // (n, n)
+    for (Eigen::Index i = 0; i < hat.rows(); ++i) hat.row(i) /= hat.row(i).sum();
+    r = r.size() == 0 ? hat : Mat(hat * r);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<const AttentionTrace*> encoder_self_attention(const EncoderTrace& t) {
+  std::vector<const AttentionTrace*> out;
+  for (const EncoderLayerTrace& l : t.layers) out.push_back(&l.self_attn);
+  return out;
+}
+
+std::vector<const AttentionTrace*> decoder_self_attention(const DecoderTrace& t) {
+  std::vector<const AttentionTrace*> out;
+  for (const DecoderLayerTrace& l : t.layers) out.push_back(&l.self_attn);
+  return out;
+}
+
+}  // namespace sf
