@@ -180,5 +180,28 @@ TEST(Attribution, RefusesWhatItCannotAttribute) {
   EXPECT_NE(empty.error().find("full recording"), std::string::npos) << empty.error();
 }
 
+TEST(TraceLens, WritesEveryPointAndEndsOnTheLogits) {
+  const std::string out = test::temp_path("lens.safetensors");
+  std::string so, se;
+  ASSERT_EQ(test::run_stepformer("trace --model " + test::fixture("deconly_pre_gelu.safetensors") +
+                                     " --src 'x1 x2 x3' --lens --out " + out,
+                                 so, se),
+            0)
+      << se;
+  auto f = read_safetensors(out);
+  std::remove(out.c_str());
+  ASSERT_TRUE(f.ok()) << f.error();
+  const Tensor* lens = f->find("lens.logits");
+  const Tensor* logits = f->find("logits");
+  ASSERT_TRUE(lens && logits);
+  ASSERT_EQ(lens->shape.size(), 3u);
+  EXPECT_EQ(lens->shape[0], 5);  // embedding, then attention and MLP of two layers
+  EXPECT_EQ(lens->shape[1], logits->shape[0]);
+  EXPECT_EQ(lens->shape[2], logits->shape[1]);
+  const size_t last = size_t(lens->shape[0] - 1) * logits->f32.size();
+  for (size_t i = 0; i < logits->f32.size(); ++i) ASSERT_EQ(lens->f32[last + i], logits->f32[i]) << i;
+  EXPECT_EQ(f->metadata.at("lens.points"), "embedding,L0 attn,L0 MLP,L1 attn,L1 MLP");
+}
+
 }  // namespace
 }  // namespace sf

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "cli/masked.h"
+#include "analysis/logit_lens.h"
 #include "io/checkpoint.h"
 #include "io/trace_export.h"
 #include "commands.h"
@@ -106,10 +107,27 @@ std::vector<std::string> names(const Vocab& v, const std::vector<int>& ids) {
   return out;
 }
 
+// lens.logits (points, m, V): the logit lens at every residual-stream point, in the order of
+// analysis/residual_points.h; metadata lens.points names them, lens.readout says what was applied.
+void append_lens(const Model& m, const Trace& t, TensorFile& f) {
+  const LogitLens lens = logit_lens(m, t);
+  if (lens.logits.empty()) return;
+  const Mat& first = lens.logits.front();
+  Mat all(static_cast<Eigen::Index>(lens.logits.size()) * first.rows(), first.cols());  // (points·m, V)
+  std::string labels;
+  for (size_t p = 0; p < lens.logits.size(); ++p) {
+    all.middleRows(static_cast<Eigen::Index>(p) * first.rows(), first.rows()) = lens.logits[p];
+    labels += (p ? "," : "") + point_label(lens.points[p]);
+  }
+  f.add("lens.logits", Tensor::from_mat(all, {static_cast<int64_t>(lens.logits.size()), first.rows(), first.cols()}));
+  f.metadata["lens.points"] = labels;
+  f.metadata["lens.readout"] = lens_readout_description(m.config);
+}
+
 }  // namespace
 
 static int cmd_trace(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--no-pe", "--no-causal"}, {"--model", "--src", "--tgt", "--out"});
+  Args a(argc, argv, 2, {"--no-pe", "--no-causal", "--lens"}, {"--model", "--src", "--tgt", "--out"});
   a.require("--out");
   if (a.ok() && a.get("--model"))
     if (const int code = check_output("trace", "--out", a.str("--out"), {{"--model", a.str("--model")}})) return code;
@@ -124,6 +142,7 @@ static int cmd_trace(int argc, char** argv) {
   f.metadata["src"] = a.str("--src");
   f.metadata["tgt"] = a.str("--tgt");
   append_trace_tensors(l->model, t, f);
+  if (a.has("--lens")) append_lens(l->model, t, f);
   if (auto ok = write_safetensors(a.str("--out"), f); !ok) {
     std::cerr << "stepformer trace: " << ok.error() << "\n";
     return 1;
@@ -219,21 +238,23 @@ static int cmd_walk(int argc, char** argv) {
   return 0;
 }
 
-STEPFORMER_COMMAND(
-    reg_trace, "trace",
-    "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] --out T.safetensors\n"
-    "    run (teacher-forced on --tgt) and write every recorded tensor",
-    "options:\n"
-    "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
-    "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
-    "  --tgt \"...\"          the target text the decoder is teacher-forced on\n"
-    "  --no-pe              leave out the positional encoding (an experiment)\n"
-    "  --no-causal          leave out the decoder's causal mask (an experiment)\n"
-    "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
-    "example:\n"
-    "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "
-    "--out /tmp/t.safetensors\n",
-    cmd_trace);
+STEPFORMER_COMMAND(reg_trace, "trace",
+                   "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] [--lens]\n"
+                   "    --out T.safetensors\n"
+                   "    run (teacher-forced on --tgt) and write every recorded tensor",
+                   "options:\n"
+                   "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
+                   "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
+                   "  --tgt \"...\"          the target text the decoder is teacher-forced on\n"
+                   "  --no-pe              leave out the positional encoding (an experiment)\n"
+                   "  --no-causal          leave out the decoder's causal mask (an experiment)\n"
+                   "  --lens               also write lens.logits (points, m, V): the logit lens after the embedding\n"
+                   "                       and after every sublayer (docs/trace-names.md)\n"
+                   "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
+                   "example:\n"
+                   "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "
+                   "--out /tmp/t.safetensors\n",
+                   cmd_trace);
 STEPFORMER_COMMAND(
     reg_walk, "walk",
     "stepformer walk --model M --src \"...\" [--tgt \"...\"]\n    a walk-through of one run in the terminal",
