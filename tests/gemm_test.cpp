@@ -35,13 +35,13 @@ TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
         const RowVec bias = RowVec::Random(n);
         // x Wᵀ + b, as a projection runs it
         Mat c(m, n);
-        gemm(m, n, k, ref(a), ref_t(w), c.data(), n, GemmOut::Overwrite, bias.data());
-        const Eigen::MatrixXd want = reference(m, n, k, ref(a), ref_t(w), bias.data());
+        gemm(m, n, k, mat_ref(a), mat_ref_t(w), c.data(), n, GemmOut::Overwrite, bias.data());
+        const Eigen::MatrixXd want = reference(m, n, k, mat_ref(a), mat_ref_t(w), bias.data());
         ASSERT_LE((c.cast<double>() - want).cwiseAbs().maxCoeff(), bound(k)) << m << "x" << n << "x" << k;
         // the same product on the weight packed once
-        const PackedB p = pack_b(ref_t(w), k, n);
+        const PackedB p = pack_b(mat_ref_t(w), k, n);
         Mat cp(m, n);
-        gemm(m, ref(a), p, cp.data(), n, GemmOut::Overwrite, bias.data());
+        gemm(m, mat_ref(a), p, cp.data(), n, GemmOut::Overwrite, bias.data());
         // The same bits, but for a single row: unpacked, that one is a matrix-vector product.
         if (m > 1) ASSERT_TRUE(cp == c) << "packed " << m << "x" << n << "x" << k;
         ASSERT_LE((cp.cast<double>() - want).cwiseAbs().maxCoeff(), bound(k)) << "packed " << m << "x" << n << "x" << k;
@@ -49,22 +49,25 @@ TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
         const Mat at = Mat::Random(k, m);
         Mat acc = Mat::Random(m, n);
         const Mat before = acc;
-        gemm(m, n, k, ref_t(at), ref(bmat), acc.data(), n, GemmOut::Accumulate);
-        const Eigen::MatrixXd want_acc = before.cast<double>() + reference(m, n, k, ref_t(at), ref(bmat), nullptr);
+        gemm(m, n, k, mat_ref_t(at), mat_ref(bmat), acc.data(), n, GemmOut::Accumulate);
+        const Eigen::MatrixXd want_acc =
+            before.cast<double>() + reference(m, n, k, mat_ref_t(at), mat_ref(bmat), nullptr);
         ASSERT_LE((acc.cast<double>() - want_acc).cwiseAbs().maxCoeff(), bound(k))
             << "acc " << m << "x" << n << "x" << k;
         // A·B both row-major, as attention's P V_h (a single tile goes straight to the kernel)
         Mat rr(m, n);
-        gemm(m, n, k, ref(a), ref(bmat), rr.data(), n, GemmOut::Overwrite, bias.data());
-        ASSERT_LE((rr.cast<double>() - reference(m, n, k, ref(a), ref(bmat), bias.data())).cwiseAbs().maxCoeff(),
-                  bound(k))
+        gemm(m, n, k, mat_ref(a), mat_ref(bmat), rr.data(), n, GemmOut::Overwrite, bias.data());
+        ASSERT_LE(
+            (rr.cast<double>() - reference(m, n, k, mat_ref(a), mat_ref(bmat), bias.data())).cwiseAbs().maxCoeff(),
+            bound(k))
             << "row-major " << m << "x" << n << "x" << k;
         // A with neither stride 1 (every other column of a wider matrix): packed whatever the path
         const Mat wide = Mat::Random(m, 2 * k);
         const MatRef strided{wide.data(), 2 * k, 2};
         Mat cs(m, n);
-        gemm(m, n, k, strided, ref(bmat), cs.data(), n, GemmOut::Overwrite);
-        ASSERT_LE((cs.cast<double>() - reference(m, n, k, strided, ref(bmat), nullptr)).cwiseAbs().maxCoeff(), bound(k))
+        gemm(m, n, k, strided, mat_ref(bmat), cs.data(), n, GemmOut::Overwrite);
+        ASSERT_LE((cs.cast<double>() - reference(m, n, k, strided, mat_ref(bmat), nullptr)).cwiseAbs().maxCoeff(),
+                  bound(k))
             << "strided " << m << "x" << n << "x" << k;
       }
 }
@@ -78,13 +81,13 @@ TEST(Gemm, SameBitsWhicheverOrderTheBlocksRun) {
   const ScopedThreads t(1);
   const int m = 100, n = 300, k = 600;
   const Mat a = Mat::Random(m, k), at = Mat::Random(k, m), w = Mat::Random(n, k);
-  for (const MatRef av : {ref(a), ref_t(at)}) {
+  for (const MatRef av : {mat_ref(a), mat_ref_t(at)}) {
     Mat whole(m, n), sliced(m, n);
-    gemm(m, n, k, av, ref_t(w), whole.data(), n, GemmOut::Overwrite);
+    gemm(m, n, k, av, mat_ref_t(w), whole.data(), n, GemmOut::Overwrite);
     for (int j0 = 0; j0 < n; j0 += 100)
       gemm(m, 100, k, av, {w.data() + j0 * k, 1, k}, sliced.data() + j0, n, GemmOut::Overwrite);
     EXPECT_TRUE(whole == sliced) << (av.col_stride == 1 ? "row-major A" : "transposed A");
-    EXPECT_LE((whole.cast<double>() - reference(m, n, k, av, ref_t(w), nullptr)).cwiseAbs().maxCoeff(), bound(k));
+    EXPECT_LE((whole.cast<double>() - reference(m, n, k, av, mat_ref_t(w), nullptr)).cwiseAbs().maxCoeff(), bound(k));
   }
 }
 
@@ -102,25 +105,26 @@ TEST(Gemm, FusedEpilogueEqualsTheSeparatePass) {
         Mat gate = Mat::Random(m, n);
         gate(0, 0) = 0.0f;  // the gate's boundary: 0 is closed, like ReLU's derivative at 0
         Mat plain(m, n);
-        gemm(m, n, k, ref(a), ref_t(w), plain.data(), n, GemmOut::Overwrite, bias.data());
+        gemm(m, n, k, mat_ref(a), mat_ref_t(w), plain.data(), n, GemmOut::Overwrite, bias.data());
         const Mat relu = plain.cwiseMax(0.0f);
         const Mat gated = (gate.array() > 0.0f).select(plain, 0.0f);
         ASSERT_GT((relu.array() == 0.0f).count(), 0) << "a ReLU that clamps nothing tests nothing";
 
         Mat fused(m, n);
-        gemm(m, n, k, ref(a), ref_t(w), fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu());
+        gemm(m, n, k, mat_ref(a), mat_ref_t(w), fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu());
         ASSERT_TRUE(fused == relu) << "relu " << m << "x" << n << "x" << k;
-        gemm(m, n, k, ref(a), ref_t(w), fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu_gate(gate));
+        gemm(m, n, k, mat_ref(a), mat_ref_t(w), fused.data(), n, GemmOut::Overwrite, bias.data(),
+             Epilogue::relu_gate(gate));
         ASSERT_TRUE(fused == gated) << "gate " << m << "x" << n << "x" << k;
         if (m > 1) {  // (one row unpacked is Eigen's matrix-vector product: other bits)
-          const PackedB p = pack_b(ref_t(w), k, n);
-          gemm(m, ref(a), p, fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu());
+          const PackedB p = pack_b(mat_ref_t(w), k, n);
+          gemm(m, mat_ref(a), p, fused.data(), n, GemmOut::Overwrite, bias.data(), Epilogue::relu());
           ASSERT_TRUE(fused == relu) << "packed relu " << m << "x" << n << "x" << k;
         }
         // Accumulate: the epilogue acts on the sum, C + A·B.
         Mat acc = gate, sum = gate;
-        gemm(m, n, k, ref(a), ref_t(w), sum.data(), n, GemmOut::Accumulate);
-        gemm(m, n, k, ref(a), ref_t(w), acc.data(), n, GemmOut::Accumulate, nullptr, Epilogue::relu());
+        gemm(m, n, k, mat_ref(a), mat_ref_t(w), sum.data(), n, GemmOut::Accumulate);
+        gemm(m, n, k, mat_ref(a), mat_ref_t(w), acc.data(), n, GemmOut::Accumulate, nullptr, Epilogue::relu());
         ASSERT_TRUE(acc == sum.cwiseMax(0.0f)) << "accumulated relu " << m << "x" << n << "x" << k;
       }
 }
@@ -129,7 +133,7 @@ TEST(Gemm, WritesOnlyItsBlockOfALargerMatrix) {
   // C is the 20 × 40 block at (3, 5) of a 30 × 64 matrix: ldc 64; nothing around it changes.
   const Mat a = Mat::Random(20, 70), b = Mat::Random(70, 40);
   Mat big = Mat::Constant(30, 64, 7.0f);
-  gemm(20, 40, 70, ref(a), ref(b), big.data() + 3 * 64 + 5, 64, GemmOut::Overwrite);
+  gemm(20, 40, 70, mat_ref(a), mat_ref(b), big.data() + 3 * 64 + 5, 64, GemmOut::Overwrite);
   const Mat want = a * b;
   EXPECT_LE((big.block(3, 5, 20, 40) - want).cwiseAbs().maxCoeff(), 1e-4f);
   Mat around = big;
@@ -141,31 +145,31 @@ TEST(Gemm, EmptyShapes) {
   const Mat a = Mat::Random(4, 3), b = Mat::Random(3, 5);
   const RowVec bias = RowVec::LinSpaced(5, 1, 5);
   Mat c = Mat::Constant(4, 5, 2.0f);
-  gemm(4, 5, 0, ref(a), ref(b), c.data(), 5, GemmOut::Accumulate, bias.data());  // k = 0: C += bias
+  gemm(4, 5, 0, mat_ref(a), mat_ref(b), c.data(), 5, GemmOut::Accumulate, bias.data());  // k = 0: C += bias
   EXPECT_FLOAT_EQ(c(3, 4), 7.0f);
-  gemm(4, 5, 0, ref(a), ref(b), c.data(), 5, GemmOut::Overwrite);  // C = 0
+  gemm(4, 5, 0, mat_ref(a), mat_ref(b), c.data(), 5, GemmOut::Overwrite);  // C = 0
   EXPECT_EQ(c.cwiseAbs().maxCoeff(), 0.0f);
-  gemm(0, 5, 3, ref(a), ref(b), c.data(), 5, GemmOut::Overwrite);  // m = 0: nothing to write
-  gemm(4, 0, 3, ref(a), ref(b), c.data(), 5, GemmOut::Overwrite);
+  gemm(0, 5, 3, mat_ref(a), mat_ref(b), c.data(), 5, GemmOut::Overwrite);  // m = 0: nothing to write
+  gemm(4, 0, 3, mat_ref(a), mat_ref(b), c.data(), 5, GemmOut::Overwrite);
   EXPECT_EQ(c.cwiseAbs().maxCoeff(), 0.0f);
 }
 
 TEST(Gemm, SameBitsOnAnyThreadCount) {
   const Mat a = Mat::Random(64, 512), w = Mat::Random(2048, 512);
   const RowVec bias = RowVec::Random(2048);
-  const PackedB p = pack_b(ref_t(w), 512, 2048);
+  const PackedB p = pack_b(mat_ref_t(w), 512, 2048);
   Mat one(64, 2048), one_packed(64, 2048);
   {
     const ScopedThreads t(1);
-    gemm(64, 2048, 512, ref(a), ref_t(w), one.data(), 2048, GemmOut::Overwrite, bias.data());
-    gemm(64, ref(a), p, one_packed.data(), 2048, GemmOut::Overwrite, bias.data());
+    gemm(64, 2048, 512, mat_ref(a), mat_ref_t(w), one.data(), 2048, GemmOut::Overwrite, bias.data());
+    gemm(64, mat_ref(a), p, one_packed.data(), 2048, GemmOut::Overwrite, bias.data());
   }
   EXPECT_TRUE(one == one_packed);
   for (int n : {2, 3, 8}) {
     const ScopedThreads t(n);
     Mat got(64, 2048), got_packed(64, 2048);
-    gemm(64, 2048, 512, ref(a), ref_t(w), got.data(), 2048, GemmOut::Overwrite, bias.data());
-    gemm(64, ref(a), p, got_packed.data(), 2048, GemmOut::Overwrite, bias.data());
+    gemm(64, 2048, 512, mat_ref(a), mat_ref_t(w), got.data(), 2048, GemmOut::Overwrite, bias.data());
+    gemm(64, mat_ref(a), p, got_packed.data(), 2048, GemmOut::Overwrite, bias.data());
     EXPECT_TRUE(got == one) << n << " threads";
     EXPECT_TRUE(got_packed == one) << n << " threads, packed";
   }

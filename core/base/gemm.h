@@ -33,8 +33,8 @@ struct MatRef {
   Eigen::Index row_stride = 0, col_stride = 0;
   float at(Eigen::Index r, Eigen::Index c) const { return data[r * row_stride + c * col_stride]; }
 };
-inline MatRef ref(const Mat& m) { return {m.data(), m.cols(), 1}; }    // m
-inline MatRef ref_t(const Mat& m) { return {m.data(), 1, m.cols()}; }  // mᵀ
+inline MatRef mat_ref(const Mat& m) { return {m.data(), m.cols(), 1}; }    // m
+inline MatRef mat_ref_t(const Mat& m) { return {m.data(), 1, m.cols()}; }  // mᵀ
 
 // B (k, n) packed once for many products (a weight, as the projections read it: B = Wᵀ).
 struct PackedB {

@@ -131,7 +131,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
       if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
       masked_softmax(s, masks[static_cast<size_t>(b)], scale);
-      gemm(nq, dk, nk, ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
+      gemm(nq, dk, nk, mat_ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
     }
   }
 }
@@ -205,13 +205,13 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
         const Mat& pn = tr.weights[static_cast<size_t>(nb * n_heads + nh)];
         prefetch_block(pn.data(), 1, pn.size(), 0);
       }
-      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];           // (n_q, n_k)
-      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;     // head h of sequence b
-      const MatRef dhead{dconcat.data() + oq, d, 1};                             // (n_q, dk)
-      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};       // (n_q, dk), (n_k, dk)
-      const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};  // V_hᵀ (dk, n_k)
-      gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);          // dP = dhead V_hᵀ
-      gemm(nk, dk, nq, ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);  // dV_h = Pᵀ dhead
+      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];               // (n_q, n_k)
+      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;         // head h of sequence b
+      const MatRef dhead{dconcat.data() + oq, d, 1};                                 // (n_q, dk)
+      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};           // (n_q, dk), (n_k, dk)
+      const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};      // V_hᵀ (dk, n_k)
+      gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);              // dP = dhead V_hᵀ
+      gemm(nk, dk, nq, mat_ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);  // dV_h = Pᵀ dhead
       // Softmax backward: dS = P ⊙ (dP − Σ_j dP_j P_j), scaled by 1/√dk. The products over the
       // whole block, then each row's sum in four chains (one chain per row waited on every add).
       float* const e = prod.data();
@@ -222,8 +222,8 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
         const float dot = row_sum(e + i * nk, nk);
         for (int j = 0; j < nk; ++j) dpi[j] = pi[j] * (dpi[j] - dot) * scale;
       }
-      gemm(nq, dk, nk, ref(dp), kh, dq.data() + oq, d, GemmOut::Overwrite);     // dQ_h = dS K_h
-      gemm(nk, dk, nq, ref_t(dp), qh, dk_.data() + ok, d, GemmOut::Overwrite);  // dK_h = dSᵀ Q_h
+      gemm(nq, dk, nk, mat_ref(dp), kh, dq.data() + oq, d, GemmOut::Overwrite);     // dQ_h = dS K_h
+      gemm(nk, dk, nq, mat_ref_t(dp), qh, dk_.data() + ok, d, GemmOut::Overwrite);  // dK_h = dSᵀ Q_h
     }
   }
   linear_backward(x_q, w.q_proj, dq, g.q_proj, &dx_q, GemmOut::Overwrite, {}, dw_out);

@@ -12,7 +12,7 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
   const int T = threads();
   if (x.rows() != 1) {
     y.resize(x.rows(), out);
-    gemm(x.rows(), out, weight.cols(), ref(x), ref_t(weight), y.data(), out, GemmOut::Overwrite,
+    gemm(x.rows(), out, weight.cols(), mat_ref(x), mat_ref_t(weight), y.data(), out, GemmOut::Overwrite,
          bias ? bias->data() : nullptr, ep);
     return;
   }
@@ -39,7 +39,7 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
                      GemmOut dx_out, const Epilogue& dx_ep, GemmOut dw_out) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
-  gemm(out, in, n, ref_t(dy), ref(x), dweight.data(), in, dw_out);  // dyᵀ (out, n) · x (n, in)
+  gemm(out, in, n, mat_ref_t(dy), mat_ref(x), dweight.data(), in, dw_out);  // dyᵀ (out, n) · x (n, in)
   // Σ over rows a row at a time, vectorised along the row (Eigen's colwise sum of a row-major
   // matrix walks each column down with a stride). The same order: rows 0, 1, … per column.
   RowVec sum = RowVec::Zero(out);  // (out)
@@ -47,7 +47,8 @@ void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweigh
   dbias += sum;
   if (dx) {
     if (dx_out == GemmOut::Overwrite) dx->resize(n, in);
-    gemm(n, in, out, ref(dy), ref(weight), dx->data(), in, dx_out, nullptr, dx_ep);  // dy (n, out) · W (out, in)
+    gemm(n, in, out, mat_ref(dy), mat_ref(weight), dx->data(), in, dx_out, nullptr,
+         dx_ep);  // dy (n, out) · W (out, in)
   }
 }
 

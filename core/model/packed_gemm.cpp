@@ -2,11 +2,11 @@
 
 namespace sf {
 
-PackedWeight pack_weight(const Mat& w) { return {pack_b(ref_t(w), w.cols(), w.rows())}; }
+PackedWeight pack_weight(const Mat& w) { return {pack_b(mat_ref_t(w), w.cols(), w.rows())}; }
 
 void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias, const Epilogue& ep) {
   y.resize(x.rows(), w.wt.n);
-  gemm(x.rows(), ref(x), w.wt, y.data(), w.wt.n, GemmOut::Overwrite, bias ? bias->data() : nullptr, ep);
+  gemm(x.rows(), mat_ref(x), w.wt, y.data(), w.wt.n, GemmOut::Overwrite, bias ? bias->data() : nullptr, ep);
 }
 
 }  // namespace sf
