@@ -31,7 +31,7 @@ struct KvCache {
 // memory (n_src, d) and src_ids (n_src), or memory = nullptr for a decoder-only model.
 KvCache start_cache(const Model& m, const Mat* memory, const std::vector<int>& src_ids);
 
-// Appends row (1, d) to buffer (t, d), which becomes (t + 1, d).
+// Appends row (1, d) to buffer (t, d), which becomes (t + 1, d); an empty buffer takes the row's width.
 void append_row(Mat& buffer, const Mat& row);
 
 struct DecoderStep {
