@@ -8,6 +8,7 @@
 #include "io/hf_weights.h"
 #include "io/mapped_file.h"
 #include "text/hf_tokenizers.h"
+#include "text/tokenizer_config.h"
 
 namespace sf {
 
@@ -144,6 +145,7 @@ Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
     }
     if (!tv) return fail({tv.error()});
     v.tgt = std::move(*tv);
+    v.tgt.set_framing(gpt2_framing(v.tgt));
     v.tokenizer = "byte-level BPE";
   } else if (h.model_type == "bert") {
     auto vt = need("vocab.txt");
@@ -156,6 +158,16 @@ Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
     if (!tv) return fail({tv.error()});
     v.tgt = std::move(*tv);
     v.tokenizer = "WordPiece";
+  } else if (h.model_type == "llama" || h.model_type == "qwen2" || h.model_type == "mistral" ||
+             h.model_type == "gpt_neox") {
+    auto t = load_hf_tokenizer(folder, h.model_type);
+    if (!t) return fail({t.error()});
+    // Embedding tables are often padded past the tokenizer (Qwen2.5: 151,936 rows for 151,665
+    // tokens; Pythia: 50,304 for 50,277): those rows get placeholder names.
+    if (t->vocab.size() < h.vocab_size) t->vocab.add_unused(h.vocab_size);
+    v.tgt = std::move(t->vocab);
+    v.tokenizer = t->kind;
+    v.files = std::move(t->files);
   } else {  // marian
     auto src = need("source.spm");
     if (!src) return fail({src.error()});

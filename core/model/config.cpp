@@ -54,6 +54,8 @@ const char* to_string(Tokenizer t) {
       return "wordpiece";
     case Tokenizer::SentencePiece:
       return "sentencepiece";
+    case Tokenizer::SentencePieceBpe:
+      return "sentencepiece_bpe";
   }
   return "?";
 }

@@ -43,6 +43,7 @@ Result<bool> check_ids(const Model& m, const std::vector<int>& ids, bool source)
 }
 
 std::vector<int> with_bos(const Vocab& v, const std::vector<int>& ids) {
+  if (v.framing()) return v.frame(ids);
   std::vector<int> out{v.bos() >= 0 ? v.bos() : v.pad()};
   out.insert(out.end(), ids.begin(), ids.end());
   return out;

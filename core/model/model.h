@@ -38,8 +38,10 @@ struct RunOptions {
 // and inside the vocabulary. The message names what was expected and what was found.
 Result<bool> check_ids(const Model& m, const std::vector<int>& ids, bool source);
 
-// Decoder input for a target or prompt: <s> followed by the ids. A vocabulary without <s>
-// (Marian's SentencePiece) starts with <pad>: its decoder_start_token_id is pad_token_id.
+// Decoder input for a target or prompt: the ids framed as the vocabulary's Framing says when its
+// loader set one (Hugging Face decoder families: Llama <s> …, Qwen2 nothing, GPT-2
+// <|endoftext|> …; Vocab::framing() says why), else <s> followed by the ids. A vocabulary without
+// <s> (Marian's SentencePiece) starts with <pad>: its decoder_start_token_id is pad_token_id.
 std::vector<int> with_bos(const Vocab& v, const std::vector<int>& ids);
 
 }  // namespace sf

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "text/bpe_merges.h"
 #include "text/vocab.h"
 
 namespace sf {
@@ -20,6 +21,12 @@ namespace sf {
 // GPT-2's reversible byte -> printable character table: the 188 printable Latin-1 bytes map to
 // themselves, the other 68 in byte order to U+0100, U+0101, … (space -> 'Ġ' U+0120).
 const std::vector<char32_t>& bytes_to_unicode();
+
+// The bytes a string in the byte alphabet spells; a character outside the alphabet (an added
+// token's) is kept as its UTF-8.
+std::string byte_alphabet_to_bytes(const std::string& s);
+// Bytes spelled in the byte alphabet, one character per byte ("é" = C3 A9 -> "Ã©").
+std::string bytes_to_byte_alphabet(const std::string& bytes);
 
 // The GPT-2 pattern 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // (leftmost-first alternation, \s = Unicode White_Space) -> the words as byte ranges of `text`.
@@ -35,19 +42,14 @@ class ByteBpe : public SubwordTokenizer {
   void tokenize(const Vocab& v, const std::string& text, Tokenized& out) const override;
   std::string detokenize(const Vocab& v, const std::vector<int>& ids) const override;
   std::string display(const std::string& token) const override;
+  std::string bytes(const std::string& token) const override { return byte_alphabet_to_bytes(token); }
 
  private:
-  struct Merge {
-    int rank, merged;
-  };
   std::vector<int> bpe(const std::string& word) const;  // one pre-tokenised word -> ids
-  std::vector<int> merge_word(std::vector<int> parts) const;
-  std::string to_bytes(const std::string& tokens) const;  // byte-alphabet characters -> bytes
 
-  std::vector<int> byte_ids_;                   // (256)
-  std::unordered_map<uint64_t, Merge> merges_;  // (left id << 32 | right id) -> rank, merged id
+  std::vector<int> byte_ids_;  // (256)
+  BpeMerges merges_;
   std::vector<int> specials_;
-  std::unordered_map<char32_t, uint8_t> unicode_to_byte_;
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<std::string, std::vector<int>> cache_;  // word bytes -> ids
 };

@@ -10,7 +10,10 @@
 #include <sstream>
 
 #include "text/byte_bpe.h"
+#include "text/hf_files.h"
 #include "text/sentencepiece.h"
+#include "text/tokenizer_config.h"
+#include "text/tokenizer_json.h"
 #include "text/unicode.h"
 #include "text/wordpiece.h"
 
@@ -19,23 +22,6 @@ namespace sf {
 namespace {
 
 using json = nlohmann::json;
-
-Result<std::string> read_file(const std::string& path, const char* expected) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return Error{path + ": expected " + expected + ", found a folder"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": expected " + expected + ", found no readable file (" + std::strerror(errno) + ")"};
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return Error{path + ": expected " + expected + ", found a file that cannot be read"};
-  return s.str();
-}
-
-std::string shown(const std::string& s) {
-  std::string q = s.size() > 40 ? s.substr(0, 37) + "..." : s;
-  return "'" + unicode::repair_utf8(q) + "'";
-}
 
 // vocab.json, {"token": id, ...} — read with a SAX handler: 50,257 entries without building a
 // DOM, and a key that repeats (which a DOM would silently overwrite) is reported.
@@ -89,29 +75,6 @@ class VocabJsonReader : public nlohmann::json_sax<json> {
   std::string key_;
 };
 
-// (token, id) pairs -> tokens by id. The ids must number the tokens 0..n-1, each once.
-Result<std::vector<std::string>> tokens_by_id(std::vector<std::pair<std::string, int64_t>> entries,
-                                              const std::string& path) {
-  const size_t n = entries.size();
-  if (n == 0) return Error{path + ": expected at least one token, found an empty vocabulary"};
-  std::vector<std::string> tokens(n);
-  std::vector<char> seen(n, 0);
-  for (auto& [tok, id] : entries) {
-    if (id < 0 || static_cast<size_t>(id) >= n)
-      return Error{path + ": token " + shown(tok) + " has id " + std::to_string(id) + ", expected ids 0.." +
-                   std::to_string(n - 1) + " (one per token)"};
-    if (seen[static_cast<size_t>(id)]) {
-      if (tokens[static_cast<size_t>(id)] == tok)
-        return Error{path + ": token " + shown(tok) + " appears more than once"};
-      return Error{path + ": id " + std::to_string(id) + " is given to both " + shown(tokens[static_cast<size_t>(id)]) +
-                   " and " + shown(tok) + ", expected one token per id"};
-    }
-    seen[static_cast<size_t>(id)] = 1;
-    tokens[static_cast<size_t>(id)] = std::move(tok);
-  }
-  return tokens;
-}
-
 // vocab.json -> tokens by id.
 Result<std::vector<std::string>> read_vocab_json(const std::string& path) {
   auto text = read_file(path, "a JSON object {token: id}");
@@ -121,11 +84,6 @@ Result<std::vector<std::string>> read_vocab_json(const std::string& path) {
   if (!r.error.empty()) return Error{path + ": " + r.error};
   return tokens_by_id(std::move(r.entries), path);
 }
-
-// One merge as written, and where (for messages).
-struct MergeText {
-  std::string left, right, at;
-};
 
 // merges.txt: '#version: …' header, then one merge per line, 'left right', rank = order.
 Result<std::vector<MergeText>> read_merges(const std::string& path) {
@@ -252,30 +210,9 @@ Result<Vocab> load_byte_bpe_tokenizer_json(const std::string& tokenizer_json) {
   }
   auto tokens = tokens_by_id(std::move(entries), path);
   if (!tokens) return Error{tokens.error()};
-  const json& list = model.contains("merges") ? model["merges"] : none;
-  if (!list.is_array())
-    return Error{path + ": expected model.merges to be a list, found " + std::string(list.type_name())};
-  std::vector<MergeText> merges;
-  merges.reserve(list.size());
-  for (size_t r = 0; r < list.size(); ++r) {
-    const json& m = list[r];
-    MergeText t{"", "", path + " model.merges[" + std::to_string(r) + "]: "};
-    if (m.is_string()) {  // "left right" (tokenizers < 0.20)
-      const std::string s = m;
-      const size_t space = s.find(' ');
-      if (space != std::string::npos) {
-        t.left = s.substr(0, space);
-        t.right = s.substr(space + 1);
-      }
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {  // ["left", "right"]
-      t.left = m[0];
-      t.right = m[1];
-    }
-    if (t.left.empty() || t.right.empty() || t.right.find(' ') != std::string::npos)
-      return Error{t.at + "expected \"left right\" or [\"left\", \"right\"], found " + shown(m.dump())};
-    merges.push_back(std::move(t));
-  }
-  return byte_bpe_vocab(std::move(*tokens), merges, path, added);
+  auto merges = merges_from_json(model.contains("merges") ? model["merges"] : none, path);
+  if (!merges) return Error{merges.error()};
+  return byte_bpe_vocab(std::move(*tokens), *merges, path, added);
 }
 
 Result<Vocab> load_wordpiece(const std::string& vocab_txt, bool lowercase) {
@@ -320,6 +257,57 @@ Result<Vocab> load_sentencepiece(const std::string& spm_model, const std::string
   auto v = Vocab::make(std::move(*tokens), Tokenizer::SentencePiece, vocab_json);
   if (v) v->set_engine(std::move(*engine));
   return v;
+}
+
+Result<Vocab> load_sentencepiece_bpe(const std::string& spm_model, const std::string& tokenizer_config_json,
+                                     const std::string& model_type) {
+  auto bytes = read_file(spm_model, "a SentencePiece model (tokenizer.model)");
+  if (!bytes) return Error{bytes.error()};
+  auto engine = SentencePiece::load(*bytes, spm_model);
+  if (!engine) return Error{engine.error()};
+  auto config = read_tokenizer_config(tokenizer_config_json);
+  if (!config) return Error{config.error()};
+  const SentencePiece& sp = **engine;
+  const SpecialNames names = special_names(*config, {sp.bos_piece(), sp.eos_piece(), sp.pad_piece(), sp.unk_piece()});
+  auto v = Vocab::make(sp.pieces(), Tokenizer::SentencePieceBpe, spm_model, names);
+  if (!v) return v;
+  std::vector<int> whole;
+  for (int id : {v->bos(), v->eos(), v->unk(), v->pad()})
+    if (id >= 0) whole.push_back(id);
+  v->set_engine(sp.with_own_ids(std::move(whole)));
+  auto framing = decide_framing(*v, *config, model_type, /*sentencepiece_only=*/true, nullptr, spm_model);
+  if (!framing) return Error{framing.error()};
+  v->set_framing(std::move(*framing));
+  return v;
+}
+
+Result<HfTokenizer> load_hf_tokenizer(const std::string& folder, const std::string& model_type) {
+  const std::string tj = folder + "/tokenizer.json", tm = folder + "/tokenizer.model",
+                    tc = folder + "/tokenizer_config.json";
+  auto exists = [](const std::string& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  HfTokenizer t;
+  if (exists(tj)) {
+    auto loaded = load_tokenizer_json(tj, tc, model_type);
+    if (!loaded) return Error{loaded.error()};
+    t.vocab = std::move(loaded->vocab);
+    t.kind = loaded->kind;
+    t.files.push_back(tj);
+  } else if (exists(tm)) {
+    auto v = load_sentencepiece_bpe(tm, tc, model_type);
+    if (!v) return Error{v.error()};
+    t.vocab = std::move(*v);
+    t.kind = "SentencePiece BPE";
+    t.files.push_back(tm);
+  } else {
+    return Error{"'" + folder + "': expected the " + model_type +
+                 " tokenizer, tokenizer.json or tokenizer.model, found neither (download them from the same hub "
+                 "repository)"};
+  }
+  if (exists(tc)) t.files.push_back(tc);
+  return t;
 }
 
 }  // namespace sf

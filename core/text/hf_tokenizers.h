@@ -23,6 +23,27 @@ Result<Vocab> load_byte_bpe(const std::string& vocab_json, const std::string& me
 // other than GPT-2's (a normalizer, a pre-tokenizer other than plain ByteLevel, add_prefix_space).
 Result<Vocab> load_byte_bpe_tokenizer_json(const std::string& tokenizer_json);
 
+// A decoder-only hub folder's tokenizer (model_type llama, qwen2, mistral, gpt_neox), picked by
+// the files present:
+//   tokenizer.json   its model, normalizer and pre-tokenizer name the pipeline
+//                    (text/tokenizer_json.h): byte-level BPE (GPT-2's ByteLevel regex as SmolLM2;
+//                    Split regexes + ByteLevel as Qwen2 and Llama 3) or SentencePiece-style BPE
+//                    with byte fallback (Llama 2, TinyLlama, Mistral); anything else is refused
+//                    by name;
+//   tokenizer.model  otherwise: a SentencePiece model through libsentencepiece, its pieces the ids.
+// tokenizer_config.json, when present, names the specials and, with tokenizer.json's
+// post_processor, says which are put around a text (Vocab::framing(), text/tokenizer_config.h).
+struct HfTokenizer {
+  Vocab vocab;
+  std::string kind;                // "byte-level BPE" | "SentencePiece BPE"
+  std::vector<std::string> files;  // the files read
+};
+Result<HfTokenizer> load_hf_tokenizer(const std::string& folder, const std::string& model_type);
+// The SentencePiece half of the above: `spm_model` (tokenizer.model) with the specials and
+// framing of `tokenizer_config_json` (may be absent).
+Result<Vocab> load_sentencepiece_bpe(const std::string& spm_model, const std::string& tokenizer_config_json,
+                                     const std::string& model_type);
+
 // BERT WordPiece from vocab.txt (one token per line, id = line number). `lowercase`: the uncased
 // models' BasicTokenizer (lowercase + NFD + strip accents). Specials, looked up by name: [UNK]
 // [CLS] [SEP] required, [PAD] and [MASK] when present.

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "text/special_split.h"
+#include "text/token_display.h"
+
 namespace sf {
 
 namespace {
@@ -32,6 +35,30 @@ Result<std::shared_ptr<const SentencePiece>> SentencePiece::load(const std::stri
   return std::shared_ptr<const SentencePiece>(std::move(engine));
 }
 
+std::shared_ptr<const SentencePiece> SentencePiece::with_own_ids(std::vector<int> specials) const {
+  auto engine = std::make_shared<SentencePiece>(*this);
+  engine->own_ids_ = true;
+  engine->specials_ = std::move(specials);
+  return engine;
+}
+
+std::vector<std::string> SentencePiece::pieces() const {
+  std::vector<std::string> out(static_cast<size_t>(sp_->GetPieceSize()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = sp_->IdToPiece(static_cast<int>(i));
+  return out;
+}
+
+namespace {
+std::string piece_or_none(const sentencepiece::SentencePieceProcessor& sp, int id) {
+  return id >= 0 && id < sp.GetPieceSize() ? sp.IdToPiece(id) : std::string();
+}
+}  // namespace
+
+std::string SentencePiece::bos_piece() const { return piece_or_none(*sp_, sp_->bos_id()); }
+std::string SentencePiece::eos_piece() const { return piece_or_none(*sp_, sp_->eos_id()); }
+std::string SentencePiece::unk_piece() const { return piece_or_none(*sp_, sp_->unk_id()); }
+std::string SentencePiece::pad_piece() const { return piece_or_none(*sp_, sp_->pad_id()); }
+
 std::vector<std::string> split_language_code(const std::string& text, std::string& rest) {
   auto line_end = [&](size_t i) { return std::min(text.find('\n', i), text.size()); };
   std::vector<std::string> code;
@@ -55,6 +82,22 @@ std::vector<std::string> split_language_code(const std::string& text, std::strin
 }
 
 void SentencePiece::tokenize(const Vocab& v, const std::string& text, Tokenized& out) const {
+  if (own_ids_) {
+    for (const TextSegment& seg : split_specials(v, text, specials_)) {
+      if (seg.special >= 0) {
+        v.push(out, seg.special, v.token(seg.special), true);
+        continue;
+      }
+      std::vector<std::string> pieces;
+      if (!sp_->Encode(text.substr(seg.offset, seg.length), &pieces).ok()) pieces.clear();
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        const bool start = k == 0 || pieces[k].compare(0, kSpace.size(), kSpace) == 0;
+        const int id = v.id(pieces[k]);  // an unknown character comes out as its own text -> <unk>
+        v.push(out, id, std::move(pieces[k]), start);
+      }
+    }
+    return;
+  }
   std::string rest;
   std::vector<std::string> pieces = split_language_code(text, rest);
   std::vector<std::string> body;
@@ -68,6 +111,14 @@ void SentencePiece::tokenize(const Vocab& v, const std::string& text, Tokenized&
 }
 
 std::string SentencePiece::detokenize(const Vocab& v, const std::vector<int>& ids) const {
+  if (own_ids_) {  // SentencePiece's own decoder: '▁' -> space, byte pieces -> bytes, controls dropped
+    std::string out;
+    std::vector<int> valid;
+    for (int id : ids)
+      if (id >= 0 && id < sp_->GetPieceSize()) valid.push_back(id);
+    if (!sp_->Decode(valid, &out).ok()) out.clear();
+    return out;
+  }
   std::string s;
   for (int id : ids) s += v.token(id);
   std::string out;
@@ -80,6 +131,17 @@ std::string SentencePiece::detokenize(const Vocab& v, const std::vector<int>& id
     }
   }
   return out;
+}
+
+}  // namespace sf
+
+namespace sf {
+
+std::string SentencePiece::display(const std::string& token) const { return display_byte_piece(token); }
+
+std::string SentencePiece::bytes(const std::string& token) const {
+  const int b = byte_fallback_value(token);
+  return b < 0 ? token : std::string(1, static_cast<char>(b));
 }
 
 }  // namespace sf

@@ -23,14 +23,28 @@ std::vector<std::string> split_language_code(const std::string& text, std::strin
 
 class SentencePiece : public SubwordTokenizer {
  public:
-  // Reads a serialized SentencePiece model (`bytes`, as read from `what`).
+  // Reads a serialized SentencePiece model (`bytes`, as read from `what`) for Marian: language
+  // codes split off, pieces numbered by a separate vocab.json.
   static Result<std::shared_ptr<const SentencePiece>> load(const std::string& bytes, const std::string& what);
+  // A copy for a model whose pieces are the vocabulary (Llama's tokenizer.model, numbered by
+  // pieces()): the text is cut around the `specials` first (LlamaTokenizer keeps '<s>', '</s>',
+  // '<unk>' written in the text whole), each part encoded on its own (each gets SentencePiece's
+  // '▁' prefix); no language codes.
+  std::shared_ptr<const SentencePiece> with_own_ids(std::vector<int> specials) const;
+  // The model's pieces by id (the vocabulary of load_own_ids).
+  std::vector<std::string> pieces() const;
+  // The model's own special pieces; empty where the model has none.
+  std::string bos_piece() const, eos_piece() const, unk_piece() const, pad_piece() const;
 
   void tokenize(const Vocab& v, const std::string& text, Tokenized& out) const override;
   std::string detokenize(const Vocab& v, const std::vector<int>& ids) const override;
+  std::string display(const std::string& token) const override;
+  std::string bytes(const std::string& token) const override;
 
  private:
   std::shared_ptr<const sentencepiece::SentencePieceProcessor> sp_;
+  bool own_ids_ = false;  // load_own_ids: no language codes, specials kept whole
+  std::vector<int> specials_;
 };
 
 }  // namespace sf

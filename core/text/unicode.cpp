@@ -174,3 +174,18 @@ std::u32string nfd(const std::u32string& text) {
 }
 
 }  // namespace sf::unicode
+
+namespace sf::unicode {
+
+std::string nfc(const std::string& utf8) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* n = icu::Normalizer2::getNFCInstance(status);
+  if (U_FAILURE(status) || !n) return utf8;  // ICU's data missing: leave the text as it is
+  const icu::UnicodeString out = n->normalize(icu::UnicodeString::fromUTF8(utf8), status);
+  if (U_FAILURE(status)) return utf8;
+  std::string s;
+  out.toUTF8String(s);
+  return s;
+}
+
+}  // namespace sf::unicode

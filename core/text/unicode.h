@@ -39,5 +39,7 @@ bool is_nonspacing_mark(char32_t c);  // Mn
 std::u32string lower(const std::u32string& text);
 // Canonical decomposition (NFD).
 std::u32string nfd(const std::u32string& text);
+// Canonical composition (NFC) of UTF-8 text; an ill-formed byte becomes U+FFFD.
+std::string nfc(const std::string& utf8);
 
 }  // namespace sf::unicode

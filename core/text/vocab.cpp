@@ -15,7 +15,8 @@ struct Special {
 
 }  // namespace
 
-Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, const std::string& what) {
+// The tokens, each non-empty and once, indexed; no specials yet.
+Result<Vocab> Vocab::indexed(std::vector<std::string> tokens, Tokenizer tokenizer, const std::string& what) {
   Vocab v;
   v.tokenizer_ = tokenizer;
   if (tokens.empty()) return Error{what + ": expected at least one token, found an empty vocabulary"};
@@ -27,6 +28,13 @@ Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, 
                    std::to_string(v.index_[tokens[i]]) + " and " + std::to_string(i) + ")"};
   }
   v.tokens_ = std::move(tokens);
+  return v;
+}
+
+Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, const std::string& what) {
+  auto made = indexed(std::move(tokens), tokenizer, what);
+  if (!made) return made;
+  Vocab& v = *made;
   std::vector<Special> specials;
   switch (tokenizer) {
     case Tokenizer::Word:
@@ -49,6 +57,9 @@ Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, 
     case Tokenizer::SentencePiece:
       specials = {{"<pad>", &Vocab::pad_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};
       break;
+    case Tokenizer::SentencePieceBpe:
+      specials = {{"<s>", &Vocab::bos_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};
+      break;
   }
   for (const Special& s : specials) {
     v.*s.slot = v.id(s.name);
@@ -56,7 +67,33 @@ Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, 
       return Error{what + ": expected the special token '" + std::string(s.name) + "', not found among " +
                    std::to_string(v.tokens_.size()) + " tokens"};
   }
-  return v;
+  return made;
+}
+
+Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, const std::string& what,
+                          const SpecialNames& names) {
+  auto made = indexed(std::move(tokens), tokenizer, what);
+  if (!made) return made;
+  Vocab& v = *made;
+  const std::pair<const std::string*, int Vocab::*> slots[] = {
+      {&names.bos, &Vocab::bos_}, {&names.eos, &Vocab::eos_}, {&names.pad, &Vocab::pad_}, {&names.unk, &Vocab::unk_}};
+  for (const auto& [name, slot] : slots) {
+    if (name->empty()) continue;
+    v.*slot = v.id(*name);
+    if (v.*slot < 0)
+      return Error{what + ": expected the special token '" + *name + "' its tokenizer files name, not found among " +
+                   std::to_string(v.tokens_.size()) + " tokens"};
+  }
+  return made;
+}
+
+void Vocab::add_unused(int rows) {
+  for (int id = size(); id < rows; ++id) {
+    std::string name = "<unused " + std::to_string(id) + ">";
+    while (index_.count(name)) name += "'";
+    index_.emplace(name, id);
+    tokens_.push_back(std::move(name));
+  }
 }
 
 const std::string& Vocab::token(int id) const {
@@ -75,6 +112,11 @@ bool Vocab::is_special(int id) const {
 
 std::string Vocab::display(int id) const {
   if (engine_ && id >= 0 && id < size() && !is_special(id)) return engine_->display(token(id));
+  return token(id);
+}
+
+std::string Vocab::bytes(int id) const {
+  if (engine_ && id >= 0 && id < size() && !is_special(id)) return engine_->bytes(token(id));
   return token(id);
 }
 
@@ -133,19 +175,37 @@ Tokenized Vocab::tokenize(const std::string& text) const {
   return t;
 }
 
+std::vector<int> Vocab::frame(const std::vector<int>& ids) const {
+  if (!framing_) return ids;
+  std::vector<int> out(framing_->before);
+  out.insert(out.end(), ids.begin(), ids.end());
+  out.insert(out.end(), framing_->after.begin(), framing_->after.end());
+  return out;
+}
+
 Tokenized Vocab::encode(const std::string& text) const {
   Tokenized body = tokenize(text);
-  if (tokenizer_ != Tokenizer::WordPiece && tokenizer_ != Tokenizer::SentencePiece) return body;
+  std::vector<int> before, after;
+  if (framing_) {
+    if (!framing_->tokenizer_adds) return body;
+    before = framing_->before;
+    after = framing_->after;
+  } else if (tokenizer_ == Tokenizer::WordPiece) {
+    before = {cls_};
+    after = {sep_};
+  } else if (tokenizer_ == Tokenizer::SentencePiece) {
+    after = {eos_};
+  }
+  if (before.empty() && after.empty()) return body;
   Tokenized t;
-  if (tokenizer_ == Tokenizer::WordPiece) push(t, cls_, token(cls_), true);
+  for (int id : before) push(t, id, token(id), true);
   const int offset = static_cast<int>(t.ids.size());
   t.ids.insert(t.ids.end(), body.ids.begin(), body.ids.end());
   t.pieces.insert(t.pieces.end(), body.pieces.begin(), body.pieces.end());
   t.display.insert(t.display.end(), body.display.begin(), body.display.end());
   t.word_start.insert(t.word_start.end(), body.word_start.begin(), body.word_start.end());
   for (int u : body.unknown) t.unknown.push_back(u + offset);
-  const int last = tokenizer_ == Tokenizer::WordPiece ? sep_ : eos_;
-  push(t, last, token(last), true);
+  for (int id : after) push(t, id, token(id), true);
   return t;
 }
 
