@@ -17,7 +17,8 @@ namespace {
 void usage(std::ostream& out) {
   out << "stepformer — step through a Transformer\n\n";
 #ifdef STEPFORMER_WITH_GUI
-  out << "  stepformer [--model M] [--script S] [--screenshot OUT.png] [--bench-frames N] [--scale S] [--presentation] "
+  out << "  stepformer [--model M] [--script S] [--lesson NAME|FILE] [--screenshot OUT.png] [--bench-frames N] "
+         "[--scale S] [--presentation] "
          "[--size WxH] [--threads N]\n"
          "    open the explorer (no command); see docs/explorer.md\n";
 #endif

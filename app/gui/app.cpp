@@ -37,7 +37,7 @@ std::string g_ini_path;
 
 void save_settings() {
   ImGui::GetIO().WantSaveIniSettings = false;
-  if (g_ini_path.empty()) return;
+  if (g_ini_path.empty() || (g_app && g_app->settings_frozen())) return;
   size_t n = 0;
   const char* text = ImGui::SaveIniSettingsToMemory(&n);
   write_file_atomic(g_ini_path, std::string(text, n));  // a failure keeps the previous settings
@@ -207,25 +207,25 @@ void App::set_presentation(bool on) {
   fonts_dirty_ = true;
   ImGui::MarkIniSettingsDirty();
   ui_.presentation = on;
-  if (on) {
+  if (on && lesson_layout_.empty()) {  // a lesson's layout keeps its panels
     open_before_presentation_.clear();
     for (auto& p : panels_) {
       open_before_presentation_ += p->open ? '1' : '0';
       const std::string k = p->key();
       p->open = k == "stepper" || k == "attention" || k == "output";
     }
-  } else if (open_before_presentation_.size() == panels_.size()) {
+  } else if (!on && lesson_layout_.empty() && open_before_presentation_.size() == panels_.size()) {
     for (size_t i = 0; i < panels_.size(); ++i) panels_[i]->open = open_before_presentation_[i] == '1';
   }
   reset_layout();
 }
 
-bool App::script_done() const { return !script_ || script_->done(); }
-int App::script_failures() const { return script_ ? script_->failures() : 0; }
+bool App::script_done() const { return (!script_ || script_->done()) && !lesson_busy(); }
+int App::script_failures() const { return (script_ ? script_->failures() : 0) + (lesson_ ? lesson_->failures() : 0); }
 
 bool App::busy() const {
-  return ui_.playing || !worker_->idle() || (script_ && !script_->done()) || !shot_path_.empty() || panel_shot_ ||
-         fonts_dirty_ || frame_ < 5;
+  return ui_.playing || !worker_->idle() || !script_done() || !shot_path_.empty() || panel_shot_ || fonts_dirty_ ||
+         frame_ < 5;
 }
 
 // [SECTION] per frame
@@ -264,7 +264,7 @@ void App::frame() {
       status_level_ = m->level;
       status_time_ = ImGui::GetTime();
     }
-    if (opt_.headless() || script_)
+    if (opt_.headless() || script_ || !opt_.lesson.empty())
       for (const Message& x : snap_->log)
         if (x.seq > printed_log_) {
           std::fprintf(stderr, "%s%s\n",
@@ -298,6 +298,7 @@ void App::frame() {
       act::want_demos(*worker_, order, leak);
     }
   }
+  lesson_tick();
   if (script_) script_->tick(*this);
   keyboard();
   play_tick();

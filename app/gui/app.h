@@ -5,6 +5,8 @@
 // App::after_render() before swapping (screenshots read the back buffer there).
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +32,42 @@ class FrameDriver {
   virtual int failures() const = 0;
 };
 
+struct LayoutPlan;
+
+// The lesson open in the app (lesson_runner.h, docs/lessons.md): its steps run as a FrameDriver
+// in safe mode.
+class LessonDriver : public FrameDriver {
+ public:
+  virtual void go(App& app, int step) = 0;  // shows step `step` (0-based): runs its lines
+  virtual int step() const = 0;
+  virtual int steps() const = 0;
+  virtual const std::string& title() const = 0;
+  virtual const std::string& path() const = 0;
+  virtual const std::string& exports() const = 0;  // where its files go
+};
+// Reads and parses a lesson file; null and `error` when it cannot (explorer.cpp supplies it).
+using LessonOpener = std::function<std::unique_ptr<LessonDriver>(const std::string& path, std::string& error)>;
+
+// What the caption panel shows (docs/lessons.md): set by a lesson's `caption` lines.
+struct Caption {
+  std::string lesson;   // the lesson's title
+  std::string title;    // the step's title
+  std::string text;     // the talking point (lines joined by newlines)
+  std::string formula;  // the formula, drawn in bold
+};
+
+// Lesson moves asked by the menu, the keys or a script line; carried out at the start of the next
+// frame (a lesson line may open another lesson, which replaces the runner running that line).
+struct LessonRequest {
+  enum Kind { Open, Next, Back, Go, Close } kind;
+  std::string name;      // Open: a lesson name or file
+  std::string from_dir;  // Open: the folder of the lesson or script that asked
+  int step = 0;          // Go: the step (0-based)
+};
+
 struct AppOptions {
   std::string script;         // --script FILE
+  std::string lesson;         // --lesson NAME|FILE (safe mode)
   std::string screenshot;     // --screenshot FILE
   int bench_frames = 0;       // --bench-frames N
   std::string model;          // --model FILE (instead of the default shipped model)
@@ -47,6 +83,8 @@ class App {
   ~App();
   // From the next frame on, `driver` runs before the UI is built (--script).
   void attach_driver(std::unique_ptr<FrameDriver> driver) { script_ = std::move(driver); }
+  // How lessons are opened (the Lessons menu, --lesson, `lesson open`).
+  void set_lesson_opener(LessonOpener opener) { lesson_opener_ = std::move(opener); }
   // A start-up failure (a script that cannot be read): shows `message`, makes the exit code 1 and
   // ends a headless run.
   void fail(const std::string& message);
@@ -69,7 +107,8 @@ class App {
   Panel* find_panel(const std::string& key);
   const std::vector<std::unique_ptr<Panel>>& panels() const { return panels_; }
   void show_panel(Panel* p, bool focus = true);
-  void request_screenshot(const std::string& path);
+  // `json`: also write PATH.json describing the layout (the GUI tests read it; lessons do not write it).
+  void request_screenshot(const std::string& path, bool json = true);
   void request_panel_png(Panel* p, const std::string& path);
   bool screenshot_pending() const { return !shot_path_.empty(); }
   void set_scale(float s);
@@ -80,6 +119,16 @@ class App {
     exit_code_ = code;
   }
   void reset_layout() { layout_reset_ = 2; }
+  // Lessons: the `layout` command's plan (panels not in it close), the caption, the steps.
+  void set_lesson_layout(const LayoutPlan& plan);
+  void clear_lesson_layout();
+  Caption& caption() { return caption_; }
+  bool request_lesson(const LessonRequest& r, std::string& error);
+  const LessonDriver* lesson() const { return lesson_.get(); }
+  bool lesson_busy() const;  // a lesson move is pending or the step's lines are still running
+  // Once a lesson has been opened the settings file is left as it was (a lesson never changes the
+  // saved layout).
+  bool settings_frozen() const { return settings_frozen_; }
   int frame_index() const { return frame_; }
   bool script_done() const;
   int script_failures() const;
@@ -89,6 +138,9 @@ class App {
 
  private:
   void keyboard();
+  void lesson_tick();
+  void lessons_menu();
+  void lesson_open_window();
   void follow_stage();
   void menu_bar();
   void status_bar();
@@ -107,6 +159,16 @@ class App {
   Fonts fonts_;
   std::vector<std::unique_ptr<Panel>> panels_;
   std::unique_ptr<FrameDriver> script_;
+  LessonOpener lesson_opener_;
+  std::unique_ptr<LessonDriver> lesson_;
+  std::unique_ptr<LessonDriver> pending_lesson_;  // read and parsed, opened at the next frame
+  std::vector<LessonRequest> lesson_requests_;
+  std::map<std::string, ImVec4> lesson_layout_;  // panel key → rectangle (fractions of the work area)
+  Caption caption_;
+  bool settings_frozen_ = false;
+  bool shot_json_ = true;
+  bool show_lesson_open_ = false;
+  char lesson_path_[512] = {0};
 
   bool fonts_dirty_ = true;
   bool quit_ = false;

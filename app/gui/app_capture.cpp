@@ -15,8 +15,9 @@
 
 namespace sf::gui {
 
-void App::request_screenshot(const std::string& path) {
+void App::request_screenshot(const std::string& path, bool json) {
   shot_path_ = path;
+  shot_json_ = json;
   shot_wait_ = 2;  // let windows that just appeared lay themselves out
 }
 
@@ -114,7 +115,7 @@ void App::after_render() {
     }
     std::string e;
     if (save_framebuffer_png(shot_path_, 0, 0, fw, fh, fh, e)) {
-      write_layout_json(shot_path_ + ".json", fw, fh);  // first: its status is the one in the picture
+      if (shot_json_) write_layout_json(shot_path_ + ".json", fw, fh);  // first: its status is the one in the picture
       notify(Message::Info, "wrote " + shot_path_);
     } else {
       notify(Message::Error, e);

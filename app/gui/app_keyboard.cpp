@@ -49,6 +49,12 @@ void App::keyboard() {
   if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false)))
     set_scale(ui_.scale - 0.25f);
   if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_0, false)) set_scale(1.0f);
+  // A lesson takes PageDown / PageUp (what presenter clickers send) for its steps.
+  if (lesson_) {
+    std::string e;
+    if (pressed(ImGuiKey_PageDown)) request_lesson({LessonRequest::Next, "", "", 0}, e);
+    if (pressed(ImGuiKey_PageUp)) request_lesson({LessonRequest::Back, "", "", 0}, e);
+  }
   if (!snap_->ok()) return;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
     ui_.playing = !ui_.playing;
@@ -57,8 +63,8 @@ void App::keyboard() {
   }
   if (pressed(ImGuiKey_RightArrow)) ctrl ? act::next_token(*worker_) : act::forward(*worker_);
   if (pressed(ImGuiKey_LeftArrow)) ctrl ? act::prev_token(*worker_) : act::back(*worker_);
-  if (pressed(ImGuiKey_DownArrow) || pressed(ImGuiKey_PageDown)) act::next_token(*worker_);
-  if (pressed(ImGuiKey_UpArrow) || pressed(ImGuiKey_PageUp)) act::prev_token(*worker_);
+  if (pressed(ImGuiKey_DownArrow) || (!lesson_ && pressed(ImGuiKey_PageDown))) act::next_token(*worker_);
+  if (pressed(ImGuiKey_UpArrow) || (!lesson_ && pressed(ImGuiKey_PageUp))) act::prev_token(*worker_);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) act::home(*worker_);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) act::run_to_end(*worker_);
 }

@@ -13,6 +13,7 @@ namespace sf::gui {
 
 ImVec4 App::panel_rect(const Panel& p) const {
   if (bench_layout_ && std::string(p.key()) == "attention") return ImVec4(0, 0, 1, 1);
+  if (const auto it = lesson_layout_.find(p.key()); it != lesson_layout_.end()) return it->second;
   if (ui_.presentation) {
     const std::string k = p.key();
     if (k == "stepper") return ImVec4(0.0f, 0.0f, 1.0f, 0.47f);

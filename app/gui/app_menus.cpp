@@ -52,6 +52,7 @@ void App::menu_bar() {
     ImGui::MenuItem("ImGui demo (debug)", nullptr, &demo_window_);
     ImGui::EndMenu();
   }
+  lessons_menu();
   if (ImGui::BeginMenu("Help")) {
     ImGui::MenuItem("Keyboard and about", nullptr, &show_about_);
     ImGui::EndMenu();
@@ -91,6 +92,7 @@ void App::menu_bar() {
     }
     ImGui::End();
   }
+  lesson_open_window();
   if (show_export_) {
     ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 36, 0), ImGuiCond_Appearing);
     if (ImGui::Begin("Export recording", &show_export_)) {

@@ -14,7 +14,7 @@ void App::notify(Message::Level level, const std::string& text) {
   status_text_ = text;
   status_level_ = level;
   status_time_ = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.001;
-  if (opt_.headless() || !opt_.script.empty())
+  if (opt_.headless() || !opt_.script.empty() || !opt_.lesson.empty())
     std::fprintf(stderr, "%s%s\n",
                  level == Message::Error     ? "error: "
                  : level == Message::Warning ? "warning: "

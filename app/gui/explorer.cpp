@@ -26,6 +26,7 @@
 #include "compare/prepost.h"
 #include "gfx/gl.h"
 #include "imgui.h"
+#include "lesson_runner.h"
 #include "script.h"
 
 namespace sf::gui {
@@ -39,7 +40,8 @@ void on_signal(int) { g_stop = true; }
 void glfw_error(int code, const char* what) { std::fprintf(stderr, "stepformer: GLFW error %d: %s\n", code, what); }
 
 const char* kUsage =
-    "usage: stepformer [--model M.safetensors] [--script S.txt] [--screenshot OUT.png] [--bench-frames N]\n"
+    "usage: stepformer [--model M.safetensors] [--script S.txt] [--lesson NAME|FILE] [--screenshot OUT.png]\n"
+    "                  [--bench-frames N]\n"
     "                  [--scale S] [--presentation] [--size WxH] [--threads N]\n";
 
 // [SECTION] command line
@@ -63,7 +65,10 @@ int parse_args(int argc, char** argv, ExplorerArgs& args) {
       return argv[++i];
     };
     const char* v = nullptr;
-    if (a == "--script") {
+    if (a == "--lesson") {
+      if (!(v = value("a lesson name or file"))) return 2;
+      opt.lesson = v;
+    } else if (a == "--script") {
       if (!(v = value("a script file"))) return 2;
       opt.script = v;
     } else if (a == "--screenshot") {
@@ -158,6 +163,8 @@ std::vector<std::unique_ptr<Panel>> explorer_panels() {
   panels.push_back(make_kv_cache_panel());
   panels.push_back(make_residual_panel());
   for (auto& p : make_prepost_panels()) panels.push_back(std::move(p));  // compare, training, gradnorms
+  panels.push_back(make_caption_panel());
+  panels.push_back(make_worked_panel());
   return panels;
 }
 
@@ -169,6 +176,13 @@ void attach_script(App& app, const std::string& path) {
   const bool loaded = script->load(path, error);
   app.attach_driver(std::move(script));
   if (!loaded) app.fail(error);
+}
+
+// A lesson file, read and parsed within the safe-mode limits (lesson_runner.h).
+std::unique_ptr<LessonDriver> open_lesson(const std::string& path, std::string& error) {
+  auto lesson = std::make_unique<LessonRunner>();
+  if (!lesson->open(path, error)) return nullptr;
+  return lesson;
 }
 
 // [SECTION] loop
@@ -312,7 +326,7 @@ int run_loop(App& app, GLFWwindow* window, const ExplorerArgs& args) {
     }
   }
   int code = app.exit_code();
-  if (!opt.script.empty() && app.script_failures() > 0) code = std::max(code, 1);
+  if ((!opt.script.empty() || !opt.lesson.empty()) && app.script_failures() > 0) code = std::max(code, 1);
   if (opt.bench_frames > 0) {
     const char* view = opt.script.empty() ? "the model view alone" : "the layout the script set up";
     code = std::max(code, bench.report(view, args.width, args.height));
@@ -336,6 +350,11 @@ int run_explorer(int argc, char** argv) {
   int code = 0;
   {
     App app(window, args.opt, explorer_panels());
+    app.set_lesson_opener(open_lesson);
+    if (!args.opt.lesson.empty()) {
+      std::string e;
+      if (!app.request_lesson({LessonRequest::Open, args.opt.lesson, ".", 0}, e)) app.fail(e);
+    }
     if (!args.opt.script.empty()) attach_script(app, args.opt.script);
     code = run_loop(app, window, args);
   }

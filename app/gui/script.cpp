@@ -2,13 +2,18 @@
 // docs/explorer.md and in `help_text` below).
 #include "script.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "actions.h"
 #include "app.h"
+#include "analysis/worked_attention.h"
 #include "compare/prepost.h"
+#include "lesson.h"
 #include "paths.h"
 #include "script_parse.h"
 
@@ -53,6 +58,12 @@ void ScriptRunner::load_text(const std::string& text, const std::string& name) {
   for (ScriptLine& l : split_script(text)) lines_.push_back({l.number, std::move(l.text)});
 }
 
+void ScriptRunner::load_lines(const std::vector<ScriptLine>& lines, const std::string& name, const std::string& dir) {
+  name_ = name;
+  dir_ = dir;
+  for (const ScriptLine& l : lines) lines_.push_back({l.number, l.text});
+}
+
 std::string ScriptRunner::resolve(const std::string& path, bool model) const {
   std::vector<std::string> c = {path};
   if (!path.empty() && path[0] != '/') c.push_back(dir_ + "/" + path);
@@ -80,6 +91,8 @@ void ScriptRunner::tick(App& app) {
     --frames_;
     return;
   }
+  // A script that opened a lesson or moved it on waits until the lesson's step is set up.
+  if (!safe_ && app.lesson_busy()) return;
   if (until_) {
     std::string e;
     if (!until_(e)) return;
@@ -122,9 +135,55 @@ void ScriptRunner::tick(App& app) {
   }
 }
 
+bool ScriptRunner::make_safe(App& app, std::vector<std::string>& a, const Line& l, std::string& placed,
+                             std::string& error) {
+  if (!check_safe_command(a, safe_->limits, error)) return false;
+  // Models and compared files are read only; a missing one is named (and a FIFO or device,
+  // which could block the worker, is refused).
+  const auto readable = [&](const std::string& path) {
+    const std::string p = resolve(path, true);
+    if (file_exists(p) || dir_exists(p)) return true;
+    error = a[0] + ": no model file or folder '" + path + "' (looked in the working folder, the lesson's folder " +
+            dir_ + " and assets/models/)";
+    return false;
+  };
+  if (a[0] == "model" && a.size() > 1 && a[1] != "default" && !readable(a[1])) return false;
+  if (a[0] == "compare" && a.size() > 3 && a[1] == "files" && (!readable(a[2]) || !readable(a[3]))) return false;
+  const size_t k = static_cast<size_t>(output_word(a));
+  if (k == 0 || a.size() <= k) return true;
+  if (safe_->written >= safe_->limits.max_exports)
+    return error = a[0] + ": a lesson writes at most " + std::to_string(safe_->limits.max_exports) + " files", false;
+  const std::string asked = a[0] == "screenshot" ? rest_after(l.text, a[0]) : a[k];
+  auto p = place_export(safe_->exports, asked, output_is_folder(a));
+  if (!p) return error = a[0] + ": " + p.error(), false;
+  ++safe_->written;
+  placed = p->path;
+  a[k] = placed;
+  app.notify(Message::Info, "lesson export '" + asked + "' goes to " + placed +
+                                (p->rewritten ? " (lessons write only new files in the exports folder)" : ""));
+  return true;
+}
+
 bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
-  const std::vector<std::string> a = split_words(l.text);
+  std::vector<std::string> a = split_words(l.text);
   if (a.empty()) return true;  // split_script keeps no blank line; defensive all the same
+  std::string placed;          // safe mode: where this line's output goes
+  if (safe_) {
+    if (!make_safe(app, a, l, placed, error)) return false;
+    if (!placed.empty() && !run(app, a, l, placed, error)) {
+      // The command refused (no such panel, …): its empty reservation goes again.
+      struct stat st;
+      if (lstat(placed.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) unlink(placed.c_str());
+      if (lstat(placed.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) rmdir(placed.c_str());
+      return false;
+    }
+    if (!placed.empty()) return true;
+  }
+  return run(app, a, l, placed, error);
+}
+
+bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                       std::string& error) {
   const std::string& cmd = a[0];
   Worker& w = app.worker();
   UiState& ui = app.ui();
@@ -337,10 +396,16 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
     return true;
   }
   if (cmd == "layout") {
-    if (!need(2, "reset") || a[1] != "reset") return error = "layout: expected 'layout reset'", false;
-    app.reset_layout();
+    if (a.size() == 2 && a[1] == "reset") return app.clear_lesson_layout(), app.reset_layout(), true;
+    auto plan = parse_layout(a);
+    if (!plan) return error = plan.error(), false;
+    for (const LayoutItem& it : plan->items)
+      if (!app.find_panel(it.panel) || it.panel == "caption")
+        return error = "layout: no panel '" + it.panel + "' to place (the caption always spans the top)", false;
+    app.set_lesson_layout(*plan);
     return true;
   }
+  if (cmd == "caption" || cmd == "worked" || cmd == "lesson") return run_lesson_command(app, a, l, error);
   if (cmd == "speed") {
     float s;
     if (!need(2, "stages per second") || !parse_float(a[1], s) || s <= 0)
@@ -356,7 +421,7 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   }
   if (cmd == "screenshot") {
     if (!need(2, "a file name")) return false;
-    app.request_screenshot(rest_after(l.text, cmd));
+    app.request_screenshot(placed.empty() ? rest_after(l.text, cmd) : placed, placed.empty());
     return true;
   }
   if (cmd == "export-panel" || cmd == "export-heatmap") {
@@ -462,6 +527,83 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   if (const int r = run_prepost_command(app, a, l.text, error, until_); r >= 0) return r == 1;  // docs/compare.md
   error = "unknown command '" + cmd + "' (see docs/explorer.md for the script language)";
   return false;
+}
+
+// The lesson commands (docs/lessons.md): the caption, the worked example, moving between lessons
+// and steps.
+bool ScriptRunner::run_lesson_command(App& app, const std::vector<std::string>& a, const Line& l, std::string& error) {
+  const std::string& cmd = a[0];
+  if (cmd == "caption") {
+    Caption& c = app.caption();
+    const std::string what = a.size() > 1 ? a[1] : "";
+    const std::string text = rest_after(l.text, what);
+    if (what == "lesson")
+      c.lesson = text;
+    else if (what == "step")
+      c.title = text, c.text.clear(), c.formula.clear();
+    else if (what == "text")
+      c.text += (c.text.empty() ? "" : "\n") + text;
+    else if (what == "formula")
+      c.formula += (c.formula.empty() ? "" : "\n") + text;
+    else if (what == "clear")
+      c = Caption{};
+    else
+      return error = "caption: expected lesson | step | text | formula TEXT (or clear), found '" + what + "'", false;
+    if (Panel* p = app.find_panel("caption"); p && what != "clear") p->open = true;
+    return true;
+  }
+  if (cmd == "worked") {
+    // worked q=… k1=… k2=… [k3=…] v1=… v2=… [words=A,B,…]: one query over the keys, every step.
+    auto w = std::make_shared<WorkedExample>();
+    std::vector<std::vector<float>> k, v;
+    for (size_t i = 1; i < a.size(); ++i) {
+      const size_t eq = a[i].find('=');
+      const std::string key = eq == std::string::npos ? a[i] : a[i].substr(0, eq);
+      const std::string val = eq == std::string::npos ? "" : a[i].substr(eq + 1);
+      if (key == "words") {
+        std::stringstream ss(val);
+        for (std::string x; std::getline(ss, x, ',');) w->words.push_back(x);
+        continue;
+      }
+      int j = 0;
+      std::vector<float> vec;
+      const bool indexed =
+          key.size() > 1 && (key[0] == 'k' || key[0] == 'v') && parse_int(key.substr(1), j) && j >= 1 && j <= 16;
+      if ((key != "q" && !indexed) || !parse_vector(val, vec))
+        return error = "worked: bad '" + a[i] +
+                       "' (expected q=… k1=… k2=… v1=… v2=… words=A,B; a vector is numbers separated by commas, "
+                       "x*n repeats x n times)",
+               false;
+      if (key == "q") {
+        w->q = vec;
+        continue;
+      }
+      auto& list = key[0] == 'k' ? k : v;
+      if (list.size() < static_cast<size_t>(j)) list.resize(static_cast<size_t>(j));
+      list[static_cast<size_t>(j - 1)] = vec;
+    }
+    w->k = k;
+    w->v = v;
+    auto r = worked_attention(w->q, k, v);
+    if (!r) return error = r.error(), false;
+    w->r = *r;
+    app.ui().worked = w;
+    app.show_panel(app.find_panel("worked"));
+    return true;
+  }
+  // lesson open NAME|FILE | next | back | step N | close
+  if (a.size() < 2) return error = "lesson: expected open NAME | next | back | step N | close", false;
+  if (a[1] == "open") {
+    if (a.size() < 3) return error = "lesson open: expected a lesson name or file", false;
+    return app.request_lesson(LessonRequest{LessonRequest::Open, rest_after(l.text, "open"), dir_, 0}, error);
+  }
+  int n = 0;
+  if (a[1] == "next") return app.request_lesson({LessonRequest::Next, "", "", 0}, error);
+  if (a[1] == "back") return app.request_lesson({LessonRequest::Back, "", "", 0}, error);
+  if (a[1] == "close") return app.request_lesson({LessonRequest::Close, "", "", 0}, error);
+  if (a[1] == "step" && a.size() > 2 && parse_int(a[2], n) && n >= 1)
+    return app.request_lesson({LessonRequest::Go, "", "", n - 1}, error);
+  return error = "lesson: expected open NAME | next | back | step N | close, found '" + a[1] + "'", false;
 }
 
 }  // namespace sf::gui

@@ -10,8 +10,19 @@
 #include <vector>
 
 #include "app.h"
+#include "safe_mode.h"
+#include "script_parse.h"
 
 namespace sf::gui {
+
+// A lesson's trust level (docs/lessons.md, "Safe mode"): the limits, the exports folder its
+// outputs go to, and how many files it has written. A script without one (`--script`) is the
+// user's own and runs with full power.
+struct SafeContext {
+  SafeLimits limits;
+  std::string exports;  // exports_dir(), created on the first export
+  int written = 0;
+};
 
 class ScriptRunner final : public FrameDriver {
  public:
@@ -19,8 +30,13 @@ class ScriptRunner final : public FrameDriver {
   bool load(const std::string& path, std::string& error);
   // Takes the lines of `text`; `name` heads the messages about them.
   void load_text(const std::string& text, const std::string& name);
+  // Lines already split (a lesson step); `dir` is where relative model paths are looked up first.
+  void load_lines(const std::vector<ScriptLine>& lines, const std::string& name, const std::string& dir);
+  // Runs in safe mode under `safe` (which outlives the runner).
+  void set_safe(SafeContext* safe) { safe_ = safe; }
   void tick(App& app) override;  // once per frame, before the UI is built
   bool done() const override { return next_ >= lines_.size() && !waiting_ && !until_; }
+  bool settled() const { return done() && frames_ == 0; }  // done, and the last line's effect drawn
   int failures() const override { return failures_; }
   const std::string& last_failure() const { return last_failure_; }
 
@@ -30,8 +46,15 @@ class ScriptRunner final : public FrameDriver {
     std::string text;
   };
   bool run(App& app, const Line& l, std::string& error);
+  bool run(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed, std::string& error);
   void fail(App& app, const Line& l, const std::string& what);
   std::string resolve(const std::string& path, bool model) const;
+  // Safe mode: refuses what a lesson may not do and moves the line's output into the exports
+  // folder (rewriting `a`); false with `error` when the line may not run.
+  bool make_safe(App& app, std::vector<std::string>& a, const Line& l, std::string& placed, std::string& error);
+  bool run_lesson_command(App& app, const std::vector<std::string>& a, const Line& l, std::string& error);
+
+  SafeContext* safe_ = nullptr;
 
   std::vector<Line> lines_;
   std::string name_, dir_;

@@ -1,6 +1,8 @@
 // script_parse.cpp — line and word splitting and argument conversions of explorer scripts.
 #include "script_parse.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -72,6 +74,25 @@ bool parse_onoff(const std::string& s, bool& v) {
   if (s == "on" || s == "true" || s == "1" || s == "yes") return v = true, true;
   if (s == "off" || s == "false" || s == "0" || s == "no") return v = false, true;
   return false;
+}
+
+bool parse_vector(const std::string& s, std::vector<float>& v, size_t max_len) {
+  v.clear();
+  size_t a = 0;
+  while (a <= s.size()) {
+    const size_t comma = std::min(s.find(',', a), s.size());
+    const std::string item = s.substr(a, comma - a);
+    const size_t star = item.find('*');
+    float x;
+    int n = 1;
+    if (!parse_float(item.substr(0, star), x) || !std::isfinite(x) ||
+        (star != std::string::npos && (!parse_int(item.substr(star + 1), n) || n < 1)))
+      return false;
+    if (static_cast<size_t>(n) > max_len - v.size()) return false;
+    v.insert(v.end(), static_cast<size_t>(n), x);
+    a = comma + 1;
+  }
+  return !v.empty();
 }
 
 }  // namespace sf::gui

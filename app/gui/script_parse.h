@@ -23,5 +23,9 @@ bool parse_int(const std::string& s, int& v);
 bool parse_float(const std::string& s, float& v);
 bool parse_double(const std::string& s, double& v);
 bool parse_onoff(const std::string& s, bool& v);  // on/off, true/false, 1/0, yes/no
+// A vector: numbers separated by commas, each optionally repeated as x*n ("1.75*64" is 64
+// components of 1.75, "8,0*63" is 8 then 63 zeros). False on junk, an empty item, a count < 1 or
+// more than max_len components; every number finite.
+bool parse_vector(const std::string& s, std::vector<float>& v, size_t max_len = 4096);
 
 }  // namespace sf::gui

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/worked_attention.h"
 #include "gfx/heatmap.h"
 #include "gfx/style.h"
 #include "imgui.h"
@@ -15,6 +16,15 @@ namespace sf::gui {
 class App;
 
 enum class AttnMode { Heatmap = 0, Model = 1, Head = 2 };
+
+// The worked-example panel's vectors (typed in by the `worked` command) and the arithmetic on
+// them (core/analysis/worked_attention.h).
+struct WorkedExample {
+  std::vector<std::string> words;  // names of the keys' tokens ("Thinking", "Machines"); may be empty
+  std::vector<float> q;
+  std::vector<std::vector<float>> k, v;
+  WorkedAttention r;
+};
 
 // What the user has chosen; shared by the panels (one attention selection drives the heatmap,
 // Q/K/V, masks and KV cache panels so that they always talk about the same head).
@@ -43,6 +53,7 @@ struct UiState {
   int pe_tab_request = -1;  // scripts: select a PE tab (0 curves, 1 similarity, 2 rotation, 3 order)
   int kv_layer = 0;         // KV cache panel
   int resid_layer = -1;     // residual panel: -1 = all layers
+  std::shared_ptr<const WorkedExample> worked;  // null: the panel explains how to type one in
 };
 
 struct Ctx {
@@ -111,5 +122,7 @@ std::unique_ptr<Panel> make_masks_panel();
 std::unique_ptr<Panel> make_kv_cache_panel();
 std::unique_ptr<Panel> make_output_panel();
 std::unique_ptr<Panel> make_residual_panel();
+std::unique_ptr<Panel> make_caption_panel();
+std::unique_ptr<Panel> make_worked_panel();
 
 }  // namespace sf::gui
