@@ -290,7 +290,7 @@ class ScreenshotEnding {
   explicit ScreenshotEnding(std::string path) : path_(std::move(path)) {}
   bool after_frame(App& app) {
     if (!requested_) {
-      if (app.script_done() && app.worker().idle() && app.frame_index() > 6) {
+      if (app.script_done() && !app.screenshot_pending() && app.worker().idle() && app.frame_index() > 6) {
         app.request_screenshot(path_);
         requested_ = true;
       }
