@@ -51,7 +51,8 @@ const char* kUsage =
 
 const char* kHelp =
     "options (a new run):\n"
-    "  --task T             copy, reverse, sort, add, dates or copy-lm (docs/training.md) (required)\n"
+    "  --task T             copy, reverse, sort, add, dates, copy-lm, en-de or en-lm (docs/training.md)\n"
+    "                       (required)\n"
     "  --norm pre|post      LayerNorm placement (default pre)\n"
     "  --arch encoder-decoder|decoder-only  (default: the task's own)\n"
     "  --layers N           encoder and decoder layers each (default 2), or\n"
@@ -317,18 +318,21 @@ static int cmd_train(int argc, char** argv) {
     return 1;
   }
   if (!a.has("--keep-checkpoint")) std::remove(ckpt.c_str());
-  std::printf(
-      "wrote %s and %s: %lld steps in %.1f s (%.0f target tokens/s), exact match %.2f%% on %d held-out examples\n",
-      out.c_str(), metrics.c_str(), static_cast<long long>(t.steps_done()), seconds,
-      seconds > 0 ? tokens / seconds : 0.0, 100 * r.exact_match(), r.examples);
+  std::printf("wrote %s and %s: %lld steps in %.1f s (%.0f target tokens/s), %s %.2f%% on %d held-out %s\n",
+              out.c_str(), metrics.c_str(), static_cast<long long>(t.steps_done()), seconds,
+              seconds > 0 ? tokens / seconds : 0.0, r.metric.c_str(), 100 * r.exact_match(), r.examples,
+              r.by_kind.empty() ? "examples" : "probes");
+  for (const auto& [kind, counts] : r.by_kind)
+    std::printf("  %s: %d of %d (%.2f%%)\n", kind.c_str(), counts[0], counts[1], 100.0 * counts[0] / counts[1]);
   return 0;
 }
 
-STEPFORMER_COMMAND(reg_train, "train",
-                   "stepformer train --task copy|reverse|sort|add|dates|copy-lm --norm pre|post --steps N --seed S "
-                   "--out M.safetensors [options]\n"
-                   "    train a model on a toy task (see docs/training.md); Ctrl-C saves a checkpoint\n"
-                   "stepformer train --resume M.ckpt.safetensors [--steps N]\n    continue from a checkpoint",
-                   kHelp, cmd_train);
+STEPFORMER_COMMAND(
+    reg_train, "train",
+    "stepformer train --task copy|reverse|sort|add|dates|copy-lm|en-de|en-lm --norm pre|post --steps N --seed S "
+    "--out M.safetensors [options]\n"
+    "    train a model on a toy task (see docs/training.md); Ctrl-C saves a checkpoint\n"
+    "stepformer train --resume M.ckpt.safetensors [--steps N]\n    continue from a checkpoint",
+    kHelp, cmd_train);
 
 }  // namespace sf::cli

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 
+#include "train/grammar.h"
+
 namespace sf {
 
 namespace {
@@ -149,8 +151,15 @@ Task as_decoder_only(const Task& t) {
   return d;
 }
 
+std::vector<std::string> Task::example_input(uint64_t seed) const {
+  Rng rng(seed ^ 0x6578616d706c65ULL);
+  const Example e = sample(rng, Split::Validation);
+  if (!e.probes.empty()) return {e.tgt.begin(), e.tgt.begin() + e.probes.front().at};
+  return e.src;
+}
+
 const std::vector<std::string>& task_names() {
-  static const std::vector<std::string> names{"copy", "reverse", "sort", "add", "dates", "copy-lm"};
+  static const std::vector<std::string> names{"copy", "reverse", "sort", "add", "dates", "copy-lm", "en-de", "en-lm"};
   return names;
 }
 
@@ -241,6 +250,21 @@ Result<Task> make_task(const std::string& name, const TaskOptions& o) {
     t.name = name;
     t.description = "decoder-only copy: the prompt '3 5 1 =' continues with '3 5 1'";
     return t;
+  } else if (name == "en-de") {
+    t.description = "translate an English sentence to German (word level; agreement, verb-second, verb-last)";
+    t.src_symbols = grammar::english_words();
+    t.tgt_symbols = grammar::german_words();
+    t.max_src = grammar::kMaxEnglish;
+    t.max_tgt = grammar::kMaxGerman;
+    t.generate = grammar::translation;
+  } else if (name == "en-lm") {
+    t.description = "English language model (word level; agreement across distractors, pronouns)";
+    t.arch = Arch::DecoderOnly;
+    t.tgt_symbols = grammar::lm_words();
+    t.max_src = 0;
+    t.max_tgt = grammar::kMaxLmWords;
+    t.generate = grammar::lm_sentence;
+    t.key = [](const Example& e) { return join(e.tgt); };  // the sentence
   } else {
     std::string names;
     for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;

@@ -7,6 +7,9 @@
 //   add      3 4 7 + 5 8      → 4 0 5                (carries)
 //   dates    21 November 2026 → 2026-11-21           (character level; four input formats)
 //   copy-lm  3 5 1 1 =        → 3 5 1 1              (decoder-only: one sequence, prompt then answer)
+//   en-de    because the dog is tired → , weil der Hund müde ist   (word level; train/grammar.h)
+//   en-lm    the keys to the cabinet are old     (decoder-only language model over whole sentences,
+//            scored by probes: the verb's number after a distractor, the referent of a pronoun)
 // The split is a property of the example, not of the seed: an example is held out when a hash of
 // its key (the input sequence; for `add` the operand pair; for `dates` the calendar date, so a
 // held-out date is never seen in any format) falls in the validation tenth. Training samples
@@ -22,9 +25,19 @@
 
 namespace sf {
 
+// A point in a language-model sentence where the next word is determined up to a set: the word
+// tgt[at], predicted from <s> tgt[0 .. at), is right when greedy decoding picks one of `accept`.
+struct Probe {
+  int at = 0;
+  std::string kind;                 // what it tests, e.g. "agreement" or "pronoun" (grammar.h)
+  std::vector<std::string> accept;  // the words counted right (tgt[at] among them)
+};
+
 struct Example {
-  std::vector<std::string> src;  // encoder-decoder: the source; decoder-only: the prompt (ends with "=")
+  std::vector<std::string> src;  // encoder-decoder: the source; decoder-only: the prompt (ends with "="),
+                                 // empty for a language model (every word of tgt is trained on)
   std::vector<std::string> tgt;  // the expected answer (no <s>, no </s>)
+  std::vector<Probe> probes;     // a language model's probes (then the metric); empty otherwise
 };
 
 enum class Split { Train, Validation };
@@ -59,6 +72,10 @@ struct Task {
   int model_max_len() const;
   // Text of a token sequence as a user would type it (char tokenizer: "_" back to spaces).
   std::string text(const std::vector<std::string>& tokens) const;
+  // An input a user can give a model of this task, as tokens: a held-out example's source (or
+  // prompt); for a language model the sentence up to its first probe ("the keys to the cabinet").
+  // Deterministic for the seed; different seeds give different examples.
+  std::vector<std::string> example_input(uint64_t seed) const;
 };
 
 // The names make_task accepts, in a stable order.

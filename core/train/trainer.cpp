@@ -159,8 +159,14 @@ EvalResult Trainer::evaluate(int n) const {
 
 EvalResult Trainer::final_evaluation(double seconds) {
   EvalResult r = evaluate(opt_.final_eval_examples);
-  metrics_["final"] = {
-      {"step", adam_.t}, {"examples", r.examples}, {"exact_match", r.exact_match()}, {"seconds", round5(seconds)}};
+  // "exact_match" holds the task's metric: exact match, or probe accuracy for a language model.
+  metrics_["final"] = {{"step", adam_.t},
+                       {"examples", r.examples},
+                       {"metric", r.metric},
+                       {"exact_match", r.exact_match()},
+                       {"seconds", round5(seconds)}};
+  for (const auto& [kind, counts] : r.by_kind)
+    metrics_["final"]["by_kind"][kind] = {{"right", counts[0]}, {"probes", counts[1]}};
   return r;
 }
 
