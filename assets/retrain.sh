@@ -5,6 +5,7 @@
 #
 #   sh assets/retrain.sh                       # uses build/app/stepformer, writes assets/models/
 #   STEPFORMER=build-train/app/stepformer OUT=/tmp/models JOBS=2 sh assets/retrain.sh
+#   TASKS="en-de en-lm" sh assets/retrain.sh  # only these tasks (both norms)
 #
 # Each model also gets <name>.metrics.json (loss, learning rate, gradient norms per step; residual
 # norms and attention entropy every 50 steps; exact match on 1,000 held-out examples at the end).
@@ -25,7 +26,16 @@ reverse 2000 700
 sort 4000 1400
 add 3000 1000
 copy-lm 3000 1000
-dates 2000 700"
+dates 2000 700
+en-de 4000 1300
+en-lm 3000 1000"
+
+if [ -n "${TASKS:-}" ]; then
+  JOBLIST=$(echo "$JOBLIST" | while read -r task rest; do
+    case " $TASKS " in *" $task "*) echo "$task $rest" ;; esac
+  done)
+  [ -n "$JOBLIST" ] || { echo "retrain.sh: TASKS='$TASKS' names none of the shipped tasks" >&2; exit 1; }
+fi
 
 start=$(date +%s)
 echo "$JOBLIST" | while read -r task steps cooldown; do
@@ -39,4 +49,4 @@ done | xargs -P "$JOBS" -L 1 sh -c '
   || { echo "FAILED: $task $norm (see '"$OUT"'/$task-${norm}ln.log)"; exit 255; }'
 end=$(date +%s)
 rm -f "$OUT"/*.log
-echo "retrained 12 models in $((end - start)) s with $JOBS parallel jobs"
+echo "retrained $(($(echo "$JOBLIST" | wc -l) * 2)) models in $((end - start)) s with $JOBS parallel jobs"
