@@ -128,7 +128,7 @@ std::vector<std::string> BpePipeline::pre_tokenize(const std::string& text, bool
       SplitBehavior behavior = SplitBehavior::Isolated;
       switch (p.kind) {
         case PreTokenizerStep::ByteLevel:
-          if (p.add_prefix_space && s.compare(0, 1, " ") != 0) s = " " + s;
+          if (p.add_prefix_space && !s.empty() && s.compare(0, 1, " ") != 0) s = " " + s;
           if (!p.use_regex) {
             next.push_back(piece);
             continue;
@@ -151,7 +151,8 @@ std::vector<std::string> BpePipeline::pre_tokenize(const std::string& text, bool
           s = replace_all(s, " ", p.replacement);
           const bool prepend =
               p.prepend == PreTokenizerStep::Always || (p.prepend == PreTokenizerStep::First && piece.at_start);
-          if (prepend && s.compare(0, p.replacement.size(), p.replacement) != 0) s = p.replacement + s;
+          // NormalizedString::prepend does nothing to an empty string.
+          if (prepend && !s.empty() && s.compare(0, p.replacement.size(), p.replacement) != 0) s = p.replacement + s;
           if (!p.split) {
             next.push_back(piece);
             continue;
