@@ -27,6 +27,7 @@
 #include "gfx/gl.h"
 #include "imgui.h"
 #include "lesson_runner.h"
+#include "inspect/inspect_panel.h"
 #include "script.h"
 
 namespace sf::gui {
@@ -162,6 +163,7 @@ std::vector<std::unique_ptr<Panel>> explorer_panels() {
   panels.push_back(make_masks_panel());
   panels.push_back(make_kv_cache_panel());
   panels.push_back(make_residual_panel());
+  panels.push_back(make_inspect_panel());
   for (auto& p : make_prepost_panels()) panels.push_back(std::move(p));  // compare, training, gradnorms
   panels.push_back(make_caption_panel());
   panels.push_back(make_worked_panel());

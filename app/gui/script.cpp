@@ -14,6 +14,7 @@
 #include "analysis/worked_attention.h"
 #include "compare/prepost.h"
 #include "lesson.h"
+#include "inspect/inspect_panel.h"
 #include "paths.h"
 #include "script_parse.h"
 
@@ -524,6 +525,7 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     app.quit(failures_ > 0 ? std::max(code, 1) : code);
     return true;
   }
+  if (const int r = run_inspect_command(app, a, error, until_); r >= 0) return r == 1;          // docs/inspect.md
   if (const int r = run_prepost_command(app, a, l.text, error, until_); r >= 0) return r == 1;  // docs/compare.md
   error = "unknown command '" + cmd + "' (see docs/explorer.md for the script language)";
   return false;

@@ -1,0 +1,151 @@
+// inspect_script.cpp — the script commands of the Inspect panel (docs/explorer.md):
+//   inspect [lens|attribution|heads|rollout]   open the panel on a tab
+//   lens-cell POINT POS | none                 follow the top token of a lens cell through the depth
+//   attribute POS [TOKEN [OTHER]]              direct logit attribution (TOKEN default: the top one)
+//   detect [R [SEED]]                          run the head detectors on R random tokens repeated
+//   detect-head enc|dec LAYER HEAD             open a head's attention on the probe
+//   rollout [enc|dec] [LAYER]                  attention rollout through LAYER
+//   inspect-csv FILE                           the current tab's grid as CSV
+// Each waits until the panel's worker has published what it asked for.
+#include "app.h"
+#include "io/atomic_file.h"
+#include "inspect_panel.h"
+#include "script_parse.h"
+
+namespace sf::gui {
+
+namespace {
+
+InspectPanel* inspect_panel(App& app) { return dynamic_cast<InspectPanel*>(app.find_panel("inspect")); }
+
+// Polls until the panel has recorded the explorer's current input and published everything.
+std::function<bool(std::string&)> wait_for(App& app, InspectPanel* p) {
+  return [&app, p](std::string& error) {
+    p->sync(*app.snapshot());
+    if (!p->settled()) return false;
+    const auto d = p->data();
+    for (auto it = d->log.rbegin(); it != d->log.rend(); ++it)
+      if (it->level == Message::Error && it->ticket == d->last_error_ticket && d->last_error_ticket == d->ticket) {
+        error = it->text;
+        break;
+      }
+    return true;
+  };
+}
+
+bool parse_stack(const std::string& s, int& stack) {
+  if (s == "enc" || s == "encoder") return stack = 0, true;
+  if (s == "dec" || s == "decoder") return stack = 1, true;
+  return false;
+}
+
+}  // namespace
+
+int run_inspect_command(App& app, const std::vector<std::string>& a, std::string& error,
+                        std::function<bool(std::string&)>& until) {
+  const std::string& cmd = a[0];
+  if (cmd != "inspect" && cmd != "lens-cell" && cmd != "attribute" && cmd != "detect" && cmd != "detect-head" &&
+      cmd != "rollout" && cmd != "inspect-csv")
+    return -1;
+  InspectPanel* p = inspect_panel(app);
+  const auto snap = app.snapshot();
+  if (!p) return error = cmd + ": the explorer has no Inspect panel", 0;
+  if (!snap->ok()) return error = cmd + ": no model and input to inspect (load a model first)", 0;
+  const Config& cfg = snap->model->config;
+  app.show_panel(p);
+  const auto fail = [&](const std::string& e) { return error = cmd + ": " + e, 0; };
+  const auto tab = [&](InspectTab t) {
+    p->select_tab(t);
+    if (t == InspectTab::Heads) p->want_heads(snap->model);
+  };
+
+  if (cmd == "inspect") {
+    InspectTab t = InspectTab::Lens;
+    if (a.size() > 1) {
+      int found = -1;
+      for (int i = 0; i < kInspectTabs; ++i)
+        if (a[1] == to_string(static_cast<InspectTab>(i))) found = i;
+      if (found < 0) return fail("expected lens, attribution, heads or rollout, found '" + a[1] + "'");
+      t = static_cast<InspectTab>(found);
+    }
+    tab(t);
+  } else if (cmd == "lens-cell") {
+    tab(InspectTab::Lens);
+    int pt, pos;
+    if (a.size() == 2 && a[1] == "none")
+      p->pin_lens(-1, -1);
+    else if (a.size() != 3 || !parse_int(a[1], pt) || !parse_int(a[2], pos) || pt < 0 || pos < 0)
+      return fail("expected POINT POS (a row and a column of the lens) or 'none'");
+    else
+      p->pin_lens(pt, pos);
+  } else if (cmd == "attribute") {
+    tab(InspectTab::Attribution);
+    int pos;
+    if (a.size() < 2 || a.size() > 4 || !parse_int(a[1], pos) || pos < 0) return fail("expected POS [TOKEN [OTHER]]");
+    if (!cfg.has_decoder()) return fail("direct logit attribution needs a decoder (this model is encoder-only)");
+    int tok = -1, other = -1;
+    if (a.size() > 2 && (tok = find_token(cfg.tgt_vocab, a[2])) < 0)
+      return fail("'" + a[2] + "' is not in the model's output vocabulary");
+    if (a.size() > 3 && (other = find_token(cfg.tgt_vocab, a[3])) < 0)
+      return fail("'" + a[3] + "' is not in the model's output vocabulary");
+    // Record first (the position's top token is the default), then attribute.
+    auto wait = wait_for(app, p);
+    bool posted = false;
+    until = [wait, p, pos, tok, other, posted](std::string& e) mutable {
+      if (!wait(e)) return false;
+      if (posted || !e.empty()) return true;
+      const auto d = p->data();
+      const int n = d->run ? static_cast<int>(d->run->ids.size()) : 0;
+      if (pos >= n)
+        return e = "attribute: position " + std::to_string(pos) + " is out of range (0.." + std::to_string(n - 1) + ")",
+               true;
+      p->attribute(pos, tok >= 0 ? tok : d->run->top.back()[size_t(pos)].ids.front(), other);
+      posted = true;
+      return false;
+    };
+    return 1;
+  } else if (cmd == "detect") {
+    int r = 20, seed = 1;
+    if ((a.size() > 1 && (!parse_int(a[1], r) || r < 2)) || (a.size() > 2 && (!parse_int(a[2], seed) || seed < 0)))
+      return fail("expected [R [SEED]]: R ≥ 2 random tokens, a seed ≥ 0");
+    tab(InspectTab::Heads);
+    p->detect(r, static_cast<uint64_t>(seed));
+  } else if (cmd == "detect-head") {
+    int stack, layer, head;
+    if (a.size() != 4 || !parse_stack(a[1], stack) || !parse_int(a[2], layer) || !parse_int(a[3], head) || layer < 0 ||
+        head < 0)
+      return fail("expected enc|dec LAYER HEAD");
+    if (stack == 0 && !cfg.has_encoder()) return fail("this model has no encoder");
+    if (stack == 1 && !cfg.has_decoder()) return fail("this model has no decoder");
+    const int layers = stack == 0 ? cfg.n_encoder_layers : cfg.n_decoder_layers;
+    const int heads = stack == 0 ? cfg.encoder_heads() : cfg.n_heads;
+    if (layer >= layers || head >= heads)
+      return fail("layer " + std::to_string(layer) + " head " + std::to_string(head) + " does not exist (" +
+                  std::to_string(layers) + " layers, " + std::to_string(heads) + " heads)");
+    tab(InspectTab::Heads);
+    // The detection lists the encoder first when the model has one.
+    p->open_head(stack == 1 && cfg.has_encoder() ? 1 : 0, layer, head);
+  } else if (cmd == "rollout") {
+    int stack = cfg.has_decoder() ? 1 : 0, layer = -1;
+    size_t i = 1;
+    if (a.size() > i && parse_stack(a[i], stack)) ++i;
+    if (a.size() > i && (!parse_int(a[i], layer) || layer < 0)) return fail("expected [enc|dec] [LAYER]");
+    if (stack == 0 && !cfg.has_encoder()) return fail("this model has no encoder");
+    if (stack == 1 && !cfg.has_decoder()) return fail("this model has no decoder");
+    const int layers = stack == 0 ? cfg.n_encoder_layers : cfg.n_decoder_layers;
+    if (layer >= layers)
+      return fail("layer " + std::to_string(layer) + " does not exist (" + std::to_string(layers) + ")");
+    tab(InspectTab::Rollout);
+    p->set_rollout(stack, layer);
+  } else if (cmd == "inspect-csv") {
+    if (a.size() != 2) return fail("expected a file name");
+    std::string text;
+    if (!p->csv(text, error)) return 0;
+    if (auto ok = write_file_atomic(a[1], text); !ok) return fail(ok.error());
+    return 1;
+  }
+  until = wait_for(app, p);
+  return 1;
+}
+
+}  // namespace sf::gui
