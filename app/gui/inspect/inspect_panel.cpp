@@ -508,6 +508,7 @@ void InspectPanel::draw_rollout(Ctx& c, const InspectSnap& d) {
   o.row_title = "position ↓";
   o.col_title = "input token it comes from →";
   o.show_values = c.ui.show_values;
+  o.max_cell = 90;
   o.fonts = &c.fonts;
   o.max_size = ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y - fs * 2);
   const HeatmapHit hit = heatmap_widget("rollout", roll_hm_, o);
