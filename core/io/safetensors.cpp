@@ -224,6 +224,30 @@ Result<TensorFile> read_safetensors(const std::string& path) {
   return parse_safetensors(ss.str(), "'" + path + "'");
 }
 
+Result<std::map<std::string, std::string>> read_safetensors_metadata(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"'" + path + "': cannot open (missing file or no permission)"};
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+  in.seekg(0);
+  unsigned char len[8] = {0};
+  if (size < 8 || !in.read(reinterpret_cast<char*>(len), 8))
+    return Error{"'" + path + "': expected a safetensors file (8-byte header length), found " + std::to_string(size) +
+                 " bytes"};
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
+  if (n > size - 8) n = size - 8;  // parse_safetensors_header says what is wrong
+  // A header over the limit is refused by parse_safetensors_header before it reads past the length.
+  const uint64_t keep = n > kMaxHeaderBytes ? 0 : n;
+  std::string bytes(8 + keep, '\0');
+  std::copy(len, len + 8, bytes.begin());
+  if (!in.read(&bytes[8], static_cast<std::streamsize>(keep))) return Error{"'" + path + "': the header is cut short"};
+  // The header is validated against the whole file's size; the data block is not read.
+  auto h = parse_safetensors_header(bytes.data(), size, "'" + path + "'");
+  if (!h) return Error{h.error()};
+  return std::move(h->metadata);
+}
+
 std::string serialize_safetensors(const TensorFile& file) {
   json h = json::object();
   if (!file.metadata.empty()) h["__metadata__"] = file.metadata;

@@ -65,6 +65,8 @@ Result<SafetensorsHeader> parse_safetensors_header(const char* bytes, uint64_t s
 // dtype known (F32, I64; other safetensors dtypes are rejected by name), offsets inside the data
 // block, non-overlapping, and equal to shape x dtype size.
 Result<TensorFile> read_safetensors(const std::string& path);
+// Only the __metadata__ of a file (its header is read, validated, and the tensors left unread).
+Result<std::map<std::string, std::string>> read_safetensors_metadata(const std::string& path);
 Result<TensorFile> parse_safetensors(const std::string& bytes, const std::string& what);
 
 // Writes through write_file_atomic (io/atomic_file.h): a crash never leaves a half-written file.

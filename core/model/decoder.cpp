@@ -20,8 +20,7 @@ std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int
     const int pos0 = static_cast<int>(keys.size());
     keys.insert(keys.end(), tgt_ids.begin() + static_cast<std::ptrdiff_t>(b * mlen),
                 tgt_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * mlen));
-    const int pad = m.config.decoder_pad_mask ? m.config.tgt_vocab.pad() : -1;  // -1 matches no key
-    masks.push_back(make_mask(static_cast<int>(mlen), keys, pad, causal, pos0));
+    masks.push_back(make_mask(static_cast<int>(mlen), keys, decoder_pad_key(m.config), causal, pos0));
   }
   return masks;
 }

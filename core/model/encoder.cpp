@@ -12,7 +12,7 @@ std::vector<Mat> source_masks(const Model& m, const std::vector<int>& src_ids, i
   for (int b = 0; b < batch; ++b) {
     std::vector<int> keys(src_ids.begin() + static_cast<std::ptrdiff_t>(b * n),
                           src_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * n));
-    masks.push_back(make_mask(n_q, keys, m.config.src_vocab.pad(), /*causal=*/false));
+    masks.push_back(make_mask(n_q, keys, source_pad_key(m.config), /*causal=*/false));
   }
   return masks;
 }

@@ -13,4 +13,8 @@ Mat make_mask(int n_q, const std::vector<int>& key_ids, int pad, bool causal, in
   return m;
 }
 
+int source_pad_key(const Config& c) { return c.src_vocab.pad(); }
+
+int decoder_pad_key(const Config& c) { return c.decoder_pad_mask ? c.tgt_vocab.pad() : -1; }
+
 }  // namespace sf

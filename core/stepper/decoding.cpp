@@ -113,43 +113,83 @@ int argmax(const RowVec& logits) {
   return best;
 }
 
-int sample_token(const RowVec& logits, const DecodeSettings& s, Rng& rng, SampleInfo* info) {
-  const std::vector<int> order = ranked(logits);
-  const size_t V = order.size();
-  // Probabilities of softmax(logits / T) in ranked order, in double so the cut-offs do not
-  // depend on summation noise.
-  const double mx = logits(order[0]);
-  std::vector<double> p(V);
+namespace {
+
+// softmax(logits / T) in ranked order and what top-k then top-p keep of it: the distribution
+// sample_token draws from and sampling_table shows.
+struct Narrowed {
+  std::vector<int> order;  // token ids, most likely first
+  std::vector<double> p;   // (V) softmax(logits / T) in that order
+  size_t kept = 0;         // order[0 .. kept) survive top-k and top-p
+  double mass = 0;         // their mass under p (before renormalising)
+};
+
+Narrowed narrow(const RowVec& logits, const DecodeSettings& s) {
+  Narrowed n;
+  n.order = ranked(logits);
+  const size_t V = n.order.size();
+  // In double so the cut-offs do not depend on summation noise.
+  const double mx = logits(n.order[0]);
+  n.p.resize(V);
   double total = 0;
-  for (size_t i = 0; i < V; ++i) total += p[i] = std::exp((logits(order[i]) - mx) / s.temperature);
-  for (double& x : p) x /= total;
+  for (size_t i = 0; i < V; ++i) total += n.p[i] = std::exp((logits(n.order[i]) - mx) / s.temperature);
+  for (double& x : n.p) x /= total;
 
   // top-k, then top-p on the top-k distribution renormalised (the order Hugging Face applies).
   size_t kept = s.top_k > 0 ? std::min(V, static_cast<size_t>(s.top_k)) : V;
-  const double k_mass = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
+  const double k_mass = std::accumulate(n.p.begin(), n.p.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
   if (s.top_p < 1) {
     double cum = 0;
-    size_t n = 0;
-    while (n < kept) {
-      cum += p[n++] / k_mass;
+    size_t m = 0;
+    while (m < kept) {
+      cum += n.p[m++] / k_mass;
       if (cum >= s.top_p) break;
     }
-    kept = std::max<size_t>(n, 1);
+    kept = std::max<size_t>(m, 1);
   }
-  const double mass = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
+  n.kept = kept;
+  n.mass = std::accumulate(n.p.begin(), n.p.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
+  return n;
+}
 
+}  // namespace
+
+int sample_token(const RowVec& logits, const DecodeSettings& s, Rng& rng, SampleInfo* info) {
+  const Narrowed n = narrow(logits, s);
   const float u = rng.uniform();
   double cum = 0;
-  size_t pick = kept - 1;  // rounding can leave u·mass just above the last partial sum
-  for (size_t i = 0; i < kept; ++i) {
-    cum += p[i];
-    if (u * mass < cum) {
+  size_t pick = n.kept - 1;  // rounding can leave u·mass just above the last partial sum
+  for (size_t i = 0; i < n.kept; ++i) {
+    cum += n.p[i];
+    if (u * n.mass < cum) {
       pick = i;
       break;
     }
   }
-  if (info) *info = {static_cast<int>(kept), static_cast<float>(mass), u, static_cast<float>(p[pick] / mass)};
-  return order[pick];
+  if (info) *info = {static_cast<int>(n.kept), static_cast<float>(n.mass), u, static_cast<float>(n.p[pick] / n.mass)};
+  return n.order[pick];
+}
+
+SamplingTable sampling_table(const RowVec& logits, const DecodeSettings& s, int rows, int also) {
+  const Narrowed n = narrow(logits, s);
+  DecodeSettings plain = s;
+  plain.temperature = 1;
+  const Narrowed raw = narrow(logits, plain);  // the same ranking; softmax at T = 1
+  SamplingTable t;
+  t.kept = static_cast<int>(n.kept);
+  t.kept_mass = static_cast<float>(n.mass);
+  t.temperature = s.temperature;
+  const auto row = [&](size_t i) {
+    const bool kept = i < n.kept;
+    return SamplingRow{n.order[i], static_cast<float>(raw.p[i]), static_cast<float>(n.p[i]),
+                       kept ? static_cast<float>(n.p[i] / n.mass) : 0.0f, kept};
+  };
+  const size_t V = n.order.size();
+  for (size_t i = 0; i < V && static_cast<int>(i) < std::max(0, rows); ++i) t.rows.push_back(row(i));
+  if (also >= 0 && std::none_of(t.rows.begin(), t.rows.end(), [&](const SamplingRow& r) { return r.id == also; }))
+    for (size_t i = 0; i < V; ++i)
+      if (n.order[i] == also) t.rows.push_back(row(i));
+  return t;
 }
 
 std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<RowVec>& log_probs, int width, int eos,

@@ -89,6 +89,26 @@ struct SampleInfo {
 // valid). Uses exactly one rng.uniform() per call, so a seed fixes the whole run.
 int sample_token(const RowVec& logits, const DecodeSettings& s, Rng& rng, SampleInfo* info);
 
+// The distribution sample_token draws from, token by token, for display: the raw probability
+// p = softmax(logits) (T = 1), the tempered p_T = softmax(logits / T), and the renormalised
+// p' = p_T / (mass top-k and top-p keep) for a kept token, 0 for a token they remove.
+struct SamplingRow {
+  int id = 0;
+  float p = 0;       // softmax(logits)[id]
+  float p_temp = 0;  // softmax(logits / T)[id]
+  float p_kept = 0;  // p_T[id] / kept mass, 0 when not kept: the probability it is drawn
+  bool kept = false;
+};
+struct SamplingTable {
+  std::vector<SamplingRow> rows;  // the most likely first (the same order at every T > 0)
+  int kept = 0;                   // tokens top-k and top-p keep
+  float kept_mass = 0;            // their mass under p_T
+  float temperature = 1;
+};
+// The `rows` most likely tokens (settings must be valid), plus `also` (−1: none) at the end when
+// it is not among them (a chosen token outside the top rows).
+SamplingTable sampling_table(const RowVec& logits, const DecodeSettings& s, int rows, int also = -1);
+
 // ---- beam search ------------------------------------------------------------------------------
 
 struct Beam {

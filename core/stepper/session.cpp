@@ -2,6 +2,7 @@
 // model); moving the cursor is in session_cursor.cpp, reading the history in session_views.cpp.
 #include "stepper/session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -74,7 +75,7 @@ void compact(DecoderTrace& tr, int step, int position0, int fed) {
 // ---- creation -----------------------------------------------------------------------------------
 
 Result<Session> Session::create(std::shared_ptr<const Model> model, const std::string& src, const std::string& tgt,
-                                const DecodeSettings& settings, bool use_cache) {
+                                const DecodeSettings& settings, bool use_cache, std::vector<int> keep) {
   if (!model) return Error{"model: expected a loaded model, found none"};
   if (auto ok = validate(settings, *model); !ok) return Error{ok.error()};
   auto in = prepare_input(*model, src, tgt);
@@ -102,6 +103,12 @@ Result<Session> Session::create(std::shared_ptr<const Model> model, const std::s
                  std::to_string(s.model_->config.max_len) + " after a decoder prefix of " + std::to_string(prefix) +
                  (prefix == 1 ? " token" : " tokens") + "), found " + std::to_string(settings.max_len)};
   s.limit_ = generation_limit(*s.model_, prefix, settings);
+  const int V = s.model_->config.tgt_vocab.size();
+  if (static_cast<int>(keep.size()) > s.limit_ ||
+      std::any_of(keep.begin(), keep.end(), [V](int id) { return id < 0 || id >= V; }))
+    return Error{"kept prefix: expected at most " + std::to_string(s.limit_) + " token ids below " + std::to_string(V) +
+                 ", found " + std::to_string(keep.size()) + " tokens"};
+  s.keep_ = std::move(keep);
   if (auto ok = s.restart(); !ok) return Error{ok.error()};
   return s;
 }
@@ -166,8 +173,20 @@ bool Session::compute_next_step() {
     rec->top = top_alternatives(logits, 10);
     rec->argmax = argmax(logits);
     int chosen = rec->argmax;
-    if (settings_.strategy == Strategy::Sample) chosen = sample_token(logits, settings_, L.rng, &rec->sample);
-    if (settings_.strategy == Strategy::Forced) chosen = forced_tokens(m, input_)[static_cast<size_t>(t)];
+    rec->kept = t < static_cast<int>(keep_.size());
+    if (rec->kept) {
+      chosen = keep_[static_cast<size_t>(t)];  // no draw: the random stream starts at the first new step
+    } else if (settings_.strategy == Strategy::Sample) {
+      chosen = sample_token(logits, settings_, L.rng, &rec->sample);
+    } else if (settings_.strategy == Strategy::Forced) {
+      chosen = forced_tokens(m, input_)[static_cast<size_t>(t)];
+    }
+    if (settings_.strategy == Strategy::Sample) {
+      rec->sampling = sampling_table(logits, settings_, 10, chosen);
+      if (rec->kept)
+        for (const SamplingRow& r : rec->sampling.rows)
+          if (r.id == chosen) rec->sample = {rec->sampling.kept, rec->sampling.kept_mass, -1.0f, r.p_kept};
+    }
     const float log_p = log_softmax_rows(logits)(0, chosen);
     rec->chosen = chosen;
     rec->chosen_prob = std::exp(log_p);

@@ -66,6 +66,8 @@ struct StepRecord {
   int argmax = 0;                // the most likely token (differs from `chosen` when sampling/forcing)
   std::vector<Alternative> top;  // the 10 most likely next tokens of the focused hypothesis
   SampleInfo sample;             // Sample: how the distribution was narrowed and the draw
+  SamplingTable sampling;        // Sample: raw, tempered and renormalised p of the likeliest tokens
+  bool kept = false;             // `chosen` was kept from before a settings change, not drawn again
 
   std::vector<Beam> beams_before;         // beam: the list this step expanded
   std::vector<BeamCandidate> candidates;  // beam: every proposal, kept or pruned
@@ -110,8 +112,10 @@ class Session {
  public:
   // Tokenises and checks the input (empty source, over max_len, forced without a target) and the
   // settings, then runs the encoder. Unknown words become <unk> and are listed in warnings().
+  // `keep`: tokens the first steps choose instead of deciding (a settings change keeps the
+  // decoded prefix); they must be valid ids, at most the generation limit.
   static Result<Session> create(std::shared_ptr<const Model> model, const std::string& src, const std::string& tgt = "",
-                                const DecodeSettings& settings = {}, bool use_cache = true);
+                                const DecodeSettings& settings = {}, bool use_cache = true, std::vector<int> keep = {});
 
   // ---- movement: true when the cursor moved; false leaves everything as it was and sets message()
   bool forward();               // one stage (computes the next step when entering it)
@@ -125,6 +129,9 @@ class Session {
 
   // ---- changes that restart (on error nothing changes)
   Result<bool> set_input(const std::string& src, const std::string& tgt = "");
+  // A change of temperature, top-k, top-p or seed — or between greedy and sampling — keeps the
+  // tokens chosen before the cursor's step and decides again from that step on (a lecturer turns
+  // T up mid-sentence); any other change starts over.
   Result<bool> set_settings(const DecodeSettings& s);
   // Recomputes the history with the cache on/off and returns to the same stage, so the two can be
   // compared at one point (the stage list is the same; the logits agree within 1e-5).
@@ -191,7 +198,8 @@ class Session {
   PreparedInput input_;
   DecodeSettings settings_;
   bool use_cache_ = true;
-  int limit_ = 0;  // most steps (generation_limit)
+  int limit_ = 0;          // most steps (generation_limit)
+  std::vector<int> keep_;  // tokens the first steps keep instead of deciding (create's `keep`)
   std::shared_ptr<const EncoderRecord> encoder_;
   std::vector<std::shared_ptr<const StepRecord>> steps_;
   std::shared_ptr<Live> live_;

@@ -125,8 +125,25 @@ Result<bool> Session::set_input(const std::string& src, const std::string& tgt) 
   return true;
 }
 
+namespace {
+
+// Greedy and sampling differ only in how a step picks its token: a change between them, or of
+// their knobs, leaves the steps already decided valid. Beam and forced decoding, the run switches
+// and max_len change what earlier steps are.
+bool keeps_prefix(const DecodeSettings& a, const DecodeSettings& b) {
+  const auto picks = [](Strategy s) { return s == Strategy::Greedy || s == Strategy::Sample; };
+  return picks(a.strategy) && picks(b.strategy) && a.max_len == b.max_len &&
+         a.run.positional_encoding == b.run.positional_encoding && a.run.causal_mask == b.run.causal_mask;
+}
+
+}  // namespace
+
 Result<bool> Session::set_settings(const DecodeSettings& settings) {
-  auto s = create(model_, src_text_, tgt_text_, settings, use_cache_);
+  std::vector<int> keep;
+  if (keeps_prefix(settings_, settings))
+    for (int t = 0; t < current_step() && t < static_cast<int>(steps_.size()); ++t)
+      keep.push_back(steps_[static_cast<size_t>(t)]->chosen);
+  auto s = create(model_, src_text_, tgt_text_, settings, use_cache_, std::move(keep));
   if (!s) return Error{s.error()};
   *this = std::move(*s);
   return true;

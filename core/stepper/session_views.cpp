@@ -46,16 +46,24 @@ Stage Session::stage(int index) const {
   auto tok = [&](int id) { return "'" + v.token(id) + "'"; };
   switch (settings_.strategy) {
     case Strategy::Greedy:
-      s.formula = "greedy: argmax_v p(v) = " + tok(r.chosen) + fmt(" (p = %.3f)", r.chosen_prob);
+      s.formula = r.kept && r.chosen != r.argmax
+                      ? "greedy from here on; " + tok(r.chosen) + fmt(" (p = %.3f)", r.chosen_prob) +
+                            " was kept from before the settings changed (argmax: " + tok(r.argmax) + ")"
+                      : "greedy: argmax_v p(v) = " + tok(r.chosen) + fmt(" (p = %.3f)", r.chosen_prob);
       break;
-    case Strategy::Sample:
+    case Strategy::Sample: {
+      // Both probabilities, named: p' is what the draw used (tempered, narrowed, renormalised);
+      // p is the model's own softmax at T = 1 (what greedy and the Output panel's bars show).
+      const std::string which = fmt("p' = %.3f", r.sample.prob) + " tempered and renormalised over the kept tokens" +
+                                fmt("; the model's p = %.3f", r.chosen_prob);
       s.formula = "sample from softmax(logits / " + fmt("%g", settings_.temperature) + ")" +
                   (settings_.top_k > 0 ? ", top-k " + std::to_string(settings_.top_k) : "") +
                   (settings_.top_p < 1 ? ", top-p " + fmt("%g", settings_.top_p) : "") + ": kept " +
                   std::to_string(r.sample.kept) + fmt(" tokens (mass %.3f)", r.sample.kept_mass) +
-                  fmt(", u = %.4f", r.sample.u) + " → " + tok(r.chosen) +
-                  fmt(" (p = %.3f renormalised)", r.sample.prob);
+                  (r.kept ? ", kept " + tok(r.chosen) + " from before the settings changed (no new draw; " + which + ")"
+                          : fmt(", u = %.4f", r.sample.u) + " → " + tok(r.chosen) + " (" + which + ")");
       break;
+    }
     case Strategy::Beam: {
       int kept = 0;
       for (const BeamCandidate& bc : r.candidates) kept += bc.kept;

@@ -379,10 +379,16 @@ Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims) {
                                      : "positions " + std::to_string(dims.position0) + ".." + std::to_string(nk - 1);
       s.title = (dims.step == 0 && m > 1 ? "decoder · prefill: embed the prompt" : "decoder · embed the newest token") +
                 std::string(" (step ") + std::to_string(dims.step) + ")";
-      s.formula = "x = E[id] · √" + std::to_string(d) + " + p_t, " + pos + ": " + shape_str({m, d});
+      // As the model computes it: × √d only when the config scales (Vaswani, Marian; not GPT-2),
+      // a learned table's row P[t] or the sinusoid p_t, LayerNorm when the model has one there.
+      const std::string scaled = c.scale_embeddings ? "E[id] · √" + std::to_string(d) : "E[id]";
+      const std::string sum =
+          scaled + (c.positional == Positional::Learned ? " + P[t] (learned)" : " + p_t (sinusoidal)");
+      s.formula = "x = " + (c.embed_norm ? "LN(" + sum + ")" : sum) + ", " + pos + ": " + shape_str({m, d});
       if (!dims.cached) s.formula += " (cache off: all " + std::to_string(r) + " rows recomputed)";
       s.reads = {{"ids", top + "tgt_ids", {r}}, {"E", "tgt_embed.weight", {V, d}}};
-      s.writes = {{"E[id]·√d", top + "decoder.embed.scaled", nd},
+      if (c.positional == Positional::Learned) s.reads.push_back({"P", "pos_embed.weight", {c.max_len, d}});
+      s.writes = {{c.scale_embeddings ? "E[id]·√d" : "E[id]", top + "decoder.embed.scaled", nd},
                   {"p_t", top + "decoder.embed.pe", nd},
                   {"x", top + "decoder.embed.sum", nd}};
       break;

@@ -24,7 +24,7 @@ namespace sf {
 enum class Side { Encoder, Decoder };
 
 enum class StageKind {
-  Embed,           // encoder: E[id]·√d; decoder: E[id]·√d + p_t of the fed tokens
+  Embed,           // encoder: E[id] (·√d when the config scales); decoder: that + p_t of the fed tokens
   Positional,      // encoder only: + p_t
   Norm,            // pre-LN: LN of the stream before a sublayer
   SelfAttention,   // encoder self-attention / decoder masked self-attention

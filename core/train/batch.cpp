@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/mask.h"
+
 namespace sf {
 
 std::vector<int> to_ids(const Vocab& v, const std::vector<std::string>& tokens) {
@@ -70,6 +72,25 @@ Batch make_batch(const Config& c, const std::vector<Example>& examples) {
     b.tgt_y.insert(b.tgt_y.end(), t.begin(), t.end());
   }
   return b;
+}
+
+BatchMasks batch_masks(const Config& c, const Batch& b) {
+  BatchMasks out;
+  const auto length = [](std::vector<int>::const_iterator first, int n, int pad) {
+    int len = n;
+    while (len > 0 && first[len - 1] == pad) --len;
+    return len;
+  };
+  for (int s = 0; s < b.size; ++s) {
+    const std::vector<int> src(b.src.begin() + s * b.n, b.src.begin() + (s + 1) * b.n);
+    const std::vector<int> tgt(b.tgt_in.begin() + s * b.m, b.tgt_in.begin() + (s + 1) * b.m);
+    out.src_len.push_back(length(src.begin(), b.n, c.src_vocab.pad()));
+    out.tgt_len.push_back(length(tgt.begin(), b.m, c.tgt_vocab.pad()));
+    if (c.has_encoder()) out.encoder.push_back(make_mask(b.n, src, source_pad_key(c), false));
+    if (c.has_decoder()) out.decoder.push_back(make_mask(b.m, tgt, decoder_pad_key(c), true));
+    if (c.has_cross_attention()) out.cross.push_back(make_mask(b.m, src, source_pad_key(c), false));
+  }
+  return out;
 }
 
 }  // namespace sf

@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "base/tensor.h"
 #include "model/config.h"
 #include "train/tasks.h"
 
@@ -31,5 +32,15 @@ struct Batch {
 // Token strings to ids (every symbol of a task is in its vocabulary; unknowns become <unk>).
 std::vector<int> to_ids(const Vocab& v, const std::vector<std::string>& tokens);
 Batch make_batch(const Config& c, const std::vector<Example>& examples);
+
+// The attention masks of a padded batch, one per sequence, as the forward builds them (make_mask
+// with source_pad_key / decoder_pad_key): 0 where a query may attend, −inf where not.
+struct BatchMasks {
+  std::vector<Mat> encoder;           // [b] (n, n) encoder self-attention: the source's <pad> keys
+  std::vector<Mat> decoder;           // [b] (m, m) decoder self-attention: <pad> keys and j > i
+  std::vector<Mat> cross;             // [b] (m, n) cross-attention: the source's <pad> keys
+  std::vector<int> src_len, tgt_len;  // (B) tokens before the padding (source; decoder input)
+};
+BatchMasks batch_masks(const Config& c, const Batch& b);
 
 }  // namespace sf
