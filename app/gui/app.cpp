@@ -230,8 +230,21 @@ bool App::busy() const {
 
 // [SECTION] per frame
 
+void App::press_key(int key, bool ctrl) {
+  script_key_ = key;
+  script_key_ctrl_ = ctrl;
+  script_key_phase_ = 1;
+}
+
 void App::before_frame() {
   if (ImGui::GetIO().WantSaveIniSettings) save_settings();
+  if (script_key_phase_ > 0 && script_key_ >= 0 && script_key_ < IM_ARRAYSIZE(ImGui::GetIO().KeysDown)) {
+    ImGuiIO& io = ImGui::GetIO();
+    const bool down = script_key_phase_ == 1;
+    io.KeysDown[script_key_] = down;
+    io.KeyCtrl = down && script_key_ctrl_;
+    script_key_phase_ = down ? 2 : 0;
+  }
   static float built_scale = -1;
   static bool built_presentation = false;
   if (!fonts_dirty_ && built_scale == ui_.scale && built_presentation == ui_.presentation) return;
@@ -309,7 +322,6 @@ void App::frame() {
   else
     no_model_focused_ = false;
   status_bar();
-  if (demo_window_) ImGui::ShowDemoWindow(&demo_window_);
   if (layout_reset_ > 0) --layout_reset_;
 }
 

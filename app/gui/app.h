@@ -113,6 +113,9 @@ class App {
   bool screenshot_pending() const { return !shot_path_.empty(); }
   void set_scale(float s);
   void set_presentation(bool on);
+  // Presses a key as a keyboard would (scripts: `key F11`): down for one frame, then up, so it
+  // goes through the same handlers as a real key press. `key` is a GLFW key code.
+  void press_key(int key, bool ctrl);
   void notify(Message::Level level, const std::string& text);  // UI-side message (status bar)
   void quit(int code) {
     quit_ = true;
@@ -129,6 +132,10 @@ class App {
   // Once a lesson has been opened the settings file is left as it was (a lesson never changes the
   // saved layout).
   bool settings_frozen() const { return settings_frozen_; }
+  // Opens exactly the panels `row` (keys) and lays them out side by side in that order: the
+  // stepper, if listed, across the top, the others left to right below it (layout.h). The
+  // arrangement holds until a panel is opened or closed.
+  void arrange_panels(const std::vector<std::string>& row);
   int frame_index() const { return frame_; }
   bool script_done() const;
   int script_failures() const;
@@ -149,7 +156,8 @@ class App {
   void register_settings();
   void play_tick();
   void write_layout_json(const std::string& path, int fw, int fh);
-  ImVec4 panel_rect(const Panel& p) const;  // default placement (fractions of the work area)
+  // Where each open panel goes (fractions of the work area), in the order of panels_.
+  std::vector<ImVec4> panel_rects() const;
 
   GLFWwindow* window_;
   AppOptions opt_;
@@ -176,6 +184,8 @@ class App {
   int frame_ = 0;
   int layout_reset_ = 0;
   std::string shot_path_;
+  int script_key_ = -1, script_key_phase_ = 0;  // press_key: 1 = press before the next frame, 2 = release
+  bool script_key_ctrl_ = false;
   int shot_wait_ = 0;
   Panel* panel_shot_ = nullptr;
   std::string panel_shot_path_;
@@ -189,11 +199,13 @@ class App {
   bool show_export_ = false;
   char export_path_[512] = {0};
   std::string heatmap_export_error_;
-  bool demo_window_ = false;
   uint64_t followed_gen_ = 0;
   int followed_cursor_ = -1;
   bool want_order_ = false, want_leak_ = false;
   std::string open_before_;
+  std::vector<std::string> arranged_;  // arrange_panels' row
+  std::vector<int> opened_at_;         // per panel: when it was last opened (open_count_ then)
+  int open_count_ = 0;
   std::string open_before_presentation_;
   std::string titled_ = "?";
   bool initial_view_ = false;

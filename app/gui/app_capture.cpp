@@ -78,6 +78,11 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     j += ",\n  \"masked\": [" + masked + "]";
   }
   j += ",\n  \"model\": \"" + esc(snap_ ? snap_->model_name : "") + "\"";
+  j += ",\n  \"input\": \"" + esc(snap_ ? snap_->src_text : "") + "\"";
+  char view[96];
+  std::snprintf(view, sizeof view, ",\n  \"presentation\": %s, \"scale\": %.2f", ui_.presentation ? "true" : "false",
+                static_cast<double>(ui_.scale));
+  j += view;
   j += ",\n  \"status\": \"" + esc(status_text_) + "\"";  // what the status bar shows
   j += ",\n  \"panels\": {";
   bool first = true;

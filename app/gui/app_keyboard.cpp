@@ -36,12 +36,11 @@ void App::follow_stage() {
 
 void App::keyboard() {
   ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;
-  for (const auto& p : panels_)
-    if (p->open && p->owns_keyboard()) return;  // the compare view steps its own runs
   const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
   const bool ctrl = io.KeyCtrl;
-  // Window-level keys work with or without a model.
+  // Window-level keys work in every state: with or without a model, whichever panel has the focus,
+  // while a text field is being edited too (none of them types a character). This is their one
+  // handler; the compare view only takes the stepping keys.
   if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) set_presentation(!ui_.presentation);
   if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) quit(0);
   if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, false)))
@@ -49,6 +48,9 @@ void App::keyboard() {
   if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false)))
     set_scale(ui_.scale - 0.25f);
   if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_0, false)) set_scale(1.0f);
+  if (io.WantTextInput) return;
+  for (const auto& p : panels_)
+    if (p->open && p->owns_keyboard()) return;  // the compare view steps its own runs
   // A lesson takes PageDown / PageUp (what presenter clickers send) for its steps.
   if (lesson_) {
     std::string e;

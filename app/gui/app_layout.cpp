@@ -2,26 +2,51 @@
 // panel (with its title-bar menu), and the "No model loaded" window.
 #include "app.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gfx/imgui_math.h"
+#include "layout.h"
 #include "widgets.h"
 
 namespace sf::gui {
 
-ImVec4 App::panel_rect(const Panel& p) const {
-  if (bench_layout_ && std::string(p.key()) == "attention") return ImVec4(0, 0, 1, 1);
-  if (const auto it = lesson_layout_.find(p.key()); it != lesson_layout_.end()) return it->second;
-  if (ui_.presentation) {
-    const std::string k = p.key();
-    if (k == "stepper") return ImVec4(0.0f, 0.0f, 1.0f, 0.47f);
-    if (k == "attention") return ImVec4(0.0f, 0.47f, 0.63f, 0.53f);
-    if (k == "output") return ImVec4(0.63f, 0.47f, 0.37f, 0.53f);
-    return ImVec4(0.12f, 0.10f, 0.76f, 0.80f);  // any other panel opened during the lecture
+std::vector<ImVec4> App::panel_rects() const {
+  std::vector<std::string> keys;
+  for (auto& p : panels_)
+    if (p->open) keys.push_back(p->key());
+  if (bench_layout_ && keys == std::vector<std::string>{"attention"}) return {ImVec4(0, 0, 1, 1)};
+  // A lesson's `layout` places its panels itself while only they are open.
+  if (!lesson_layout_.empty() &&
+      std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return lesson_layout_.count(k) > 0; })) {
+    std::vector<ImVec4> out;
+    for (const std::string& k : keys) out.push_back(lesson_layout_.at(k));
+    return out;
   }
-  return p.default_rect();
+  // An arranged row (arrange_panels) holds while the same panels are open.
+  if (!arranged_.empty()) {
+    std::vector<std::string> sorted_keys = keys, sorted_row = arranged_;
+    std::sort(sorted_keys.begin(), sorted_keys.end());
+    std::sort(sorted_row.begin(), sorted_row.end());
+    if (sorted_keys == sorted_row) {
+      const std::vector<ImVec4> row = tile_panels(arranged_, ui_.presentation, true);
+      std::vector<ImVec4> out;
+      for (const std::string& k : keys)
+        out.push_back(row[static_cast<size_t>(std::find(arranged_.begin(), arranged_.end(), k) - arranged_.begin())]);
+      return out;
+    }
+  }
+  return tile_panels(keys, ui_.presentation);
+}
+
+void App::arrange_panels(const std::vector<std::string>& row) {
+  for (auto& p : panels_) p->open = std::find(row.begin(), row.end(), p->key()) != row.end();
+  arranged_.clear();
+  for (const std::string& k : row)
+    if (find_panel(k) && std::find(arranged_.begin(), arranged_.end(), k) == arranged_.end()) arranged_.push_back(k);
+  reset_layout();
 }
 
 void App::draw_no_model() {
@@ -77,17 +102,51 @@ void App::draw_panels() {
     }
     return seen;  // a panel that just appeared draws its background until it has been laid out
   };
-  // Which panels are open is remembered with the layout.
+  // Which panels are open is remembered with the layout. Opening or closing one lays the open
+  // panels out again, side by side (layout.h): a panel never opens on top of another.
   std::string open_now;
   for (auto& p : panels_) open_now += p->open ? '1' : '0';
+  if (open_now != open_before_ && !open_before_.empty()) {
+    opened_at_.resize(panels_.size(), 0);
+    std::vector<std::string> keys;
+    for (auto& p : panels_)
+      if (p->open) keys.push_back(p->key());
+    std::vector<std::string> row = arranged_;
+    std::sort(keys.begin(), keys.end());
+    std::sort(row.begin(), row.end());
+    if (keys != row) arranged_.clear();  // a panel opened or closed since: the usual layout
+    for (size_t i = 0; i < panels_.size(); ++i)
+      if (open_now[i] == '1' && open_before_[i] == '0') opened_at_[i] = ++open_count_;
+    // On a projector the row below the stepper holds two panels: a third one opened takes the
+    // place of the one opened longest ago (as a tab would), so no panel is squeezed unreadable.
+    // An arranged row (arrange_panels) is left as it was asked for.
+    if (ui_.presentation && arranged_.empty() && lesson_layout_.empty()) {
+      for (;;) {
+        std::vector<size_t> row;
+        for (size_t i = 0; i < panels_.size(); ++i)
+          if (panels_[i]->open && std::string(panels_[i]->key()) != "stepper") row.push_back(i);
+        if (row.size() <= 2) break;
+        size_t oldest = row.front();
+        for (size_t i : row)
+          if (opened_at_[i] < opened_at_[oldest] || (opened_at_[i] == opened_at_[oldest] && i > oldest)) oldest = i;
+        panels_[oldest]->open = false;
+      }
+      open_now.clear();
+      for (auto& p : panels_) open_now += p->open ? '1' : '0';
+    }
+  }
+  bool retile = layout_reset_ > 0;
   if (open_now != open_before_) {
-    if (!open_before_.empty()) ImGui::MarkIniSettingsDirty();
+    if (!open_before_.empty()) ImGui::MarkIniSettingsDirty(), retile = true;
     open_before_ = open_now;
   }
+  if (retile && layout_reset_ == 0) layout_reset_ = 1;  // this frame and the flag's usual countdown
+  const std::vector<ImVec4> rects = panel_rects();
+  size_t open_index = 0;
   for (auto& p : panels_) {
     if (!p->open) continue;
-    const ImVec4 r = panel_rect(*p);
-    const ImGuiCond cond = layout_reset_ > 0 ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    const ImVec4 r = rects[open_index++];
+    const ImGuiCond cond = retile ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     ImGui::SetNextWindowPos(ImVec2(wp.x + r.x * ws.x, wp.y + r.y * ws.y), cond);
     ImGui::SetNextWindowSize(ImVec2(r.z * ws.x, r.w * ws.y), cond);
     if (alone(*p)) ImGui::SetNextWindowBgAlpha(0.0f);

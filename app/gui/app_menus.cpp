@@ -49,7 +49,6 @@ void App::menu_bar() {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     if (ImGui::SliderFloat("UI scale", &s, 0.75f, 3.0f, "%.2f×")) set_scale(std::round(s * 4) / 4);
     ImGui::MenuItem("Message log", nullptr, &show_log_);
-    ImGui::MenuItem("ImGui demo (debug)", nullptr, &demo_window_);
     ImGui::EndMenu();
   }
   lessons_menu();

@@ -4,8 +4,10 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -26,6 +28,33 @@ bool parse_kind(const std::string& s, AttnKind& k) {
   if (s == "enc-self" || s == "encoder" || s == "enc") return k = AttnKind::EncoderSelf, true;
   if (s == "dec-self" || s == "decoder" || s == "dec" || s == "self") return k = AttnKind::DecoderSelf, true;
   if (s == "cross") return k = AttnKind::Cross, true;
+  return false;
+}
+
+// "F11", "Ctrl+=", "Space", "PageDown", … as a GLFW key code (what the keyboard handlers test).
+bool parse_key(const std::string& text, int& code, bool& ctrl) {
+  std::string k = text;
+  ctrl = k.rfind("Ctrl+", 0) == 0;
+  if (ctrl) k = k.substr(5);
+  static const std::pair<const char*, int> named[] = {{"Space", GLFW_KEY_SPACE},
+                                                      {"Left", GLFW_KEY_LEFT},
+                                                      {"Right", GLFW_KEY_RIGHT},
+                                                      {"Up", GLFW_KEY_UP},
+                                                      {"Down", GLFW_KEY_DOWN},
+                                                      {"PageUp", GLFW_KEY_PAGE_UP},
+                                                      {"PageDown", GLFW_KEY_PAGE_DOWN},
+                                                      {"Home", GLFW_KEY_HOME},
+                                                      {"End", GLFW_KEY_END},
+                                                      {"=", GLFW_KEY_EQUAL},
+                                                      {"+", GLFW_KEY_EQUAL},
+                                                      {"-", GLFW_KEY_MINUS}};
+  for (const auto& [name, c] : named)
+    if (k == name) return code = c, true;
+  int n;
+  if (k.size() >= 2 && k[0] == 'F' && parse_int(k.substr(1), n) && n >= 1 && n <= 12)
+    return code = GLFW_KEY_F1 + n - 1, true;
+  if (k.size() == 1 && std::isalnum(static_cast<unsigned char>(k[0])))
+    return code = std::toupper(static_cast<unsigned char>(k[0])), true;  // GLFW: '0'..'9', 'A'..'Z'
   return false;
 }
 
@@ -407,6 +436,18 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     return true;
   }
   if (cmd == "caption" || cmd == "worked" || cmd == "lesson") return run_lesson_command(app, a, l, error);
+  if (cmd == "key") {
+    // A key press through the keyboard handlers: F1..F12, Ctrl+KEY, Space, PageUp/PageDown, arrows, Home, End.
+    if (!need(2, "a key: F11, Ctrl+=, Ctrl+-, Ctrl+0, Space, PageDown, …")) return false;
+    int code = -1;
+    bool ctrl = false;
+    if (!parse_key(a[1], code, ctrl))
+      return error = "key: unknown key '" + a[1] +
+                     "' (F1..F12, Ctrl+X, Space, Left, Right, Up, Down, PageUp, PageDown, Home, End)",
+             false;
+    app.press_key(code, ctrl);
+    return true;
+  }
   if (cmd == "speed") {
     float s;
     if (!need(2, "stages per second") || !parse_float(a[1], s) || s <= 0)
@@ -473,6 +514,21 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
       return error = "leak: an encoder-only model has no causal mask to remove", false;
     ui.leak_demo = on;
     if (on) app.show_panel(app.find_panel("masks"));
+    return true;
+  }
+  if (cmd == "masks-view") {
+    if (!need(2, "input | batch") || (a[1] != "input" && a[1] != "batch"))
+      return error = "masks-view: expected input or batch", false;
+    ui.masks_batch = a[1] == "batch";
+    app.show_panel(app.find_panel("masks"));
+    return true;
+  }
+  if (cmd == "example") {
+    w.post([](Engine& e) { e.next_example(); });
+    return true;
+  }
+  if (cmd == "pad") {
+    w.post([](Engine& e) { e.append_padding(); });
     return true;
   }
   if (cmd == "pe-view") {

@@ -153,6 +153,7 @@ std::shared_ptr<AttnView> encoder_view(const Session& s, int layer) {
   const Vocab& voc = s.model().config.src_vocab;
   for (int id : e.src_ids) v->q_labels.push_back(display_token(voc, id));
   v->k_labels = v->q_labels;
+  v->k_ids = e.src_ids;
   v->q_step.assign(e.src_ids.size(), -1);
   return v;
 }
@@ -204,8 +205,12 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
   }
   if (cross) {
     for (int id : s.encoder()->src_ids) v->k_labels.push_back(display_token(c.src_vocab, id));
+    v->k_ids = s.encoder()->src_ids;
   } else {
-    for (int j = 0; j < nk; ++j) v->k_labels.push_back(j < nq ? v->q_labels[static_cast<size_t>(j)] : "?");
+    for (int j = 0; j < nk; ++j) {
+      v->k_labels.push_back(j < nq ? v->q_labels[static_cast<size_t>(j)] : "?");
+      v->k_ids.push_back(j < nq ? rows[static_cast<size_t>(j)].id : -2);  // -2: not fed yet, no pad key
+    }
   }
   return v;
 }

@@ -14,6 +14,7 @@
 
 #include "analysis/layer_stats.h"
 #include "stepper/session.h"
+#include "train/batch.h"
 
 namespace sf::gui {
 
@@ -43,6 +44,7 @@ struct AttnView {
   AttentionTrace trace;
   std::vector<std::string> q_labels;  // (n_q) token of each query row
   std::vector<std::string> k_labels;  // (n_k)
+  std::vector<int> k_ids;             // (n_k) token id of each key (what the padding mask tests)
   std::vector<int> q_step;            // (n_q) decoder step that computed each row; -1 on the encoder
   int new_row0 = -1, new_rows = 0;    // rows computed at the current step (highlighted)
   bool live = false;                  // written at the current stage
@@ -79,6 +81,15 @@ struct LeakDemo {
   float max_logit_diff = 0;        // how much the predictions change
 };
 
+// Several example inputs of different lengths padded together (Masks panel, batch view): the
+// padded token rows and the masks the forward builds for each sequence (core's batch_masks).
+struct BatchDemo {
+  std::vector<std::vector<std::string>> src, tgt;  // [b] (n) / (m) tokens as shown, <pad> included
+  bool has_target = false;                         // the decoder side is known (task examples, decoder-only)
+  BatchMasks masks;
+  std::string note;  // why there is no batch (empty when there is one)
+};
+
 struct Message {
   enum Level { Info, Warning, Error } level = Info;
   std::string text;
@@ -113,6 +124,7 @@ struct Snapshot {
 
   std::shared_ptr<const OrderDemo> order_demo;
   std::shared_ptr<const LeakDemo> leak_demo;
+  std::shared_ptr<const BatchDemo> batch_demo;
 
   std::vector<Message> log;        // most recent last (bounded)
   uint64_t last_error_ticket = 0;  // the last operation that failed

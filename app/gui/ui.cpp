@@ -2,6 +2,8 @@
 // (no model or input, no decoder) and the shared attention selection's header line.
 #include "ui.h"
 
+#include <algorithm>
+
 namespace sf::gui {
 
 bool Panel::ready(const Snapshot& s) const {
@@ -29,8 +31,33 @@ bool Panel::export_heatmap(const std::string& path, std::string& error) const {
 }
 
 const AttnView* selected_attention(const Ctx& c) {
-  ImGui::Text("%s · layer %d · head %d", to_string(c.ui.kind), c.ui.layer, c.ui.head);
-  return c.snap.attn_view(c.ui.kind, c.ui.layer);
+  UiState& ui = c.ui;
+  const float fs = ImGui::GetFontSize();
+  if (!c.snap.model) {
+    ImGui::Text("%s · layer %d · head %d", to_string(ui.kind), ui.layer, ui.head);
+    return nullptr;
+  }
+  // The same selection the Attention panel edits, editable here too, so a panel opened on its own
+  // (a lecture layout) can choose its sublayer.
+  const Config& m = c.snap.model->config;
+  ImGui::PushID("attention selection");
+  ImGui::SetNextItemWidth(fs * 13);
+  if (ImGui::BeginCombo("##kind", to_string(ui.kind))) {
+    for (AttnKind k : attention_kinds(m))
+      if (ImGui::Selectable(to_string(k), k == ui.kind)) ui.kind = k, ui.follow_stage = false;
+    ImGui::EndCombo();
+  }
+  const int layers = std::max(1, kind_layers(m, ui.kind)), heads = std::max(1, kind_heads(m, ui.kind));
+  ui.layer = std::clamp(ui.layer, 0, layers - 1);
+  ui.head = std::clamp(ui.head, 0, heads - 1);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 5);
+  if (ImGui::SliderInt("layer", &ui.layer, 0, layers - 1)) ui.follow_stage = false;
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 5);
+  ImGui::SliderInt("head", &ui.head, 0, heads - 1);
+  ImGui::PopID();
+  return c.snap.attn_view(ui.kind, ui.layer);
 }
 
 }  // namespace sf::gui

@@ -38,8 +38,9 @@ struct UiState {
   // The attention cell being explained (hovered, or pinned by a click / script).
   int cell_row = -1, cell_col = -1;
   bool cell_pinned = false;
-  bool show_values = true;  // numbers inside large heatmap cells
-  bool leak_demo = false;   // masks panel: teacher-forced run without the causal mask
+  bool show_values = true;   // numbers inside large heatmap cells
+  bool leak_demo = false;    // masks panel: teacher-forced run without the causal mask
+  bool masks_batch = false;  // masks panel: the padded batch of examples instead of this input
 
   float scale = 1.0f;         // UI scale (1 = 16 px text)
   bool presentation = false;  // projector mode: larger text, high-contrast light theme

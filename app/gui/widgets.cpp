@@ -150,6 +150,19 @@ bool light_cell(const Heatmap& hm, float v) {
   return std::fabs(t - 0.5f) < 0.32f;
 }
 
+// `text` cut to fit `max_w` at `size`, ending in "…" when cut (UTF-8 safe).
+std::string fit_text(ImFont* font, float size, const std::string& text, float max_w) {
+  if (font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x <= max_w) return text;
+  std::string s = text;
+  while (!s.empty()) {
+    size_t cut = s.size() - 1;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // a code point's start
+    s.resize(cut);
+    if (font->CalcTextSizeA(size, FLT_MAX, 0, (s + "…").c_str()).x <= max_w) return s + "…";
+  }
+  return "…";
+}
+
 }  // namespace
 
 namespace {
@@ -176,14 +189,16 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   if (o.max_size.x > 0) avail.x = std::min(avail.x, o.max_size.x);
   if (o.max_size.y > 0) avail.y = std::min(avail.y, o.max_size.y);
 
-  // Gutters for labels: row labels on the left, column labels on top (rotated when narrow).
+  // Gutters for labels: row labels on the left, column labels on top (rotated when narrow). A
+  // gutter takes at most a fifth of the room (longer labels are abbreviated with "…"), so that
+  // the cells, not the labels, get the space.
   float row_w = 0, col_w = 0;
   if (o.row_labels)
     for (auto& s : *o.row_labels) row_w = std::max(row_w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
   if (o.col_labels)
     for (auto& s : *o.col_labels) col_w = std::max(col_w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
-  row_w = std::min(row_w, 140.0f * scale);
-  col_w = std::min(col_w, 140.0f * scale);
+  row_w = std::min({row_w, 140.0f * scale, std::max(fs * 3, avail.x * 0.2f)});
+  col_w = std::min({col_w, 140.0f * scale, std::max(fs * 3, avail.y * 0.2f)});
   const float title_h = (o.col_title || o.row_title) ? fs + 4 : 0;
   const float left = (o.row_labels ? row_w + 6 : 0) + (o.row_title ? fs + 4 : 0);
 
@@ -220,29 +235,30 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   if (o.col_title) dl->AddText(small, fs, ImVec2(img0.x, p0.y), pal.text_dim, o.col_title);
   if (o.row_title) text_rotated(dl, small, fs, ImVec2(p0.x, img1.y), pal.text_dim, o.row_title, -1.5707963f);
 
-  // Labels, thinned out when cells are smaller than the text.
+  // Every label is written: in a smaller size when the cells are smaller than the text, and
+  // abbreviated when longer than its gutter.
   if (o.row_labels) {
-    const int every = std::max(1, static_cast<int>(std::ceil((fs * 0.95f) / ch)));
-    for (int r = 0; r < R && r < static_cast<int>(o.row_labels->size()); r += every) {
-      const std::string& s = (*o.row_labels)[static_cast<size_t>(r)];
-      const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
+    const float lfs = std::min(fs, std::max(ch * 0.92f, fs * 0.5f));
+    for (int r = 0; r < R && r < static_cast<int>(o.row_labels->size()); ++r) {
+      const std::string s = fit_text(small, lfs, (*o.row_labels)[static_cast<size_t>(r)], row_w);
+      const float w = small->CalcTextSizeA(lfs, FLT_MAX, 0, s.c_str()).x;
       const bool isnew = r >= o.new_row0 && r < o.new_row0 + o.new_rows;
-      dl->AddText(small, fs, ImVec2(img0.x - 6 - std::min(w, row_w), img0.y + ch * (r + 0.5f) - fs * 0.5f),
+      dl->AddText(small, lfs, ImVec2(img0.x - 6 - w, img0.y + ch * (r + 0.5f) - lfs * 0.5f),
                   isnew ? pal.highlight : pal.text, s.c_str());
     }
   }
   if (o.col_labels) {
-    const int every = std::max(1, static_cast<int>(std::ceil((fs * 0.95f) / cw)));
-    for (int c = 0; c < C && c < static_cast<int>(o.col_labels->size()); c += (rotate ? every : 1)) {
-      const std::string& s = (*o.col_labels)[static_cast<size_t>(c)];
+    const float lfs = rotate ? std::min(fs, std::max(cw * 0.92f, fs * 0.5f)) : fs;
+    for (int c = 0; c < C && c < static_cast<int>(o.col_labels->size()); ++c) {
+      const std::string s = fit_text(small, lfs, (*o.col_labels)[static_cast<size_t>(c)], rotate ? col_w : cw);
       const bool isnew = c >= o.new_col0 && c < o.new_col0 + o.new_cols;
       const ImU32 col = isnew ? pal.highlight : pal.text;
       if (rotate) {
-        text_rotated(dl, small, fs, ImVec2(img0.x + cw * (c + 0.5f) - fs * 0.5f, img0.y - 4), col, s.c_str(),
+        text_rotated(dl, small, lfs, ImVec2(img0.x + cw * (c + 0.5f) - lfs * 0.5f, img0.y - 4), col, s.c_str(),
                      -1.5707963f);
       } else {
-        const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
-        dl->AddText(small, fs, ImVec2(img0.x + cw * (c + 0.5f) - w * 0.5f, img0.y - fs - 3), col, s.c_str());
+        const float w = small->CalcTextSizeA(lfs, FLT_MAX, 0, s.c_str()).x;
+        dl->AddText(small, lfs, ImVec2(img0.x + cw * (c + 0.5f) - w * 0.5f, img0.y - lfs - 3), col, s.c_str());
       }
     }
   }
@@ -250,25 +266,41 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   dl->AddImage(hm.texture(), img0, img1);
   dl->AddRect(ImVec2(img0.x - 1, img0.y - 1), ImVec2(img1.x + 1, img1.y + 1), pal.grid);
 
-  // Numbers inside the cells when they fit.
-  if (o.show_values) {
+  // Numbers inside the cells when they fit: with the decimals asked for, else fewer, in the label
+  // size or down to three quarters of it.
+  if (o.show_values && cw >= fs * 1.2f && ch >= fs * 0.7f) {
     ImFont* mono = o.fonts && o.fonts->small ? o.fonts->small : ImGui::GetFont();
-    const float w4 = mono->CalcTextSizeA(fs, FLT_MAX, 0, "−0.00").x;
-    if (cw >= w4 + 4 && ch >= fs + 2) {
+    const auto text_of = [&](float v, int decimals) {
+      return (o.inf_text && std::isinf(v)) ? std::string(o.inf_text) : fmt_value(v, decimals);
+    };
+    int decimals = -1;
+    float nfs = fs;
+    for (float size : {fs, fs * 0.85f, fs * 0.75f}) {
+      if (ch < size + 2) continue;
+      for (int d = o.decimals; d >= std::min(o.decimals, 1) && decimals < 0; --d) {
+        float widest = 0;
+        for (int r = 0; r < R && widest + 4 <= cw; ++r)
+          for (int c = 0; c < C; ++c)
+            widest = std::max(widest, mono->CalcTextSizeA(size, FLT_MAX, 0, text_of(hm.at(r, c), d).c_str()).x);
+        if (widest + 4 <= cw) decimals = d, nfs = size;
+      }
+      if (decimals >= 0) break;
+    }
+    if (decimals >= 0) {
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) {
           const float v = hm.at(r, c);
-          const std::string s = (o.inf_text && std::isinf(v)) ? std::string(o.inf_text) : fmt_value(v, o.decimals);
-          const ImVec2 ts = mono->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
+          const std::string s = text_of(v, decimals);
+          const ImVec2 ts = mono->CalcTextSizeA(nfs, FLT_MAX, 0, s.c_str());
           const ImVec2 tp(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f);
           if (std::isinf(v)) {  // on the hatching: white text on a dark plate
             dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + ts.x + 3, tp.y + ts.y), IM_COL32(30, 30, 34, 235),
                               3);
-            dl->AddText(mono, fs, tp, IM_COL32(255, 255, 255, 255), s.c_str());
+            dl->AddText(mono, nfs, tp, IM_COL32(255, 255, 255, 255), s.c_str());
             continue;
           }
           const ImU32 tc = light_cell(hm, v) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-          dl->AddText(mono, fs, tp, tc, s.c_str());
+          dl->AddText(mono, nfs, tp, tc, s.c_str());
         }
     }
   }
@@ -381,7 +413,7 @@ bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, 
 // [SECTION] line plot
 
 void line_plot(const char* id, const std::vector<Series>& series, const std::vector<std::string>* xlabels, ImVec2 size,
-               const Fonts& f, const char* y_label, bool zero_line) {
+               const Fonts& f, const char* y_label, bool zero_line, const char* x_name) {
   const Palette& pal = palette();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImFont* small = f.small ? f.small : ImGui::GetFont();
@@ -406,7 +438,14 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
   lo -= pad, hi += pad;
   const float left = small->CalcTextSizeA(fs, FLT_MAX, 0, "−000.00").x + 4;
   const float bottom = xlabels ? fs + 4 : 2;
-  const ImVec2 a(p0.x + left, p0.y + (y_label ? fs + 2 : 2)), b(p0.x + size.x - 4, p0.y + size.y - bottom);
+  // The legend sits above the axes (never over the curves): right of the y label when both fit on
+  // one line, else on a line of its own.
+  float legend_w = 0;
+  for (auto& s : series) legend_w += small->CalcTextSizeA(fs, FLT_MAX, 0, s.name).x + fs * 2;
+  const float label_w = y_label ? small->CalcTextSizeA(fs, FLT_MAX, 0, y_label).x + fs : 0;
+  const bool legend_own_line = y_label && label_w + legend_w > size.x - left;
+  const float head = (y_label || !series.empty() ? fs + 2 : 2) + (legend_own_line ? fs + 2 : 0);
+  const ImVec2 a(p0.x + left, p0.y + head), b(p0.x + size.x - 4, p0.y + size.y - bottom);
   dl->AddRectFilled(a, b, IM_COL32(128, 128, 128, 24));
   dl->AddRect(a, b, pal.grid);
   if (y_label) dl->AddText(small, fs, ImVec2(a.x, p0.y), pal.text_dim, y_label);
@@ -445,7 +484,7 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
         std::min(n - 1, static_cast<size_t>(std::max(0.0f, (mx - a.x) / (b.x - a.x) * static_cast<float>(n))));
     dl->AddLine(ImVec2(X(i), a.y), ImVec2(X(i), b.y), pal.text_dim);
     ImGui::BeginTooltip();
-    if (xlabels && i < xlabels->size()) ImGui::Text("token %zu  '%s'", i, (*xlabels)[i].c_str());
+    if (xlabels && i < xlabels->size()) ImGui::Text("%s %zu  '%s'", x_name, i, (*xlabels)[i].c_str());
     for (auto& s : series)
       if (i < s.y->size()) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.colour), "■");
@@ -455,11 +494,12 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
     ImGui::EndTooltip();
   }
   // Legend.
-  float x = a.x + 6;
+  float x = legend_own_line ? a.x : std::max(a.x + label_w, b.x - legend_w + fs);
+  const float ly = legend_own_line ? p0.y + fs + 2 : p0.y;
   for (auto& s : series) {
     const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.name).x;
-    dl->AddRectFilled(ImVec2(x, a.y + 5), ImVec2(x + fs * 0.7f, a.y + 5 + fs * 0.7f), s.colour);
-    dl->AddText(small, fs, ImVec2(x + fs, a.y + 2), pal.text, s.name);
+    dl->AddRectFilled(ImVec2(x, ly + 3), ImVec2(x + fs * 0.7f, ly + 3 + fs * 0.7f), s.colour);
+    dl->AddText(small, fs, ImVec2(x + fs, ly), pal.text, s.name);
     x += w + fs * 2;
   }
 }

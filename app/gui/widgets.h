@@ -80,13 +80,14 @@ enum class ChipKind { Normal, Special, Unknown, Chosen };
 bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, bool highlighted = false);
 
 // [SECTION] small plots
-// A line plot of several series over x = 0..n−1 with token labels under the axis.
+// A line plot of several series over x = 0..n−1 with labels under the axis; the legend above the
+// axes; hovering names the x as "<x_name> i 'label'".
 struct Series {
   const std::vector<float>* y;
   ImU32 colour;
   const char* name;
 };
 void line_plot(const char* id, const std::vector<Series>& series, const std::vector<std::string>* xlabels, ImVec2 size,
-               const Fonts& f, const char* y_label = nullptr, bool zero_line = false);
+               const Fonts& f, const char* y_label = nullptr, bool zero_line = false, const char* x_name = "token");
 
 }  // namespace sf::gui

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "train/examples.h"
 #include "paths.h"
 
 namespace sf::gui {
@@ -14,58 +16,34 @@ void Engine::push(Message::Level l, const std::string& m) {
   if (log.size() > 200) log.erase(log.begin(), log.begin() + 50);
 }
 
-namespace {
-
-// An encoder-only model with a masked-LM head predicts at [MASK]: the example masks its middle word.
-std::string with_mask(const Model& m, const std::string& text) {
+std::shared_ptr<const BatchDemo> make_batch_demo(const Model& m, const std::map<std::string, std::string>& metadata) {
   const Config& c = m.config;
-  const int mask = mask_token(c.src_vocab);
-  if (c.has_decoder() || !c.mlm_head || mask < 0 || text.find(c.src_vocab.token(mask)) != std::string::npos)
-    return text;
-  std::vector<std::string> words;
-  for (size_t i = 0, j; i < text.size(); i = j + 1) {
-    j = text.find(' ', i);
-    if (j == std::string::npos) j = text.size();
-    if (j > i) words.push_back(text.substr(i, j - i));
+  auto d = std::make_shared<BatchDemo>();
+  std::vector<Example> examples;
+  bool targets = true;
+  for (const ModelExample& e : model_examples(c, metadata, 4)) {
+    examples.push_back(e.tokens);
+    targets = targets && !e.tokens.tgt.empty();
   }
-  if (words.size() < 2) return text;
-  words[words.size() / 2] = c.src_vocab.token(mask);
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
+  if (examples.size() < 2) {
+    d->note = "this model's examples give fewer than two inputs to pad together";
+    return d;
+  }
+  const Batch b = make_batch(c, examples);
+  d->masks = batch_masks(c, b);
+  d->has_target = c.has_decoder() && (targets || !c.has_encoder());
+  const auto label = [](const Vocab& v, int id) {
+    return id < 0 || id == v.pad() ? std::string("<pad>") : display_token(v, id);
+  };
+  for (int s = 0; s < b.size; ++s) {
+    std::vector<std::string> src, tgt;
+    for (int j = 0; j < b.n; ++j) src.push_back(label(c.src_vocab, b.src[static_cast<size_t>(s * b.n + j)]));
+    for (int j = 0; j < b.m; ++j) tgt.push_back(label(c.tgt_vocab, b.tgt_in[static_cast<size_t>(s * b.m + j)]));
+    d->src.push_back(std::move(src));
+    d->tgt.push_back(std::move(tgt));
+  }
+  return d;
 }
-
-std::string plain_example(const Model& m, const std::string& path) {
-  if (!path.empty()) {
-    if (auto f = read_safetensors(path); f.ok()) {
-      auto it = f->metadata.find("stepformer.example");
-      if (it != f->metadata.end() && !it->second.empty()) return it->second;
-    }
-  }
-  const Config& c = m.config;
-  const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
-  const int room = std::max(1, std::min(8, c.max_len - 2));  // leave room for <s> and </s>
-  const bool chars = v.tokenizer() == Tokenizer::Character;
-  // Digit tasks (copy, reverse, sort, add): the digits of π read well and repeat a token.
-  const std::string pi = "31415926";
-  bool digits = true;
-  for (char d : pi) digits &= v.id(std::string(1, d)) >= 0;
-  if (digits) {
-    std::string out;
-    for (int i = 0; i < room; ++i) out += (i && !chars ? " " : "") + std::string(1, pi[static_cast<size_t>(i)]);
-    return out;
-  }
-  std::vector<std::string> words;
-  for (const std::string& t : v.tokens())
-    if (t.size() && t[0] != '<' && t[0] != '[' && static_cast<int>(words.size()) < room) words.push_back(t);
-  std::string out;
-  for (size_t i = 0; i < words.size(); ++i) out += (i && !chars ? " " : "") + words[i];
-  return out;
-}
-
-}  // namespace
-
-std::string example_input(const Model& m, const std::string& path) { return with_mask(m, plain_example(m, path)); }
 
 bool Engine::load_model(const std::string& path) {
   auto m = sf::load_model(path);
@@ -75,6 +53,9 @@ bool Engine::load_model(const std::string& path) {
   }
   auto ptr = std::make_shared<const Model>(std::move(*m));
   model_path = path;
+  metadata.clear();
+  if (!dir_exists(path))
+    if (auto md = read_safetensors_metadata(path); md.ok()) metadata = std::move(*md);
   use_model(ptr, base_name(path));
   return true;
 }
@@ -82,6 +63,9 @@ bool Engine::load_model(const std::string& path) {
 void Engine::use_model(std::shared_ptr<const Model> m, const std::string& name) {
   model = std::move(m);
   model_name = name;
+  if (model_path.empty()) metadata.clear();
+  example_seed = 0;
+  batch_demo = make_batch_demo(*model, metadata);
   session.reset();
   info("loaded " + name + " (" + std::to_string(count_params(model->weights, model->config)) + " parameters)");
   // Keep the typed input if this model understands it; else use the model's example.
@@ -91,9 +75,9 @@ void Engine::use_model(std::shared_ptr<const Model> m, const std::string& name) 
     const Config& c = model->config;
     fits = (c.has_encoder() ? c.src_vocab : c.tgt_vocab).tokenize(new_src).unknown.empty();
   }
-  if (fits && with_mask(*model, new_src) != new_src) fits = false;  // a masked-LM model wants a [MASK]
+  if (fits && with_mask_token(model->config, new_src) != new_src) fits = false;  // a masked LM wants a [MASK]
   if (!fits) {
-    new_src = example_input(*model, model_path);
+    new_src = model_example_text(model->config, metadata);
     new_tgt = "";
   }
   DecodeSettings s = settings;
@@ -138,6 +122,29 @@ bool Engine::set_settings(const DecodeSettings& s) {
   session->jump(cursor);
   refresh_demos(true);
   return true;
+}
+
+void Engine::next_example() {
+  if (!model) return error("no model loaded: open a .safetensors file first");
+  const std::string text = model_example_text(model->config, metadata, ++example_seed);
+  if (text.empty()) return error("this model's vocabulary gives no example input");
+  set_input(text, "");
+}
+
+void Engine::append_padding() {
+  if (!model || !session) return error("no input to pad: load a model and an input first");
+  const Config& c = model->config;
+  const int pad = c.src_vocab.pad();
+  if (!c.has_encoder() || pad < 0) return error("this model's source vocabulary has no padding token");
+  // Two, or one when two would not fit (a character model's space is a token of its own).
+  const std::string sep = c.src_vocab.tokenizer() == Tokenizer::Character ? "" : " ";
+  for (int k = 2; k >= 1; --k) {
+    std::string padded = src;
+    for (int i = 0; i < k; ++i) padded += sep + c.src_vocab.token(pad);
+    if (static_cast<int>(c.src_vocab.encode(padded).ids.size()) <= c.max_len) return (void)set_input(padded, tgt);
+  }
+  error("the source already fills max_len (" + std::to_string(c.max_len) +
+        " tokens): the Masks panel's batch view pads shorter inputs to a longer one");
 }
 
 void Engine::set_cache(bool on) {
@@ -192,6 +199,7 @@ std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
   if (e.session) s->session = std::make_shared<const Session>(*e.session);
   s->order_demo = e.order_demo;
   s->leak_demo = e.leak_demo;
+  s->batch_demo = e.batch_demo;
   try {
     build_views(*s);
   } catch (const std::exception& ex) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,10 @@ struct Engine {
   bool want_order_demo = false, want_leak_demo = false;
   std::shared_ptr<const OrderDemo> order_demo;
   std::shared_ptr<const LeakDemo> leak_demo;
-  std::vector<int> leak_ids;  // the decoder input the leak demo ran on
+  std::vector<int> leak_ids;                    // the decoder input the leak demo ran on
+  std::map<std::string, std::string> metadata;  // the model file's __metadata__ (empty for a folder)
+  uint64_t example_seed = 0;                    // the "Example" button's last pick
+  std::shared_ptr<const BatchDemo> batch_demo;  // the model's examples padded as one batch
   std::vector<Message> log;
   uint64_t ticket = 0;  // the operation running
   uint64_t last_error_ticket = 0;
@@ -47,6 +51,10 @@ struct Engine {
   bool set_input(const std::string& src, const std::string& tgt);
   bool set_settings(const DecodeSettings& s);
   void set_cache(bool on);
+  // The model's next example input (model_examples: its task's generator, a sentence, …).
+  void next_example();
+  // Appends the padding token to the source, as many as fit max_len (at most two).
+  void append_padding();
   void refresh_demos(bool force);
 };
 
@@ -57,8 +65,7 @@ class Worker : public JobThread<Engine, Snapshot> {
   explicit Worker(std::function<void()> wake = {});
 };
 
-// An example input for a model: its "stepformer.example" metadata if the file has one, else the
-// first few ordinary vocabulary tokens.
-std::string example_input(const Model& m, const std::string& path);
+// The model's examples (core's model_examples) padded as one batch, with each sequence's masks.
+std::shared_ptr<const BatchDemo> make_batch_demo(const Model& m, const std::map<std::string, std::string>& metadata);
 
 }  // namespace sf::gui

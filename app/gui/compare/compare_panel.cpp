@@ -86,8 +86,9 @@ class ComparePanel : public HubPanel {
       hub_->open_switched(c.snap.model, c.snap.model_name);
   }
 
-  // With the focus here the explorer's keyboard handler stands aside (owns_keyboard), so
-  // this one also takes over its global keys: Space plays, F11 and Ctrl ± 0 change the display.
+  // With the focus here the explorer's stepping keys stand aside (owns_keyboard) and these step
+  // the comparison; Space plays it. F11, Ctrl ± 0 and Ctrl+Q stay the explorer's (one handler,
+  // whichever panel has the focus).
   void keyboard(Ctx& c) {
     if (playing_) {
       const double now = ImGui::GetTime();
@@ -103,12 +104,6 @@ class ComparePanel : public HubPanel {
     const auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), true); };
     const bool ctrl = ImGui::GetIO().KeyCtrl;
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) playing_ = !playing_, last_play_ = 0;
-    if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) c.app.set_presentation(!c.ui.presentation);
-    if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, false)))
-      c.app.set_scale(c.ui.scale + 0.25f);
-    if (ctrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false)))
-      c.app.set_scale(c.ui.scale - 0.25f);
-    if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_0, false)) c.app.set_scale(1.0f);
     if (pressed(ImGuiKey_RightArrow)) hub_->move(ctrl ? "next-token" : "forward");
     if (pressed(ImGuiKey_LeftArrow)) hub_->move(ctrl ? "prev-token" : "back");
     if (pressed(ImGuiKey_DownArrow) || pressed(ImGuiKey_PageDown)) hub_->move("next-token");

@@ -10,6 +10,8 @@
 #include <chrono>
 
 #include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "train/examples.h"
 #include "paths.h"
 #include "worker.h"
 
@@ -42,7 +44,10 @@ bool CompareEngine::load(std::shared_ptr<const Model> a, const std::string& name
            (c.has_encoder() ? c.src_vocab : c.tgt_vocab).tokenize(src).unknown.empty();
   }
   if (!fits) {
-    src = example_input(*model[0], path_a);
+    std::map<std::string, std::string> metadata;
+    if (!path_a.empty() && !dir_exists(path_a))
+      if (auto md = read_safetensors_metadata(path_a); md.ok()) metadata = std::move(*md);
+    src = model_example_text(model[0]->config, metadata);
     tgt.clear();
   }
   if (settings.strategy == Strategy::Forced && tgt.empty()) settings.strategy = Strategy::Greedy;

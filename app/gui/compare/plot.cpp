@@ -1,5 +1,5 @@
 // plot.cpp — the line plot (compare/plot.h, plot_widget): data range, title and legend (outside the
-// axes when it fits), axes with ticks, the series, the hover readout. Its parts elsewhere:
+// axes, never over the curves), axes with ticks, the series, the hover readout. Its parts elsewhere:
 // plot_ticks.cpp (tick steps and text, dashed lines), plot_export.cpp (PNG / CSV export),
 // plot_grid.cpp (the layer × step grid).
 #include "compare/plot.h"
@@ -59,8 +59,7 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
   dl->AddText(ImGui::GetFont(), tfs, p0, pal.text, d.title.c_str());
   ImGui::PopFont();
   const float left = small->CalcTextSizeA(fs, FLT_MAX, 0, "−0.000").x + 8;
-  // Legend outside the axes when it fits: on the title's line, else on a line of its own; only
-  // a legend too wide for either goes inside, in the corner that hides the fewest points.
+  // Legend outside the axes: on the title's line when it fits, else in rows of its own.
   const float th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
   const float sample = fs * 1.6f;
   // Entries laid out in rows of at most the plot's width.
@@ -78,8 +77,9 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
     row_w += entry_w[k];
   }
   const float title_w = (f.bold ? f.bold : ImGui::GetFont())->CalcTextSizeA(tfs, FLT_MAX, 0, d.title.c_str()).x;
-  // 1: on the title's line; 2: rows of their own under the title; 0: inside the axes.
-  const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : rows <= 2 ? 2 : 0;
+  // 1: on the title's line; 2: rows of their own under the title (never inside the axes, where
+  // it would cover curves).
+  const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : 2;
   const auto legend_rows = [&](ImVec2 at) {
     float x = at.x;
     for (size_t k = 0; k < d.series.size(); ++k) {
@@ -226,44 +226,6 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
     flush();
   }
   dl->PopClipRect();
-
-  // Legend inside the box (when it fits nowhere else).
-  if (legend_mode == 0) {
-    float w = 0;
-    for (const PlotSeries& s : d.series) w = std::max(w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x);
-    const float line = fs * 1.8f;
-    const ImVec2 box(w + line + 10, 2 + fs * 1.15f * static_cast<float>(d.series.size()));
-    // The corner that hides the fewest points (top right on a tie).
-    const ImVec2 corners[4] = {ImVec2(b.x - 4 - box.x, a.y + 4), ImVec2(a.x + 4, a.y + 4),
-                               ImVec2(b.x - 4 - box.x, b.y - 4 - box.y), ImVec2(a.x + 4, b.y - 4 - box.y)};
-    int best = 0, best_n = INT32_MAX;
-    for (int k = 0; k < 4; ++k) {
-      int n = 0;
-      const ImVec2 c0 = corners[k], c1 = c0 + box;
-      for (const PlotSeries& s : d.series)
-        for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-          if (!std::isfinite(s.y[i]) || (log_y && s.y[i] <= 0)) continue;
-          const float x = X(s.x[i]), y = Y(s.y[i]);
-          if (x >= c0.x - 4 && x <= c1.x + 4 && y >= c0.y - 4 && y <= c1.y + 4) ++n;
-        }
-      if (n < best_n) best = k, best_n = n;
-    }
-    const ImVec2 l0 = corners[best], l1 = l0 + box;
-    ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-    bg.w = 0.82f;
-    dl->AddRectFilled(l0, l1, ImGui::ColorConvertFloat4ToU32(bg), 3);
-    for (size_t k = 0; k < d.series.size(); ++k) {
-      const PlotSeries& s = d.series[k];
-      const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
-      const float y = l0.y + 2 + fs * 1.15f * static_cast<float>(k) + fs * 0.55f;
-      float phase = 0;
-      if (s.dashed)
-        dashed_line(dl, ImVec2(l0.x + 5, y), ImVec2(l0.x + 5 + line, y), col, th, phase, th * 3);
-      else
-        dl->AddLine(ImVec2(l0.x + 5, y), ImVec2(l0.x + 5 + line, y), col, th);
-      dl->AddText(small, fs, ImVec2(l0.x + line + 9, y - fs * 0.5f), pal.text, s.name.c_str());
-    }
-  }
 
   // Hover: every series at the nearest x.
   if (hovered) {

@@ -41,6 +41,24 @@ class AttentionPanel : public Panel {
   const Heatmap* main_heatmap() const override { return &heat_; }
 
   void Draw(Ctx& c) override {
+    // On a projector height is what the map lacks: the controls go to a column at its right.
+    if (c.ui.presentation && c.ui.attn_mode == AttnMode::Heatmap) {
+      const float fs = ImGui::GetFontSize(), side_w = fs * 11;
+      ImGui::BeginChild("map", ImVec2(std::max(fs * 8, ImGui::GetContentRegionAvail().x - side_w - fs * 0.5f), 0),
+                        false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+      draw_heatmap(c, true);
+      ImGui::EndChild();
+      ImGui::SameLine();
+      ImGui::BeginGroup();
+      draw_selection(c, side_w);
+      ImGui::Spacing();
+      colour_bar(cbar_, Colormap::Viridis, 0.0f, hi_, side_w - ImGui::CalcTextSize("weight ").x - fs, "weight");
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side_w);
+      ImGui::TextDisabled("hatched = masked (−∞); click a cell to pin it for Q, K, V");
+      ImGui::PopTextWrapPos();
+      ImGui::EndGroup();
+      return;
+    }
     draw_selection(c);
     ImGui::Separator();
     switch (c.ui.attn_mode) {
@@ -58,26 +76,32 @@ class AttentionPanel : public Panel {
 
  private:
   // [SECTION] selection bar
-  void draw_selection(Ctx& c) {
+  // In a row, or (column > 0) one control under another in a column that wide.
+  void draw_selection(Ctx& c, float column = 0) {
     UiState& ui = c.ui;
     const Config& m = c.snap.model->config;
     const float fs = ImGui::GetFontSize();
+    const bool col = column > 0;
+    const auto next = [&](float spacing = -1.0f) {
+      if (!col) ImGui::SameLine(0, spacing);
+    };
     // Mode tabs.
     const char* modes[] = {"Heatmap", "Model view", "Head view"};
+    const char* short_modes[] = {"Heatmap", "Model", "Heads"};
     for (int i = 0; i < 3; ++i) {
-      if (i) ImGui::SameLine();
+      if (i) ImGui::SameLine();  // the three tabs stay on one line
       const bool on = static_cast<int>(ui.attn_mode) == i;
       if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-      if (ImGui::Button(modes[i])) ui.attn_mode = static_cast<AttnMode>(i);
+      if (ImGui::Button(col ? short_modes[i] : modes[i])) ui.attn_mode = static_cast<AttnMode>(i);
       if (on) ImGui::PopStyleColor();
     }
-    ImGui::SameLine(0, fs * 1.5f);
-    ImGui::Checkbox("follow stepper", &ui.follow_stage);
+    next(fs * 1.5f);
+    ImGui::Checkbox(col ? "follow" : "follow stepper", &ui.follow_stage);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the stepper is on");
 
     // Kind, layer, head.
     const std::vector<AttnKind> kinds = attention_kinds(m);
-    ImGui::SetNextItemWidth(fs * 13);
+    ImGui::SetNextItemWidth(col ? column : fs * 13);
     if (ImGui::BeginCombo("##kind", to_string(ui.kind))) {
       for (AttnKind k : kinds)
         if (ImGui::Selectable(to_string(k), k == ui.kind)) ui.kind = k, ui.follow_stage = false;
@@ -87,17 +111,17 @@ class AttentionPanel : public Panel {
     ui.layer = std::clamp(ui.layer, 0, std::max(0, layers - 1));
     ui.head = std::clamp(ui.head, 0, kind_heads(m, ui.kind) - 1);
     if (ui.attn_mode != AttnMode::Model) {
-      ImGui::SameLine();
-      ImGui::SetNextItemWidth(fs * 6);
+      next();
+      ImGui::SetNextItemWidth(col ? column - fs * 3.5f : fs * 6);
       if (ImGui::SliderInt("layer", &ui.layer, 0, std::max(0, layers - 1))) ui.follow_stage = false;
       if (ui.attn_mode == AttnMode::Heatmap || !ui.head_view_all) {
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(fs * 6);
+        next();
+        ImGui::SetNextItemWidth(col ? column - fs * 3.5f : fs * 6);
         ImGui::SliderInt("head", &ui.head, 0, kind_heads(m, ui.kind) - 1);
       }
     }
     if (ui.attn_mode == AttnMode::Heatmap) {
-      ImGui::SameLine();
+      next();
       ImGui::Checkbox("values", &ui.show_values);
       ImGui::SameLine();
       ImGui::Checkbox("stretch", &stretch_);
@@ -118,7 +142,8 @@ class AttentionPanel : public Panel {
   }
 
   // [SECTION] heatmap view
-  void draw_heatmap(Ctx& c) {
+  // `side`: the controls, colour bar and hint are in the column beside (presentation mode).
+  void draw_heatmap(Ctx& c, bool side = false) {
     UiState& ui = c.ui;
     const AttnView* v = selected(c);
     if (!v) return not_yet(c);
@@ -127,6 +152,7 @@ class AttentionPanel : public Panel {
     const Config& m = c.snap.model->config;
     float hi = 1.0f;
     if (stretch_) hi = std::max(1e-6f, w.maxCoeff());
+    hi_ = hi;
     const uint64_t key =
         mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), static_cast<uint64_t>(ui.head));
     // Masked cells (weight exactly 0) are drawn hatched, so the mask's shape shows in the map.
@@ -163,7 +189,8 @@ class AttentionPanel : public Panel {
     o.new_row0 = v->new_row0;
     o.new_rows = v->new_rows;
     o.fonts = &c.fonts;
-    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - bar_w, ImGui::GetContentRegionAvail().y - fs * 1.8f);
+    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - bar_w,
+                        ImGui::GetContentRegionAvail().y - (side ? fs * 0.3f : fs * 1.8f));
     if (ui.cell_pinned) o.sel_row = ui.cell_row, o.sel_col = ui.cell_col;
     const HeatmapHit hit = heatmap_widget("attn", heat_, o);
     heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
@@ -190,9 +217,11 @@ class AttentionPanel : public Panel {
             i, v->q_labels[i].c_str(), h[i], static_cast<int>(std::lround(std::exp(hmax[i]))), hmax[i]);
     }
     ImGui::SetCursorScreenPos(after);
-    colour_bar(cbar_, Colormap::Viridis, 0.0f, hi, fs * 10, "weight");
-    ImGui::SameLine(0, fs);
-    ImGui::TextDisabled("hatched = masked (−∞)   click a cell to pin it for Q, K, V");
+    if (!side) {
+      colour_bar(cbar_, Colormap::Viridis, 0.0f, hi, fs * 10, "weight");
+      ImGui::SameLine(0, fs);
+      ImGui::TextDisabled("hatched = masked (−∞)   click a cell to pin it for Q, K, V");
+    }
 
     // Hover: explain the cell; click pins it for the Q, K, V and Masks panels.
     if (hit.hovered) {
@@ -410,6 +439,7 @@ class AttentionPanel : public Panel {
   std::vector<Heatmap> thumbs_[kAttnKinds];
   std::vector<bool> head_on_;
   bool stretch_ = false;
+  float hi_ = 1.0f;  // the colour scale's top of the last map drawn
 };
 
 }  // namespace

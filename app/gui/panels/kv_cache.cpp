@@ -130,13 +130,16 @@ class KvCachePanel : public Panel {
     }
     const int l = std::clamp(c.ui.kv_layer, 0, static_cast<int>(kv.layers.size()) - 1);
     const KvLayerView& L = kv.layers[static_cast<size_t>(l)];
-    // Row labels: position, token and the step that wrote it.
     std::vector<std::string> labels;
     const AttnView* dv = s.attn_view(AttnKind::DecoderSelf, l);
+    // Position, token and the step that wrote the row; a decoder-only prompt's rows all come in at
+    // step 0 together, the prefill, and say so.
+    const int prefill = static_cast<int>(std::count(kv.row_step.begin(), kv.row_step.end(), 0));
     for (int r = 0; r < L.self_rows; ++r) {
       std::string tok = dv && r < static_cast<int>(dv->k_labels.size()) ? dv->k_labels[static_cast<size_t>(r)] : "?";
       const int st = r < static_cast<int>(kv.row_step.size()) ? kv.row_step[static_cast<size_t>(r)] : -1;
-      labels.push_back(tok + " ·t" + std::to_string(st));
+      labels.push_back(std::to_string(r) + " " + tok +
+                       (st == 0 && prefill > 1 ? " ·prefill" : " ·t" + std::to_string(st)));
     }
     std::vector<std::string> src;
     if (s.session->encoder())
@@ -197,11 +200,12 @@ class KvCachePanel : public Panel {
     }
     std::vector<Series> ser = {{&uncached_, pal.warn, "recompute"}, {&cached_, pal.ok, "KV cache"}};
     line_plot("flops", ser, &xs_, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 10), c.fonts,
-              "kFLOP per token vs. t");
+              "kFLOP per token vs. t", false, "t =");
     ImGui::TextWrapped(
         "Recomputing runs the decoder over all t tokens at every step (quadratic in total); the cache "
-        "runs one row and reads the stored K, V (linear). Memory grows by %s per token.",
-        fmt_bytes(kv_cache_bytes(cfg, 1)).c_str());
+        "runs one row and reads the stored K, V (linear).");
+    // On a line of its own: ImGui wraps after a '.', which would split "1.0 KiB".
+    ImGui::Text("Memory grows by %s per token.", fmt_bytes(kv_cache_bytes(cfg, 1)).c_str());
   }
 
   Heatmap maps_[4];

@@ -1,10 +1,12 @@
 // masks.cpp — "Masks": the padding, causal and combined masks as the exact additive matrices
 // (0 or −∞), next to the scaled scores, the masked scores and the softmax, as in the
-// "Transformer Architecture" lecture's Attention mask tables; and a switch that removes the causal mask from a
+// "Transformer Architecture" lecture's attention mask tables; a padded batch of the model's
+// examples with each sequence's masks; and a switch that removes the causal mask from a
 // teacher-forced run to show the leak (future tokens receiving weight).
 //
 // [SECTION] the three masks
 // [SECTION] scores → masked → softmax
+// [SECTION] a padded batch
 // [SECTION] the leak
 #include <algorithm>
 #include <cmath>
@@ -26,12 +28,22 @@ class MasksPanel : public Panel {
   const Heatmap* main_heatmap() const override { return &maps_[2]; }
 
   void Draw(Ctx& c) override {
+    // Two views: the current input's masks for the chosen sublayer, and a batch of examples.
+    const char* views[] = {"This input", "A padded batch"};
+    for (int i = 0; i < 2; ++i) {
+      if (i) ImGui::SameLine();
+      const bool on = c.ui.masks_batch == (i == 1);
+      if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+      if (ImGui::Button(views[i])) c.ui.masks_batch = i == 1;
+      if (on) ImGui::PopStyleColor();
+    }
+    if (c.ui.masks_batch) {
+      draw_batch(c);
+      return;
+    }
     const AttnView* v = selected_attention(c);
-    ImGui::SameLine();
-    ImGui::TextDisabled("(choose in the Attention panel)");
     const bool decoder = c.snap.model->config.has_decoder();  // encoder-only: no causal mask to remove
     if (decoder) {
-      ImGui::SameLine(0, ImGui::GetFontSize() * 2);
       ImGui::Checkbox("remove the causal mask (leak demo)", &c.ui.leak_demo);
     }
     if (c.ui.leak_demo && decoder) {
@@ -79,12 +91,11 @@ class MasksPanel : public Panel {
     const AttentionTrace& a = v.trace;
     const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
     const bool self_dec = v.kind == AttnKind::DecoderSelf;
-    const Vocab& kv = v.kind == AttnKind::DecoderSelf ? cfg.tgt_vocab : cfg.src_vocab;
-    std::vector<int> key_ids;
-    for (auto& t : v.k_labels) key_ids.push_back(kv.id(t));
-    const Mat pad = make_mask(nq, key_ids, kv.pad(), false);
-    std::vector<int> no_pad(key_ids.size(), kv.pad() == 0 ? 1 : 0);
-    const Mat causal = self_dec ? make_mask(nq, no_pad, kv.pad(), true) : Mat::Zero(nq, nk);
+    // The two parts of the combined mask, from the keys' ids and the pad key the forward uses.
+    const int pad_key = self_dec ? decoder_pad_key(cfg) : source_pad_key(cfg);
+    const std::vector<int>& key_ids = v.k_ids;
+    const Mat pad = make_mask(nq, key_ids, pad_key, false);
+    const Mat causal = self_dec ? make_mask(nq, std::vector<int>(key_ids.size(), 0), -1, true) : Mat::Zero(nq, nk);
     const Mat& combined = a.masks[0];
     const Mat sc = a.scores(static_cast<size_t>(c.ui.head));
     Mat masked = sc + combined;
@@ -115,13 +126,73 @@ class MasksPanel : public Panel {
         "hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
         "computed (the key did not exist yet at that decoding step).");
     if (v.kind != AttnKind::DecoderSelf && cfg.has_encoder()) {
-      if (std::find(key_ids.begin(), key_ids.end(), kv.pad()) == key_ids.end()) {
+      if (pad_key >= 0 && std::find(key_ids.begin(), key_ids.end(), pad_key) == key_ids.end()) {
         ImGui::TextDisabled("No <pad> in the source: the padding mask is all 0.");
         ImGui::SameLine();
-        if (ImGui::SmallButton("append two <pad>"))
-          act::set_input(c.worker, c.snap.src_text + " <pad> <pad>", c.snap.tgt_text);
+        if (ImGui::SmallButton("append two <pad>")) c.worker.post([](Engine& e) { e.append_padding(); });
       }
     }
+  }
+
+  // [SECTION] a padded batch
+  // The model's example inputs, of different lengths, padded to the longest and stacked: each
+  // sequence gets its own mask (core's batch_masks, as the batched forward builds them).
+  void draw_batch(Ctx& c) {
+    const auto& d = c.snap.batch_demo;
+    if (!d || !d->note.empty()) {
+      ImGui::TextWrapped("No batch to show: %s.", d ? d->note.c_str() : "no model loaded");
+      return;
+    }
+    const BatchMasks& bm = d->masks;
+    const int B = static_cast<int>(d->src.size());
+    const bool enc = !bm.encoder.empty(), dec = d->has_target && !bm.decoder.empty();
+    ImGui::TextWrapped(
+        "%d example inputs of different lengths, padded with <pad> at the end to the longest and stacked into one "
+        "batch. Each sequence gets its own mask: its <pad> keys are −∞ for every query%s.",
+        B, dec ? "; the decoder side adds the causal mask (j ≤ i)" : "");
+    const float fs = ImGui::GetFontSize();
+    const int sides = (enc ? 1 : 0) + (dec ? 1 : 0);
+    const float W = (ImGui::GetContentRegionAvail().x - fs * (B - 1)) / static_cast<float>(std::max(1, B));
+    const float H = (ImGui::GetContentRegionAvail().y - fs * 3.0f * sides) / static_cast<float>(std::max(1, sides));
+    const uint64_t key = mix_key(reinterpret_cast<uintptr_t>(d.get()), 99);
+    const auto side = [&](const char* title, const std::vector<Mat>& masks,
+                          const std::vector<std::vector<std::string>>& tokens, const std::vector<int>& lens,
+                          int slot0) {
+      ImGui::PushFont(c.fonts.bold);
+      ImGui::TextUnformatted(title);
+      ImGui::PopFont();
+      for (int b = 0; b < B && b < static_cast<int>(masks.size()); ++b) {
+        if (b) ImGui::SameLine(0, fs);
+        const Mat& m = masks[static_cast<size_t>(b)];
+        Heatmap& h = batch_[static_cast<size_t>(slot0 + b)];
+        h.update(m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()),
+                 mix_key(key, static_cast<uint64_t>(slot0 + b)), Colormap::Diverging, -1, 1);
+        ImGui::BeginGroup();
+        const int len = lens[static_cast<size_t>(b)], n = static_cast<int>(tokens[static_cast<size_t>(b)].size());
+        ImGui::Text("sequence %d: %d tokens + %d <pad>", b, len, n - len);
+        HeatmapOpts o;
+        o.row_labels = &tokens[static_cast<size_t>(b)];
+        o.col_labels = &tokens[static_cast<size_t>(b)];
+        o.show_values = true;
+        o.decimals = 0;
+        o.fonts = &c.fonts;
+        o.max_size = ImVec2(W, H);
+        o.max_cell = 44;
+        const std::string id = std::string(title) + std::to_string(b);
+        const HeatmapHit hit = heatmap_widget(id.c_str(), h, o);
+        if (hit.hovered)
+          ImGui::SetTooltip("sequence %d, query %d '%s', key %d '%s': %s", b, hit.row,
+                            tokens[static_cast<size_t>(b)][static_cast<size_t>(hit.row)].c_str(), hit.col,
+                            tokens[static_cast<size_t>(b)][static_cast<size_t>(hit.col)].c_str(),
+                            fmt_value(m(hit.row, hit.col), 0).c_str());
+        ImGui::EndGroup();
+      }
+    };
+    if (enc) side("source side · encoder self-attention: padding mask", bm.encoder, d->src, bm.src_len, 0);
+    if (dec)
+      side(c.snap.model->config.has_encoder() ? "target side · decoder self-attention: padding + causal"
+                                              : "decoder self-attention: padding + causal",
+           bm.decoder, d->tgt, bm.tgt_len, 4);
   }
 
   // [SECTION] the leak
@@ -175,7 +246,7 @@ class MasksPanel : public Panel {
     ImGui::EndGroup();
   }
 
-  Heatmap maps_[6], leak_[2];
+  Heatmap maps_[6], leak_[2], batch_[8];
 };
 
 }  // namespace

@@ -214,12 +214,13 @@ class ModelPanel : public Panel {
     if (ImGui::Button("Run (Enter)")) apply = true;
     ImGui::SameLine();
     if (ImGui::Button("Example")) {
-      act::set_input(c.worker, example_input(*s.model, s.model_path), "");
+      c.worker.post([](Engine& e) { e.next_example(); });
     }
     if (m.has_encoder()) {
       ImGui::SameLine();
-      if (ImGui::Button("+ <pad>")) act::set_input(c.worker, std::string(src_) + " <pad> <pad>", tgt_);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("append two <pad> tokens to see the padding mask at work");
+      if (ImGui::Button("+ <pad>")) c.worker.post([](Engine& e) { e.append_padding(); });
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("append two <pad> tokens (one when only one fits max_len) to see the padding mask at work");
     }
     if (apply) act::set_input(c.worker, src_, tgt_);
     if (!s.input_error.empty()) text_coloured_wrapped(palette().error, ("✖ " + s.input_error).c_str());

@@ -97,20 +97,11 @@ class OutputPanel : public Panel {
     std::snprintf(title, sizeof title, "Next token at step %d%s", shown, shown < step ? " (previous step)" : "");
     heading(c.fonts, title);
 
-    // Sampling: the distribution the draw actually used (temperature, then top-k / top-p).
-    std::vector<float> tempered;
     const DecodeSettings& ds = se.settings();
-    if (ds.strategy == Strategy::Sample && r.trace && r.trace->logits.rows() > 0) {
-      const RowVec logits = r.trace->logits.row(r.trace->logits.rows() - 1);
-      const float mx = logits.maxCoeff();
-      tempered.resize(static_cast<size_t>(logits.size()));
-      float z = 0;
-      for (Eigen::Index v = 0; v < logits.size(); ++v)
-        z += tempered[static_cast<size_t>(v)] = std::exp((logits(v) - mx) / ds.temperature);
-      for (float& p : tempered) p /= z;
-    }
-
-    prob_bars(c, r.top, m.tgt_vocab, chosen_now ? r.chosen : -1, r.argmax, tempered);
+    if (ds.strategy == Strategy::Sample && !r.sampling.rows.empty())
+      sampling_rows(c, r.sampling, m.tgt_vocab, chosen_now ? r.chosen : -1, r.argmax);
+    else
+      prob_bars(c, r.top, m.tgt_vocab, chosen_now ? r.chosen : -1, r.argmax);
     if (chosen_now) {
       ImGui::Text("chosen:");
       ImGui::SameLine();
@@ -118,8 +109,10 @@ class OutputPanel : public Panel {
                          display_token(m.tgt_vocab, r.chosen).c_str());
       ImGui::SameLine();
       ImGui::TextDisabled("p = %.3f  (%s)", r.chosen_prob, to_string(ds.strategy));
-      if (ds.strategy == Strategy::Sample)
-        ImGui::TextDisabled("T = %.2f: kept %d tokens (mass %.3f), draw u = %.3f → p = %.3f", ds.temperature,
+      if (ds.strategy == Strategy::Sample && r.kept)
+        ImGui::TextDisabled("kept from before the settings changed: not drawn again (p' = %.3f now)", r.sample.prob);
+      else if (ds.strategy == Strategy::Sample)
+        ImGui::TextDisabled("T = %.2f: kept %d tokens (mass %.3f), draw u = %.3f → p' = %.3f", ds.temperature,
                             r.sample.kept, r.sample.kept_mass, r.sample.u, r.sample.prob);
       if (r.finished)
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "decoding finished: %s", r.finish_reason.c_str());
@@ -128,10 +121,61 @@ class OutputPanel : public Panel {
     }
   }
 
+  // Sampling: the likeliest tokens with the three probabilities core computed (sampling_table),
+  // each in its own labelled column; the bar is p', what the draw used.
+  static void sampling_rows(Ctx& c, const SamplingTable& t, const Vocab& voc, int chosen_id, int argmax_id) {
+    const Palette& pal = palette();
+    const float fs = ImGui::GetFontSize();
+    ImGui::TextWrapped(
+        "p: the model's softmax (T = 1) · p_T = softmax(logits / %.2f) · p': p_T over the %d kept tokens "
+        "(top-k, top-p), renormalised — what the draw uses and the stepper's p'",
+        static_cast<double>(t.temperature), t.kept);
+    const ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg;
+    if (!ImGui::BeginTable("sampling", 5, flags)) return;
+    ImGui::TableSetupColumn("token");
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("p");
+    ImGui::TableSetupColumn("p_T");
+    ImGui::TableSetupColumn("p' ");
+    ImGui::TableHeadersRow();
+    const int n = std::min<int>(static_cast<int>(t.rows.size()), 9);
+    for (int i = 0; i < n; ++i) {
+      const SamplingRow& row = t.rows[static_cast<size_t>(i)];
+      const bool chosen = row.id == chosen_id;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const std::string tok = display_token(voc, row.id) + (row.id == argmax_id ? "  (argmax)" : "");
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(chosen     ? pal.accent
+                                                        : row.kept ? pal.text
+                                                                   : pal.text_dim),
+                         "%s", tok.c_str());
+      ImGui::TableNextColumn();
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float w = std::max(fs * 3, ImGui::GetContentRegionAvail().x), h = ImGui::GetTextLineHeight();
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      dl->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + w, p.y + h - 2), IM_COL32(128, 128, 128, 40));
+      dl->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + w * row.p_kept, p.y + h - 2),
+                        chosen ? pal.accent : pal.accent2);
+      ImGui::Dummy(ImVec2(w, h));
+      const auto number = [&](float v, bool dim) {
+        ImGui::TableNextColumn();
+        ImGui::PushFont(c.fonts.mono);
+        if (dim)
+          ImGui::TextDisabled("%.3f", static_cast<double>(v));
+        else
+          ImGui::Text("%.3f", static_cast<double>(v));
+        ImGui::PopFont();
+      };
+      number(row.p, true);
+      number(row.p_temp, true);
+      number(row.p_kept, !row.kept);
+    }
+    ImGui::EndTable();
+  }
+
   // Bars of the most likely tokens (at most 8): the chosen one (−1: none) highlighted, the argmax
-  // marked, and for sampling the tempered distribution outlined (empty: none).
-  static void prob_bars(Ctx& c, const std::vector<Alternative>& top, const Vocab& voc, int chosen_id, int argmax_id,
-                        const std::vector<float>& tempered) {
+  // marked.
+  static void prob_bars(Ctx& c, const std::vector<Alternative>& top, const Vocab& voc, int chosen_id, int argmax_id) {
     const Palette& pal = palette();
     const float fs = ImGui::GetFontSize();
     ImFont* mono = c.fonts.mono;
@@ -152,10 +196,6 @@ class OutputPanel : public Panel {
       dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max, p.y + h - 2), IM_COL32(128, 128, 128, 40));
       dl->AddRectFilled(ImVec2(x0, p.y + 2), ImVec2(x0 + bar_max * a.prob, p.y + h - 2),
                         chosen ? pal.accent : pal.accent2);
-      if (!tempered.empty()) {
-        const float t = tempered[static_cast<size_t>(a.id)];
-        dl->AddRect(ImVec2(x0, p.y + 1), ImVec2(x0 + bar_max * t, p.y + h - 1), pal.text, 0, 0, 2);
-      }
       char val[32];
       std::snprintf(val, sizeof val, "%.3f", a.prob);
       dl->AddText(mono, mono->FontSize, ImVec2(x0 + bar_max + fs * 0.4f, p.y), pal.text, val);
@@ -164,8 +204,7 @@ class OutputPanel : public Panel {
                     "argmax");
       ImGui::Dummy(ImVec2(lw + bar_max + fs * 6, h));
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("p('%s') = softmax(logits)[%d] = %.5f\nlog p = %.4f%s", tok.c_str(), a.id, a.prob, a.log_prob,
-                          tempered.empty() ? "" : "\noutline: softmax(logits / T) before top-k / top-p");
+        ImGui::SetTooltip("p('%s') = softmax(logits)[%d] = %.5f\nlog p = %.4f", tok.c_str(), a.id, a.prob, a.log_prob);
     }
   }
 
@@ -284,7 +323,7 @@ class OutputPanel : public Panel {
       ImGui::Spacing();
       ImGui::Text("position %d: %s%s", p.position, display_token(voc, p.input_id).c_str(),
                   p.masked ? "" : "  (not masked: what the model reads there)");
-      prob_bars(c, p.top, voc, -1, p.top.empty() ? -1 : p.top[0].id, {});
+      prob_bars(c, p.top, voc, -1, p.top.empty() ? -1 : p.top[0].id);
     }
     ImGui::Spacing();
     ImGui::TextDisabled("p = softmax(LN(act(H W_tᵀ + b_t)) Eᵀ + b) of that row; all positions are predicted at once");

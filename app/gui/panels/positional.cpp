@@ -214,7 +214,7 @@ class PositionalPanel : public Panel {
     std::vector<Series> s = {{&a, pal.accent2, na}, {&b, pal.accent, nb}};
     line_plot("curves", s, &rows_,
               ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 10, ImGui::GetContentRegionAvail().y - fs * 4)),
-              c.fonts, "p_t[i] over positions t", true);
+              c.fonts, "p_t[i] over positions t", true, "position");
     if (cfg.positional == Positional::Sinusoidal) {
       for (int i : c.ui.pe_dims) {
         const float w = pe_frequency(i / 2, cfg.d_model);

@@ -167,50 +167,76 @@ class QkvPanel : public Panel {
     const float mask = a.masks[0](i, j);
     const float w = a.weights[static_cast<size_t>(h)](i, j);
     ImGui::Spacing();
-    ImGui::PushFont(c.fonts.mono);
+    // The arithmetic, one line per step, in a monospace font made smaller when the widest line
+    // would not fit the panel (a wrapped number would break after its decimal point).
+    struct Line {
+      std::string text;
+      ImU32 colour;
+    };
+    std::vector<Line> lines;
+    const auto line = [&](ImU32 col, const std::string& t) { lines.push_back({t, col}); };
+    char b[256];
     // 1. the dot product, term by term (first terms, then the total)
     std::string terms;
     for (int t = 0; t < std::min(dk, 2); ++t)
       terms += (t ? " + " : "") + std::string("(") + fmt_value(q(t), 2) + ")(" + fmt_value(k(t), 2) + ")";
     if (dk > 2) terms += " + …";
-    ImGui::Text("1. q·k = Σ_c q[c]·k[c]   (c = 0 … %d)", dk - 1);
-    ImGui::Text("       = %s = %s", terms.c_str(), fmt_value(prod.sum(), 4).c_str());
+    std::snprintf(b, sizeof b, "1. q·k = Σ_c q[c]·k[c]   (c = 0 … %d)", dk - 1);
+    line(pal.text, b);
+    line(pal.text, "       = " + terms + " = " + fmt_value(prod.sum(), 4));
+    const float root = std::sqrt(static_cast<float>(dk));
+    bool done = std::isnan(raw);
+    if (!done) {
+      line(pal.text_dim, "   recorded raw score: " + fmt_value(raw, 4));
+      std::snprintf(b, sizeof b, "2. ÷ √d_k = %s / √%d = %s / %.3f = %s", fmt_value(raw, 4).c_str(), dk,
+                    fmt_value(raw, 4).c_str(), static_cast<double>(root), fmt_value(sc, 4).c_str());
+      line(pal.text, b);
+      if (std::isinf(mask)) {
+        line(pal.error, "3. + mask = " + fmt_value(sc, 4) + " + (−∞) = −∞   (masked key)");
+        line(pal.text, "4. softmax: exp(−∞) = 0, so the weight is exactly " + fmt_value(w, 4));
+        done = true;
+      } else {
+        line(pal.text, "3. + mask = " + fmt_value(sc, 4) + " + 0 = " + fmt_value(sc + mask, 4) + "   (visible key)");
+      }
+    }
+    const Mat srow = a.scores(static_cast<size_t>(h));
+    if (!done) {
+      // 4. softmax over the row: the scores of every visible key, max subtracted.
+      float mx = -INFINITY;
+      for (int t = 0; t < nk; ++t)
+        if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) mx = std::max(mx, srow(i, t));
+      float z = 0;
+      int visible = 0;
+      for (int t = 0; t < nk; ++t)
+        if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) z += std::exp(srow(i, t) - mx), ++visible;
+      const float num = std::exp(sc - mx);
+      std::snprintf(b, sizeof b, "4. softmax over the %d visible keys of row %d,", visible, i);
+      line(pal.text, b);
+      line(pal.text, "   m = max_j s_j = " + fmt_value(mx, 4) + ":");
+      line(pal.text, "   exp(" + fmt_value(sc, 3) + " − " + fmt_value(mx, 3) + ") / Σ_j exp(s_j − m)");
+      line(pal.text, "   = " + fmt_value(num, 4) + " / " + fmt_value(z, 4) + " = " + fmt_value(num / z, 4));
+      line(pal.text_dim, "   recorded weight: " + fmt_value(w, 4));
+    }
+    ImGui::PushFont(c.fonts.mono);
+    float widest = 0;
+    for (const Line& l : lines) widest = std::max(widest, ImGui::CalcTextSize(l.text.c_str()).x);
+    const float fit = std::clamp(ImGui::GetContentRegionAvail().x / std::max(1.0f, widest), 0.6f, 1.0f);
+    ImGui::SetWindowFontScale(fit);
+    for (const Line& l : lines) {
+      ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
+      ImGui::TextUnformatted(l.text.c_str());
+      ImGui::PopStyleColor();
+    }
+    ImGui::SetWindowFontScale(1.0f);
+    ImGui::PopFont();
     if (std::isnan(raw)) {
-      ImGui::PopFont();
       text_coloured_wrapped(
           pal.warn,
           "This key did not exist when the query ran (a cached decoding step scores only the keys in "
           "the cache): in a full run the causal mask would set it to −∞ and its weight to exactly 0.");
       return;
     }
-    ImGui::TextDisabled("   recorded raw score: %s", fmt_value(raw, 4).c_str());
-    const float root = std::sqrt(static_cast<float>(dk));
-    ImGui::Text("2. ÷ √d_k = %s / √%d = %s / %.3f = %s", fmt_value(raw, 4).c_str(), dk, fmt_value(raw, 4).c_str(), root,
-                fmt_value(sc, 4).c_str());
-    if (std::isinf(mask)) {
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.error), "3. + mask = %s + (−∞) = −∞   (masked key)",
-                         fmt_value(sc, 4).c_str());
-      ImGui::Text("4. softmax: exp(−∞) = 0, so the weight is exactly %s", fmt_value(w, 4).c_str());
-      ImGui::PopFont();
-      return;
-    }
-    ImGui::Text("3. + mask = %s + 0 = %s   (visible key)", fmt_value(sc, 4).c_str(), fmt_value(sc + mask, 4).c_str());
-    // 4. softmax over the row: the scores of every visible key, max subtracted.
-    const Mat srow = a.scores(static_cast<size_t>(h));
-    float mx = -INFINITY;
-    for (int t = 0; t < nk; ++t)
-      if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) mx = std::max(mx, srow(i, t));
-    float z = 0;
-    int visible = 0;
-    for (int t = 0; t < nk; ++t)
-      if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) z += std::exp(srow(i, t) - mx), ++visible;
-    const float num = std::exp(sc - mx);
-    ImGui::Text("4. softmax over the %d visible keys of row %d,", visible, i);
-    ImGui::Text("   m = max_j s_j = %s:", fmt_value(mx, 4).c_str());
-    ImGui::Text("   exp(%s − %s) / Σ_j exp(s_j − m)", fmt_value(sc, 3).c_str(), fmt_value(mx, 3).c_str());
-    ImGui::Text("   = %s / %s = %s", fmt_value(num, 4).c_str(), fmt_value(z, 4).c_str(), fmt_value(num / z, 4).c_str());
-    ImGui::TextDisabled("   recorded weight: %s", fmt_value(w, 4).c_str());
-    ImGui::PopFont();
+    if (done) return;
 
     // The whole row of masked scores and weights, with this cell marked.
     std::vector<float> masked(static_cast<size_t>(nk)), wrow(static_cast<size_t>(nk));

@@ -48,7 +48,7 @@ class ResidualPanel : public Panel {
     const float fs = ImGui::GetFontSize();
     std::vector<Series> d = {{&depth_out_, pal.accent, "mean ‖x‖ leaving the block"}};
     line_plot("depth", d, &labels_, ImVec2(ImGui::GetContentRegionAvail().x, fs * 8), c.fonts,
-              "through the stack (att = self-attention, x = cross, ff = feed-forward)");
+              "through the stack (att = self-attention, x = cross, ff = feed-forward)", false, "sublayer");
     ImGui::Separator();
     // [SECTION] per block
     ImGui::SetNextItemWidth(fs * 12);

@@ -7,6 +7,7 @@
 // [SECTION] block diagram
 // [SECTION] formula
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -44,12 +45,14 @@ class StepperPanel : public Panel {
   StepperPanel() : Panel({"Stepper", "stepper", ImVec4(0.24f, 0.0f, 0.76f, 0.40f), true}) {}
 
   void Draw(Ctx& c) override {
+    // The stage's title and formula come before the diagram, which takes the height that is left:
+    // at a large UI scale the formula stays on screen and the diagram's rows get thinner.
     draw_controls(c);
     draw_timeline(c);
     ImGui::Spacing();
-    draw_diagram(c);
-    ImGui::Spacing();
     draw_formula(c);
+    ImGui::Spacing();
+    draw_diagram(c);
   }
 
  private:
@@ -192,10 +195,12 @@ class StepperPanel : public Panel {
     for (Box& b : boxes) {
       if (b.norm) continue;
       static const std::pair<const char*, std::pair<const char*, const char*>> names[] = {
-          {"Embed", {"Emb", "E"}},        {"+ PE", {"PE", "P"}},      {"Self-attn", {"Attn", "A"}},
-          {"FFN", {"FF", "F"}},           {"Memory", {"Mem", "M"}},   {"Embed+PE", {"Emb", "E"}},
-          {"Masked self", {"Self", "S"}}, {"Cross", {"X", "X"}},      {"Logits", {"Logit", "L"}},
-          {"Choose", {"Pick", "C"}},      {"MLM head", {"MLM", "M"}}, {"Output", {"Out", "O"}}};
+          {"Embed", {"Emb", "E"}},           {"+ PE", {"PE", "P"}},
+          {"Self-attn", {"Attn", "A"}},      {"FFN", {"FF", "F"}},
+          {"Memory", {"Mem", "M"}},          {"Embed+PE", {"Emb", "E"}},
+          {"Masked self", {"Masked", "MS"}}, {"Cross", {"X", "X"}},
+          {"Logits", {"Logit", "L"}},        {"Choose", {"Pick", "C"}},
+          {"MLM head", {"MLM", "M"}},        {"Output", {"Out", "O"}}};
       for (auto& [full, s] : names)
         if (b.label == full) b.short_label = s.first, b.tiny_label = s.second;
     }
@@ -245,6 +250,14 @@ class StepperPanel : public Panel {
       x += unit * b.units;
     }
     close_layer(x);
+    // Every box of one kind gets the same label: the one that fits the narrowest of them (box
+    // widths differ by rounding, and "Masked self" beside "Self" would read as two kinds).
+    std::map<std::string, float> room_of;
+    for (const Box& b : boxes) {
+      const float r = b.x1 - b.x0 - 4;
+      auto it = room_of.find(b.label);
+      if (it == room_of.end() || r < it->second) room_of[b.label] = r;
+    }
     for (Box& b : boxes) {
       const int idx = stage_of(s, b, step);
       const bool now = idx >= 0 && idx == s.cursor;
@@ -256,11 +269,12 @@ class StepperPanel : public Panel {
       dl->AddRect(a, z, now ? IM_COL32(255, 255, 255, 255) : pal.box_border, 4, 0, now ? 3.0f : 1.0f);
       // The longest label that fits: full, short, then one letter (narrow boxes of deep models).
       ImFont* f = b.norm ? small : c.fonts.ui;
-      const float room = b.x1 - b.x0 - 4;
+      const float room = room_of[b.label];
       const std::string* text = nullptr;
       for (const std::string* cand : {&b.label, &b.short_label, &b.tiny_label}) {
         if (cand->empty()) continue;
         for (ImFont* ff : {f, small}) {
+          if (ff->FontSize > z.y - a.y + 2 && ff != small) continue;  // a box made thin to fit the panel
           if (ff->CalcTextSizeA(ff->FontSize, FLT_MAX, 0, cand->c_str()).x <= room) {
             text = cand;
             f = ff;
@@ -316,8 +330,11 @@ class StepperPanel : public Panel {
     const float label_w = c.fonts.bold->CalcTextSizeA(c.fonts.bold->FontSize, FLT_MAX, 0, "Decoder t=00").x + fs * 0.5f;
     const float avail = ImGui::GetContentRegionAvail().x - label_w - 4;
     const float unit = std::min(fs * 6.0f, avail / std::max(units(enc), units(dec)));
-    const float h = fs * 1.8f;
-    const float row_gap = fs * 2.4f;
+    const int rows = (enc.empty() ? 0 : 1) + (dec.empty() ? 0 : 1);
+    const float need = c.fonts.small->FontSize + 2 + rows * fs * 1.8f + (rows - 1) * fs * 2.4f + fs * 0.5f;
+    const float fit = std::clamp(ImGui::GetContentRegionAvail().y / need, 0.35f, 1.0f);
+    const float h = fs * 1.8f * fit;
+    const float row_gap = fs * 2.4f * fit;
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const int step = s.session->current_step() >= 0 ? s.session->current_step() : 0;
     std::vector<ImVec2> cross_tops;
@@ -368,16 +385,16 @@ class StepperPanel : public Panel {
     ImGui::PushFont(c.fonts.mono);
     ImGui::TextWrapped("%s", st.formula.c_str());
     ImGui::PopFont();
-    const auto refs = [&](const char* what, const std::vector<TensorRef>& r) {
+    // Reads and writes on one line (wrapped when long): the diagram below gets the height.
+    std::string line;
+    const auto add = [&](const char* what, const std::vector<TensorRef>& r) {
       if (r.empty()) return;
-      std::string line = what;
+      line += std::string(line.empty() ? "" : "   ·   ") + what;
       for (size_t i = 0; i < r.size(); ++i) line += (i ? ",  " : "  ") + r[i].label + " " + shape_str(r[i].shape);
-      ImGui::PushStyleColor(ImGuiCol_Text, pal.text_dim);
-      ImGui::TextWrapped("%s", line.c_str());
-      ImGui::PopStyleColor();
     };
-    refs("reads:", st.reads);
-    refs("writes:", st.writes);
+    add("reads:", st.reads);
+    add("writes:", st.writes);
+    if (!line.empty()) text_coloured_wrapped(pal.text_dim, line.c_str());
     if (!st.note.empty()) text_coloured_wrapped(pal.accent2, st.note.c_str());
   }
 

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""GUI tests for what a lecturer meets at 1600x900 (tests/gui/CMakeLists.txt): F11 in every state,
+panels that never stack, attention heatmaps that stay readable in presentation mode, example inputs
+per model, padding that fits, the batch view, and sampling that keeps the decoded prefix.
+
+Keys go through the explorer's keyboard handlers (the script command `key`); each screenshot's JSON
+says where every panel is, whether presentation mode is on, the scale and the input.
+
+usage: lecture_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR
+"""
+import os
+import sys
+
+from guitest_common import check_heatmap, main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "..", "assets", "models")
+HF = os.path.join(HERE, "..", "fixtures", "hf")
+ALL_PANELS = ["model", "stepper", "attention", "qkv", "output", "pe", "masks", "kv", "residual", "compare",
+              "training", "gradnorms"]
+
+
+def shipped(name):
+    return os.path.join(MODELS, name + ".safetensors")
+
+
+def overlaps(a, b):
+    """Rectangles [x0, y0, x1, y1] sharing more than a 1-pixel border."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1
+
+
+def check_no_overlap(t, lay, name):
+    rects = {k: v["rect"] for k, v in lay["panels"].items()}
+    bad = [(a, b) for i, a in enumerate(sorted(rects)) for b in sorted(rects)[i + 1:] if overlaps(rects[a], rects[b])]
+    t.check(not bad, f"{name}: no two of {len(rects)} panels overlap (overlapping: {bad})")
+    outside = [k for k, r in rects.items() if r[0] < -1 or r[1] < -1 or r[2] > lay["width"] + 1 or r[3] > lay["height"] + 1]
+    t.check(not outside, f"{name}: every panel lies inside the window (outside: {outside})")
+
+
+# ---- cases ------------------------------------------------------------------------------------
+
+def case_f11(t):
+    """F11 turns presentation mode on and off in every state, also once the compare, training and
+    gradient-norm views have been opened (and with one of them focused); Ctrl+= and Ctrl+0 scale."""
+    lines = [f"model {shipped('copy-preln')}", "input 3 1 4 1", "next-token"]
+    shots = []
+    for i, panel in enumerate(["stepper", "compare", "training", "gradnorms"]):
+        lines += [f"panel {panel}", "wait 5", "key F11", "wait 3", f"screenshot {t.path(f'{i}-on.png')}",
+                  "key F11", "wait 3", f"screenshot {t.path(f'{i}-off.png')}"]
+        shots += [(f"{i}-on", True, panel), (f"{i}-off", False, panel)]
+    lines += ["key F11", "key Ctrl+=", "wait 3", f"screenshot {t.path('scaled.png')}", "key Ctrl+0", "wait 3",
+              f"screenshot {t.path('unscaled.png')}", "quit"]
+    p = t.run([], "\n".join(lines) + "\n", timeout=300)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    for name, want, panel in shots:
+        _, lay = t.shot(name)
+        if lay:
+            t.check(lay.get("presentation") is want,
+                    f"after opening '{panel}', F11 turns presentation mode {'on' if want else 'off'} "
+                    f"(found {lay.get('presentation')})")
+    _, a = t.shot("scaled")
+    _, b = t.shot("unscaled")
+    if a and b:
+        t.check(a.get("presentation") is True and abs(a.get("scale", 0) - 1.25) < 1e-6,
+                f"Ctrl+= in presentation mode scales to 1.25 (found {a.get('scale')})")
+        t.check(abs(b.get("scale", 0) - 1.0) < 1e-6, f"Ctrl+0 resets the scale (found {b.get('scale')})")
+
+
+def case_no_overlap(t):
+    """Opening panels one after another never stacks them, in the default and presentation layouts,
+    at scale 1 and 1.5; each one lands inside the window."""
+    lines = [f"model {shipped('dates-preln')}", "next-token 2"]
+    names = []
+    for mode in ("default", "presentation"):
+        lines += ["presentation " + ("on" if mode == "presentation" else "off"), "panels default"]
+        for p in ALL_PANELS:
+            lines += [f"panel {p}", f"screenshot {t.path(f'{mode}-{p}.png')}"]
+            names.append(f"{mode}-{p}")
+        lines += ["panels off", "panel masks", f"screenshot {t.path(f'{mode}-masks-alone.png')}"]
+        names.append(f"{mode}-masks-alone")
+    lines += ["presentation on", "scale 1.5", "panel pe", "panel kv", f"screenshot {t.path('scaled.png')}", "quit"]
+    names.append("scaled")
+    p = t.run([], "\n".join(lines) + "\n", timeout=400)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    for n in names:
+        _, lay = t.shot(n)
+        if lay:
+            check_no_overlap(t, lay, n)
+    # The masks panel opened next to attention leaves the attention selection visible.
+    _, lay = t.shot("default-masks")
+    if lay:
+        t.check("attention" in lay["panels"] and "masks" in lay["panels"], "masks opens beside the attention panel")
+
+
+def case_heatmap_cells(t):
+    """Presentation mode at 1600x900: an 18x18 attention map gets square cells of at least 18 px at
+    scale 1 and 1.25; a small map's cells grow with the UI scale; the map stays inside its panel."""
+    src = "Sat 21 Nov 2026 !!"  # 18 characters for the dates model
+    lines = [f"model {shipped('dates-preln')}", f"input {src}", "end", "presentation on",
+             "attention kind=enc-self layer=0 head=0 view=heatmap", f"screenshot {t.path('p1.png')}",
+             "scale 1.25", f"screenshot {t.path('p125.png')}", "scale 1",
+             f"model {shipped('copy-preln')}", "input 3 1 4", "end", "attention kind=enc-self layer=0 head=0",
+             f"screenshot {t.path('small1.png')}", "scale 1.25", f"screenshot {t.path('small125.png')}", "quit"]
+    p = t.run([], "\n".join(lines) + "\n")
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+
+    def cells(name, n, minimum):
+        img, lay = t.shot(name)
+        if not img:
+            return None
+        check_heatmap(t, img, lay, "attention", name)
+        x0, y0, x1, y1 = lay["panels"]["attention"]["heatmap"]
+        cw, ch = (x1 - x0) / n, (y1 - y0) / n
+        t.check(abs(cw - ch) < 1.0, f"{name}: square cells ({cw:.1f} x {ch:.1f} px)")
+        t.check(ch >= minimum, f"{name}: cells of at least {minimum} px in presentation mode (found {ch:.1f})")
+        rect = lay["panels"]["attention"]["rect"]
+        t.check(x1 <= rect[2] and y1 <= rect[3], f"{name}: the map lies inside its panel")
+        return ch
+
+    cells("p1", 18.0, 18)
+    cells("p125", 18.0, 18)
+    a, b = cells("small1", 3.0, 40), cells("small125", 3.0, 40)
+    if a and b:
+        t.check(b > a * 1.1, f"a 3x3 map's cells grow with the UI scale ({a:.1f} -> {b:.1f} px)")
+
+
+def case_examples(t):
+    """"Example" gives each model its own kind of input: a date for `dates`, a prompt ending in '='
+    for `copy-lm`, a sentence for GPT-2; '+ <pad>' on a long date source fits max_len."""
+    runs = [("dates", shipped("dates-preln")), ("copylm", shipped("copy-lm-preln")), ("gpt2", os.path.join(HF, "gpt2-tiny"))]
+    lines = []
+    for name, path in runs:
+        lines += [f"model {path}", "example", f"screenshot {t.path(name + '.png')}"]
+    lines += [f"model {shipped('dates-preln')}", "input Saturday 21 Nov 2026", "pad", "panel masks", "attention kind=enc-self",
+              f"screenshot {t.path('padded.png')}", "quit"]
+    p = t.run([], "\n".join(lines) + "\n")
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    _, d = t.shot("dates")
+    if d:
+        s = d.get("input", "")
+        t.check(any(ch.isdigit() for ch in s) and any(ch.isalpha() or ch == "/" for ch in s),
+                f"dates: the example is a date (found '{s}')")
+    _, c = t.shot("copylm")
+    if c:
+        t.check(c.get("input", "").endswith("="), f"copy-lm: the example prompt ends with '=' (found '{c.get('input')}')")
+    _, g = t.shot("gpt2")
+    if g:
+        t.check(len(g.get("input", "").split()) >= 5 and not g["input"].replace(" ", "").isdigit(),
+                f"gpt2: the example is a sentence (found '{g.get('input')}')")
+    _, pd = t.shot("padded")
+    if pd:
+        t.check("<pad>" in pd.get("input", ""), f"dates: padding appended (input '{pd.get('input')}')")
+        t.check("refused" not in pd.get("status", "") and "error" not in pd.get("status", "").lower(),
+                f"dates: the padded input is accepted (status '{pd.get('status')}')")
+
+
+def case_batch(t):
+    """The Masks panel's batch view: the model's examples padded together, a mask per sequence."""
+    lines = [f"model {shipped('copy-preln')}", "masks-view batch", f"screenshot {t.path('copy.png')}",
+             f"model {shipped('copy-lm-preln')}", f"screenshot {t.path('copylm.png')}", "quit"]
+    p = t.run([], "\n".join(lines) + "\n")
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    for n in ("copy", "copylm"):
+        img, lay = t.shot(n)
+        if img:
+            check_heatmap(t, img, lay, "masks", n + " batch")
+
+
+def case_sampling(t):
+    """Changing the temperature mid-decode keeps the tokens decoded before the current step."""
+    lines = [f"model {shipped('copy-lm-preln')}", "input 3 1 4 1 5 9 2 =", "decode sample", "seed 3",
+             "next-token 4", f"screenshot {t.path('before.png')}", "temperature 2.5", f"screenshot {t.path('after.png')}",
+             "panel output", "quit"]
+    p = t.run([], "\n".join(lines) + "\n")
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    _, a = t.shot("before")
+    _, b = t.shot("after")
+    if a and b:
+        before, after = a.get("output", ""), b.get("output", "")
+        t.check(a.get("cursor") == b.get("cursor"), f"the cursor stays ({a.get('cursor')} -> {b.get('cursor')})")
+        tb, ta = before.split(), after.split()
+        t.check(len(tb) >= 4 and tb[:3] == ta[:3],
+                f"the tokens before the current step are kept ('{before}' -> '{after}')")
+
+
+CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES, prefix="lecture-"))
