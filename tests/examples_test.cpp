@@ -151,6 +151,19 @@ TEST(BatchMasks, PadKeysFollowTheConfig) {
   EXPECT_TRUE(pad.isZero());
 }
 
+// A character model reads "<pad>" written in its source as one padding token (appending padding
+// to a date then costs one position per <pad>, not five).
+TEST(BatchMasks, CharacterSourceKeepsWrittenPadding) {
+  auto c = Vocab::make({"<pad>", "<s>", "</s>", "<unk>", "a", "b", "_", "<", ">", "p", "d"}, Tokenizer::Character, "c");
+  ASSERT_TRUE(c.ok()) << c.error();
+  const Tokenized t = c->tokenize("ab a <pad><pad>");
+  EXPECT_EQ(t.ids, (std::vector<int>{4, 5, 6, 4, 0, 0}));
+  EXPECT_TRUE(t.unknown.empty());
+  const Tokenized u = c->tokenize("<s>a</s> b");
+  EXPECT_EQ(u.ids, (std::vector<int>{1, 4, 2, 5}));
+  EXPECT_EQ(c->tokenize("<p").ids, (std::vector<int>{7, 9}));  // not a special: characters
+}
+
 TEST(SafetensorsMetadata, HeaderOnly) {
   const Config c = task_config("copy");
   Weights w;

@@ -21,7 +21,7 @@ std::shared_ptr<const BatchDemo> make_batch_demo(const Model& m, const std::map<
   auto d = std::make_shared<BatchDemo>();
   std::vector<Example> examples;
   bool targets = true;
-  for (const ModelExample& e : model_examples(c, metadata, 4)) {
+  for (const ModelExample& e : model_examples(c, metadata, 3)) {
     examples.push_back(e.tokens);
     targets = targets && !e.tokens.tgt.empty();
   }

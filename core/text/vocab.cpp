@@ -167,7 +167,29 @@ Tokenized Vocab::tokenize(const std::string& text) const {
     return t;
   }
   const bool chars = tokenizer_ == Tokenizer::Character;
-  std::vector<std::string> pieces = chars ? split_chars(text) : split_words(text);
+  std::vector<std::string> pieces;
+  if (chars) {
+    // A special token written out ("<pad>") stays one token; the text between them is split into
+    // characters.
+    std::vector<std::string> specials;
+    for (int id : {pad_, bos_, eos_, unk_})
+      if (id >= 0) specials.push_back(token(id));
+    size_t from = 0;
+    while (from < text.size()) {
+      size_t at = std::string::npos, len = 0;
+      for (const std::string& sp : specials) {
+        const size_t k = text.find(sp, from);
+        if (k != std::string::npos && (k < at || (k == at && sp.size() > len))) at = k, len = sp.size();
+      }
+      for (std::string& c : split_chars(text.substr(from, at == std::string::npos ? std::string::npos : at - from)))
+        pieces.push_back(std::move(c));
+      if (at == std::string::npos) break;
+      pieces.push_back(text.substr(at, len));
+      from = at + len;
+    }
+  } else {
+    pieces = split_words(text);
+  }
   for (size_t i = 0; i < pieces.size(); ++i) {
     const int id = this->id(pieces[i]);
     push(t, id, std::move(pieces[i]), !chars || i == 0 || t.pieces.back() == "_");

@@ -123,7 +123,8 @@ class Vocab {
   // Splits text and maps each piece to its id; pieces not in the vocabulary become <unk> and are
   // listed in `unknown`. Never fails: the caller decides whether unknown words are acceptable.
   // Special tokens written literally in the text ('<|endoftext|>', '[MASK]') are kept whole for
-  // the subword kinds. No framing: see encode().
+  // the subword kinds, and '<pad>', '<s>', '</s>', '<unk>' for `Character` (spaces around them
+  // dropped). No framing: see encode().
   Tokenized tokenize(const std::string& text) const;
   // tokenize() plus the specials the model family puts around one text, as Hugging Face's
   // tokenizer(text) does: a Framing the tokenizer adds (framing()), else WordPiece [CLS] … [SEP];

@@ -151,48 +151,70 @@ class MasksPanel : public Panel {
         "batch. Each sequence gets its own mask: its <pad> keys are −∞ for every query%s.",
         B, dec ? "; the decoder side adds the causal mask (j ≤ i)" : "");
     const float fs = ImGui::GetFontSize();
-    const int sides = (enc ? 1 : 0) + (dec ? 1 : 0);
-    const float W = (ImGui::GetContentRegionAvail().x - fs * (B - 1)) / static_cast<float>(std::max(1, B));
-    const float H = (ImGui::GetContentRegionAvail().y - fs * 3.0f * sides) / static_cast<float>(std::max(1, sides));
+    // One map per (side, sequence), in a grid oriented to give the maps the most room: sides as
+    // rows and sequences as columns in a wide panel, the other way round in a tall one.
+    struct Map {
+      const char* side;
+      const Mat* m;
+      const std::vector<std::string>* tokens;
+      int len, seq, slot;
+    };
+    const bool has_src = c.snap.model->config.has_encoder();
+    std::vector<std::vector<Map>> by_side;
+    if (enc) {
+      by_side.emplace_back();
+      for (int b = 0; b < B; ++b)
+        by_side.back().push_back({"source", &bm.encoder[static_cast<size_t>(b)], &d->src[static_cast<size_t>(b)],
+                                  bm.src_len[static_cast<size_t>(b)], b, b});
+    }
+    if (dec) {
+      by_side.emplace_back();
+      for (int b = 0; b < B; ++b)
+        by_side.back().push_back({has_src ? "target" : "sequence", &bm.decoder[static_cast<size_t>(b)],
+                                  &d->tgt[static_cast<size_t>(b)], bm.tgt_len[static_cast<size_t>(b)], b, 4 + b});
+    }
+    const int sides = static_cast<int>(by_side.size());
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float head = fs * 1.6f;  // a map's caption line
+    const auto map_size = [&](int cols, int rows) {
+      return std::min((avail.x - fs * (cols - 1)) / cols, (avail.y - fs * 1.5f) / rows - head);
+    };
+    const bool wide = map_size(B, sides) >= map_size(sides, B);
+    const int cols = wide ? B : sides, rows = wide ? sides : B;
+    const float W = (avail.x - fs * (cols - 1)) / cols, H = (avail.y - fs * 1.5f) / rows - head;
+    ImGui::TextDisabled("source: encoder self-attention, padding mask%s",
+                        dec ? "  ·  target: decoder self-attention, padding + causal" : "");
     const uint64_t key = mix_key(reinterpret_cast<uintptr_t>(d.get()), 99);
-    const auto side = [&](const char* title, const std::vector<Mat>& masks,
-                          const std::vector<std::vector<std::string>>& tokens, const std::vector<int>& lens,
-                          int slot0) {
-      ImGui::PushFont(c.fonts.bold);
-      ImGui::TextUnformatted(title);
-      ImGui::PopFont();
-      for (int b = 0; b < B && b < static_cast<int>(masks.size()); ++b) {
-        if (b) ImGui::SameLine(0, fs);
-        const Mat& m = masks[static_cast<size_t>(b)];
-        Heatmap& h = batch_[static_cast<size_t>(slot0 + b)];
+    for (int r = 0; r < rows; ++r)
+      for (int k = 0; k < cols; ++k) {
+        const Map& mp = wide ? by_side[static_cast<size_t>(r)][static_cast<size_t>(k)]
+                             : by_side[static_cast<size_t>(k)][static_cast<size_t>(r)];
+        if (k) ImGui::SameLine(0, fs);
+        const Mat& m = *mp.m;
+        Heatmap& h = batch_[static_cast<size_t>(mp.slot)];
         h.update(m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()),
-                 mix_key(key, static_cast<uint64_t>(slot0 + b)), Colormap::Diverging, -1, 1);
+                 mix_key(key, static_cast<uint64_t>(mp.slot)), Colormap::Diverging, -1, 1);
         ImGui::BeginGroup();
-        const int len = lens[static_cast<size_t>(b)], n = static_cast<int>(tokens[static_cast<size_t>(b)].size());
-        ImGui::Text("sequence %d: %d tokens + %d <pad>", b, len, n - len);
+        const int n = static_cast<int>(mp.tokens->size());
+        ImGui::Text("%s %d: %d + %d <pad>", mp.side, mp.seq, mp.len, n - mp.len);
         HeatmapOpts o;
-        o.row_labels = &tokens[static_cast<size_t>(b)];
-        o.col_labels = &tokens[static_cast<size_t>(b)];
+        o.row_labels = mp.tokens;
+        o.col_labels = mp.tokens;
         o.show_values = true;
         o.decimals = 0;
         o.fonts = &c.fonts;
         o.max_size = ImVec2(W, H);
         o.max_cell = 44;
-        const std::string id = std::string(title) + std::to_string(b);
+        const std::string id = std::string(mp.side) + std::to_string(mp.seq);
         const HeatmapHit hit = heatmap_widget(id.c_str(), h, o);
+        if (r == 0 && k == 0) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
         if (hit.hovered)
-          ImGui::SetTooltip("sequence %d, query %d '%s', key %d '%s': %s", b, hit.row,
-                            tokens[static_cast<size_t>(b)][static_cast<size_t>(hit.row)].c_str(), hit.col,
-                            tokens[static_cast<size_t>(b)][static_cast<size_t>(hit.col)].c_str(),
+          ImGui::SetTooltip("%s %d, query %d '%s', key %d '%s': %s", mp.side, mp.seq, hit.row,
+                            (*mp.tokens)[static_cast<size_t>(hit.row)].c_str(), hit.col,
+                            (*mp.tokens)[static_cast<size_t>(hit.col)].c_str(),
                             fmt_value(m(hit.row, hit.col), 0).c_str());
         ImGui::EndGroup();
       }
-    };
-    if (enc) side("source side · encoder self-attention: padding mask", bm.encoder, d->src, bm.src_len, 0);
-    if (dec)
-      side(c.snap.model->config.has_encoder() ? "target side · decoder self-attention: padding + causal"
-                                              : "decoder self-attention: padding + causal",
-           bm.decoder, d->tgt, bm.tgt_len, 4);
   }
 
   // [SECTION] the leak
