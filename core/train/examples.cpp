@@ -63,6 +63,14 @@ std::vector<ModelExample> from_task(const Config& c, const std::string& name, in
   std::set<size_t> lengths;
   for (int tries = 0; tries < 400 && static_cast<int>(out.size()) < n; ++tries) {
     Example e = t.sample(rng, Split::Validation);
+    if (e.src.empty() && !e.tgt.empty()) {
+      // A language model's example is a sentence: it reads the words up to the first probe (the
+      // point whose next word the task checks), and the rest is what it should continue with.
+      const size_t cut = e.probes.empty() ? e.tgt.size() : static_cast<size_t>(std::max(1, e.probes.front().at));
+      e.src.assign(e.tgt.begin(), e.tgt.begin() + static_cast<std::ptrdiff_t>(std::min(cut, e.tgt.size())));
+      e.tgt.erase(e.tgt.begin(), e.tgt.begin() + static_cast<std::ptrdiff_t>(e.src.size()));
+      e.probes.clear();
+    }
     if (!fits(c, e) || !in_vocab(sv, e.src) || (c.has_decoder() && !in_vocab(c.tgt_vocab, e.tgt))) continue;
     if (lengths.count(e.src.size()) && tries < 300) continue;  // a batch shows different lengths
     lengths.insert(e.src.size());
