@@ -5,6 +5,7 @@
 # build-fuzz/corpus/<harness>; a crash, leak, timeout (> 10 s per input) or out-of-memory
 # (> 2 GB) writes build-fuzz/artifacts/<harness>/… and makes the script fail. Add each such input
 # to tests/fuzz/regressions/ once fixed (tests/fuzz_regression_test.cpp replays it).
+# STEPFORMER_WERROR=ON in the environment makes a warning in the project's code an error.
 # Figures and findings: docs/reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_FUZZ=ON \
-  "${LAUNCHER[@]}" >/dev/null
+  -DSTEPFORMER_WERROR="${STEPFORMER_WERROR:-OFF}" "${LAUNCHER[@]}" >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${HARNESSES[@]/#/fuzz_}"
 
 # Per harness: the largest input worth trying (a tiny model is ~7 KB; headers of the shipped

@@ -47,7 +47,9 @@ TEST(Attention, MaskedWeightsAreExactlyZeroAndRowsSumToOne) {
   for (int i = 0; i < 4; ++i) {
     EXPECT_NEAR(s.row(i).sum(), 1.0f, 1e-6) << "row " << i;
     for (int j = 0; j < 4; ++j)
-      if (j > i || j == 3) EXPECT_EQ(s(i, j), 0.0f) << i << "," << j;  // exactly 0, not tiny
+      if (j > i || j == 3) {
+        EXPECT_EQ(s(i, j), 0.0f) << i << "," << j;  // exactly 0, not tiny
+      }
   }
   EXPECT_EQ(s(0, 0), 1.0f);  // the first query sees only itself
 }
@@ -62,7 +64,9 @@ TEST(Attention, MaskedWeightsAreExactlyZeroOnLongRows) {
   for (int i = 0; i < 40; ++i) {
     EXPECT_NEAR(s.row(i).sum(), 1.0f, 1e-5) << "row " << i;
     for (int j = 0; j < 40; ++j)
-      if (j > i || j == 33) ASSERT_EQ(s(i, j), 0.0f) << i << "," << j;
+      if (j > i || j == 33) {
+        ASSERT_EQ(s(i, j), 0.0f) << i << "," << j;
+      }
   }
 }
 

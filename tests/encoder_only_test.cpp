@@ -138,7 +138,9 @@ TEST(EncoderOnly, MaskedPredictionsAreTheHeadsSoftmax) {
     EXPECT_EQ(mp.top[0].id, static_cast<int>(best)) << "position " << mp.position;
     for (size_t k = 0; k < mp.top.size(); ++k) {
       EXPECT_NEAR(mp.top[k].prob, prob(mp.top[k].id), 1e-5) << "position " << mp.position << " rank " << k;
-      if (k) EXPECT_GE(mp.top[k - 1].prob, mp.top[k].prob);
+      if (k) {
+        EXPECT_GE(mp.top[k - 1].prob, mp.top[k].prob);
+      }
     }
     // The recorded logits are the ones the head computes.
     for (int v = 0; v < V; ++v) EXPECT_NEAR(s.encoder()->trace.logits(mp.position, v), logits(v), 1e-4);

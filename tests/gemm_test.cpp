@@ -43,7 +43,9 @@ TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
         Mat cp(m, n);
         gemm(m, mat_ref(a), p, cp.data(), n, GemmOut::Overwrite, bias.data());
         // The same bits, but for a single row: unpacked, that one is a matrix-vector product.
-        if (m > 1) ASSERT_TRUE(cp == c) << "packed " << m << "x" << n << "x" << k;
+        if (m > 1) {
+          ASSERT_TRUE(cp == c) << "packed " << m << "x" << n << "x" << k;
+        }
         ASSERT_LE((cp.cast<double>() - want).cwiseAbs().maxCoeff(), bound(k)) << "packed " << m << "x" << n << "x" << k;
         // Aᵀ·B accumulated into C, as a weight gradient: A viewed transposed, B row-major
         const Mat at = Mat::Random(k, m);

@@ -5,6 +5,17 @@
 // (rows, cols) with the names n (tokens), d (d_model), h (heads), dk (d/h), dff, V (vocabulary).
 #pragma once
 
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() (`__m512 __Y = __Y;`) as the unused
+// merge source of their builtins, and -Wmaybe-uninitialized reports it wherever our kernels or
+// Eigen's packet maths inline one (GCC bug 105593). The warning is off for the text of the
+// intrinsics header alone: it is included here, before Eigen includes it.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
 #include <Eigen/Core>
 
 namespace sf {

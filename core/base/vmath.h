@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include <Eigen/Core>
+#include "base/tensor.h"  // Eigen, after the AVX-512 intrinsics header (see there)
 
 namespace sf {
 

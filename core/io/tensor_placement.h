@@ -37,7 +37,7 @@ struct TensorPlan {
   bool ignore = false;         // any dtype and shape, never read (buffers: causal masks, position_ids)
   // Optional: the tensor widened to F32 (R, C); returns "" or what is wrong with it (Marian's
   // stored position table must equal the one stepformer computes).
-  std::function<std::string(const Mat&)> check;
+  std::function<std::string(const Mat&)> check = nullptr;
 };
 
 // What a placement pass found: the stored float dtypes, for ModelSource.

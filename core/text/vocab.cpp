@@ -35,33 +35,32 @@ Result<Vocab> Vocab::make(std::vector<std::string> tokens, Tokenizer tokenizer, 
   auto made = indexed(std::move(tokens), tokenizer, what);
   if (!made) return made;
   Vocab& v = *made;
-  std::vector<Special> specials;
-  switch (tokenizer) {
-    case Tokenizer::Word:
-    case Tokenizer::Character:
-      specials = {{"<pad>", &Vocab::pad_, true},
-                  {"<s>", &Vocab::bos_, true},
-                  {"</s>", &Vocab::eos_, true},
-                  {"<unk>", &Vocab::unk_, true}};
-      break;
-    case Tokenizer::ByteBpe:
-      specials = {{"<|endoftext|>", &Vocab::bos_, true}, {"<|endoftext|>", &Vocab::eos_, true}};
-      break;
-    case Tokenizer::WordPiece:
-      specials = {{"[UNK]", &Vocab::unk_, true},
-                  {"[CLS]", &Vocab::cls_, true},
-                  {"[SEP]", &Vocab::sep_, true},
-                  {"[PAD]", &Vocab::pad_, false},
-                  {"[MASK]", &Vocab::mask_, false}};
-      break;
-    case Tokenizer::SentencePiece:
-      specials = {{"<pad>", &Vocab::pad_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};
-      break;
-    case Tokenizer::SentencePieceBpe:
-      specials = {{"<s>", &Vocab::bos_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};
-      break;
-  }
-  for (const Special& s : specials) {
+  // The special tokens the tokenizer's vocabulary holds (a vector built from its list, not assigned
+  // into an empty one: GCC 12 warns -Wnonnull through vector::assign there).
+  const auto specials_of = [](Tokenizer t) -> std::vector<Special> {
+    switch (t) {
+      case Tokenizer::Word:
+      case Tokenizer::Character:
+        return {{"<pad>", &Vocab::pad_, true},
+                {"<s>", &Vocab::bos_, true},
+                {"</s>", &Vocab::eos_, true},
+                {"<unk>", &Vocab::unk_, true}};
+      case Tokenizer::ByteBpe:
+        return {{"<|endoftext|>", &Vocab::bos_, true}, {"<|endoftext|>", &Vocab::eos_, true}};
+      case Tokenizer::WordPiece:
+        return {{"[UNK]", &Vocab::unk_, true},
+                {"[CLS]", &Vocab::cls_, true},
+                {"[SEP]", &Vocab::sep_, true},
+                {"[PAD]", &Vocab::pad_, false},
+                {"[MASK]", &Vocab::mask_, false}};
+      case Tokenizer::SentencePiece:
+        return {{"<pad>", &Vocab::pad_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};
+      case Tokenizer::SentencePieceBpe:
+        return {{"<s>", &Vocab::bos_, true}, {"</s>", &Vocab::eos_, true}, {"<unk>", &Vocab::unk_, true}};
+    }
+    return {};
+  };
+  for (const Special& s : specials_of(tokenizer)) {
     v.*s.slot = v.id(s.name);
     if (v.*s.slot < 0 && s.required)
       return Error{what + ": expected the special token '" + std::string(s.name) + "', not found among " +

@@ -69,7 +69,7 @@ void adam_update(float* __restrict p, const float* __restrict g, float* __restri
 // f(i) for every tensor index i < count, shared between n_threads cores (tensors are independent:
 // the result does not depend on the count).
 template <typename F>
-void for_each_tensor(size_t count, int n_threads, F f) {
+void for_each_tensor(size_t count, [[maybe_unused]] int n_threads, F f) {  // unused without OpenMP (fuzz build)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(n_threads, 1)) if (n_threads > 1)
 #endif

@@ -237,7 +237,7 @@ Result<Task> make_task(const std::string& name, const TaskOptions& o) {
       const auto formats = date_formats(y, m, d);
       Example e;
       e.src = chars(formats[rng.below(formats.size())]);
-      char iso[16];
+      char iso[64];  // as date_formats: room for any int, which the compiler cannot bound here
       std::snprintf(iso, sizeof iso, "%04d-%02d-%02d", y, m, d);
       e.tgt = chars(iso);
       return e;
