@@ -3,14 +3,18 @@
 # graph (scripts/check-includes.sh: no cycle, core never includes app/), then runs the
 # whole test suite with CTest, three passes:
 #   1. the Release build for this CPU (-march=native): unit, golden, stepper, training and GUI
-#      tests (GUI under Xvfb), the slow kill -9 test included;
+#      tests (GUI under Xvfb), the slow kill -9 test and the Debian package test included;
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build of the same suite for a portable
 #      instruction set (x86-64-v3 = AVX2 + FMA where the CPU has them, else x86-64-v2), so that
 #      every machine also runs the suite on a second SIMD code path (docs/reliability.md,
 #      "Numerics across builds"); GUI tests included, leak checks off for them (Mesa leaks at exit);
 #   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 20; scripts/fuzz.sh).
+# Tests write under each build's test-scratch/ folder (tests/CMakeLists.txt); at the end the run
+# fails if /tmp holds a stepformer_* entry it did not hold before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tmp_entries() { find /tmp -maxdepth 1 -name 'stepformer_*' 2>/dev/null | sort; }
+TMP_BEFORE=$(tmp_entries)
 bash scripts/setup.sh
 bash scripts/check-format.sh
 bash scripts/check-includes.sh
@@ -21,8 +25,15 @@ echo "== sanitizer build (ASan + UBSan, -march=$MARCH) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_NATIVE=OFF \
   -DSTEPFORMER_MARCH="$MARCH"
 cmake --build build-asan -j"$(nproc)"
-(cd build-asan && ctest --output-on-failure -j"$(nproc)" -LE slow)
+(cd build-asan && ctest --output-on-failure -j"$(nproc)" -LE "slow|package")
 
 echo "== fuzzing (libFuzzer, ${STEPFORMER_FUZZ_SECONDS:-20} s per harness) =="
 bash scripts/fuzz.sh "${STEPFORMER_FUZZ_SECONDS:-20}"
+
+new_tmp=$(comm -13 <(echo "$TMP_BEFORE") <(tmp_entries))
+if [ -n "$new_tmp" ]; then
+  echo "test: the run left these in /tmp (tests write under their build's test-scratch/):" >&2
+  echo "$new_tmp" | sed 's/^/  /' >&2
+  exit 1
+fi
 echo "test: all passed"

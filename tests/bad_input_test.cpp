@@ -275,12 +275,14 @@ TEST(BadInput, CommandLineReportsAndExitsNonZero) {
   std::string err;
   EXPECT_EQ(run_cli("info /nonexistent.safetensors", err), 1);
   EXPECT_THAT(err, HasSubstr("stepformer info: '/nonexistent.safetensors': cannot open"));
-  EXPECT_EQ(
-      run_cli("trace --model " + test::fixture("encdec_pre_relu_sin.safetensors") + " --src '' --out /tmp/x", err), 1);
+  EXPECT_EQ(run_cli("trace --model " + test::fixture("encdec_pre_relu_sin.safetensors") + " --src '' --out " +
+                        test::temp_path("x"),
+                    err),
+            1);
   EXPECT_THAT(err, HasSubstr("source: expected at least one token"));
   EXPECT_EQ(run_cli("trace --model m --bogus", err), 2);
   EXPECT_THAT(err, HasSubstr("unknown option --bogus"));
-  EXPECT_EQ(run_cli("init --config /nonexistent.json --out /tmp/x.safetensors", err), 1);
+  EXPECT_EQ(run_cli("init --config /nonexistent.json --out " + test::temp_path("x.safetensors"), err), 1);
   EXPECT_THAT(err, HasSubstr("cannot open"));
   EXPECT_EQ(run_cli("nosuchcommand", err), 2);
   EXPECT_THAT(err, HasSubstr("unknown command 'nosuchcommand'"));

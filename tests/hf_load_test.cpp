@@ -233,7 +233,7 @@ TEST(HfBadInput, AHubModelIsNotSavedAsAFileThatCouldNotBeReopened) {
   for (const char* fixture : {"gpt2-tiny", "bert-tiny", "marian-tiny"}) {
     auto m = load_model(test::fixture(std::string("hf/") + fixture));
     ASSERT_TRUE(m.ok()) << fixture << ": " << m.error();
-    const std::string out = ::testing::TempDir() + "/hub_saved_" + fixture + ".safetensors";
+    const std::string out = test::temp_path(std::string("hub_saved_") + fixture + ".safetensors");
     fs::remove(out);
     auto ok = save_model(out, *m);
     ASSERT_FALSE(ok.ok()) << fixture;

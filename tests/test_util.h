@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -18,6 +19,7 @@
 
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
+#include "scratch_dir.h"
 
 namespace sf::test {
 
@@ -50,11 +52,29 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
-// A scratch file path under the temporary directory, unique to this process: CTest runs test
-// processes in parallel (and several builds may test at once on one machine).
-inline std::string temp_path(const std::string& name) {
-  return std::string(::testing::TempDir()) + "stepformer_" + std::to_string(::getpid()) + "_" + name;
+// The test process's scratch folder (ctest runs each test in a process of its own, with TMPDIR
+// set to the run's scratch folder): made at the first call and named after the running test;
+// removed when the process ends with every test passed, kept after a failure and then named on
+// stderr (ctest --output-on-failure shows it; the run's scratch.cleanup lists it too).
+inline ScratchDir& scratch() {
+  struct ProcessScratch {
+    ScratchDir dir;
+    explicit ProcessScratch(const std::string& label) : dir(label) {}
+    ~ProcessScratch() {
+      if (!dir.owned_here() || !::testing::UnitTest::GetInstance()->Failed()) return;
+      dir.keep();
+      std::fprintf(stderr, "a test failed: its scratch folder is kept: %s\n", dir.dir().c_str());
+    }
+  };
+  static ProcessScratch s([] {
+    const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+    return t ? std::string(t->test_suite_name()) + "." + t->name() : std::string("tests");
+  }());
+  return s.dir;
 }
+
+// A file (or folder) of that name in the test process's scratch folder.
+inline std::string temp_path(const std::string& name) { return scratch().path(name); }
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -5,6 +5,7 @@
 // STEPFORMER_GPT2_TOKENIZER_DIR names a folder with encoder.json + vocab.bpe (ctest -L real).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -65,12 +66,15 @@ Vocab marian(const char* spm) {
   return v.ok() ? *v : Vocab{};
 }
 
-// A scratch file for the bad-file cases.
+// A scratch file for the bad-file cases, alone in a folder of its own (the loaders look for
+// their sibling files by name).
 struct TempFile {
   std::string path;
   explicit TempFile(const std::string& content, const std::string& name = "file") {
-    char dir[] = "/tmp/sf_tok_XXXXXX";
-    path = std::string(mkdtemp(dir)) + "/" + name;
+    static int made = 0;
+    const std::string dir = test::temp_path("tempfile" + std::to_string(++made));
+    ::mkdir(dir.c_str(), 0700);
+    path = dir + "/" + name;
     std::ofstream(path, std::ios::binary) << content;
   }
   ~TempFile() {

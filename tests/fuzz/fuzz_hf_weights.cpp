@@ -3,9 +3,6 @@
 // first byte picks the family (gpt2, marian, bert; each with its tiny fixture's config.json),
 // the rest is the file. Every input must end in a model or a message — never a crash, an
 // out-of-bounds read (ASan) or undefined behaviour (UBSan).
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +10,7 @@
 #include <string>
 
 #include "io/hf_model.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -38,8 +36,9 @@ sf::Vocab stand_in(int size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  static const std::string dir = "/tmp/stepformer_fuzz_hf_" + std::to_string(::getpid());
-  ::mkdir(dir.c_str(), 0700);
+  // config.json and model.safetensors, rewritten for every input; the folder is removed at exit.
+  static const sf::test::ScratchDir scratch("fuzz_hf_weights");
+  const std::string& dir = scratch.dir();
   const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
   const bool config_mode = data[0] % 4 == 3;
   std::ofstream(dir + "/config.json") << (config_mode ? rest.c_str() : kConfigs[data[0] % 4]);
@@ -64,8 +63,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   v.src = stand_in(h->src_vocab_size);
   auto m = sf::load_hf_model(*files, *h, v);
   if (!m && m.error().empty()) std::abort();  // a failure always says why
-  ::unlink((dir + "/model.safetensors").c_str());
-  ::unlink((dir + "/config.json").c_str());
-  ::rmdir(dir.c_str());
   return 0;
 }

@@ -16,8 +16,6 @@
 // Whatever loads must tokenize into consistent, in-range tokens; byte-level BPE must give the
 // text back (invalid UTF-8 repaired), and so must the fixtures' SentencePiece BPE for text without
 // special tokens. A broken invariant aborts, which libFuzzer reports.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
 #include "text/hf_tokenizers.h"
 #include "text/token_display.h"
 #include "text/tokenizer_json.h"
@@ -39,25 +38,10 @@ std::string tok_fixture(const char* rel) {
   return std::string(STEPFORMER_SOURCE_DIR) + "/tests/fixtures/tokenizers/" + rel;
 }
 
-// A scratch folder for the files the loaders read: made once per process, removed at exit.
-struct Scratch {
-  std::string dir;
-  std::vector<std::string> files;
-  Scratch() {
-    char d[] = "/tmp/sf_fuzz_tok_XXXXXX";
-    if (!mkdtemp(d)) std::abort();
-    dir = d;
-  }
-  ~Scratch() {
-    for (const std::string& f : files) std::remove(f.c_str());
-    rmdir(dir.c_str());
-  }
-};
-
+// The files the loaders read, in a scratch folder made once per process and removed at exit.
 std::string scratch(const char* name, const std::string& content) {
-  static Scratch s;
-  const std::string path = s.dir + "/" + name;
-  if (std::find(s.files.begin(), s.files.end(), path) == s.files.end()) s.files.push_back(path);
+  static const sf::test::ScratchDir s("fuzz_tokenizers");
+  const std::string path = s.path(name);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
   return path;
 }
