@@ -8,6 +8,7 @@
 #include "base/allocator.h"
 #include "base/threads.h"
 #include "cli/commands.h"
+#include "paths.h"
 #ifdef STEPFORMER_WITH_GUI
 #include "gui/explorer.h"
 #endif
@@ -20,7 +21,9 @@ void usage(std::ostream& out) {
   out << "  stepformer [--model M] [--script S] [--lesson NAME|FILE] [--screenshot OUT.png] [--bench-frames N] "
          "[--scale S] [--presentation] "
          "[--size WxH] [--threads N]\n"
-         "    open the explorer (no command); see docs/explorer.md\n";
+         "    open the explorer (no command); see docs/explorer.md\n"
+         "  stepformer M.safetensors\n"
+         "    open the explorer on that model (a model file or Hugging Face folder)\n";
 #endif
   auto cmds = sf::cli::command_registry();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return std::string(a.name) < b.name; });
@@ -76,6 +79,15 @@ const sf::cli::Command* find_command(const std::string& name) {
   return nullptr;
 }
 
+#ifdef STEPFORMER_WITH_GUI
+// A lone argument the explorer opens: a .safetensors file or a Hugging Face model folder.
+bool opens_in_explorer(const std::string& arg) {
+  const std::string ext = ".safetensors";
+  return (arg.size() > ext.size() && arg.compare(arg.size() - ext.size(), ext.size(), ext) == 0) ||
+         sf::is_model_dir(arg);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +95,12 @@ int main(int argc, char** argv) {
   if (!take_threads_option(argc, argv)) return 2;
 #ifdef STEPFORMER_WITH_GUI
   if (sf::gui::is_explorer_invocation(argc, argv)) return sf::gui::run_explorer(argc, argv);
+  // `stepformer M.safetensors` (the desktop entry's "Open with"): the explorer on that model.
+  if (argc == 2 && !find_command(argv[1]) && opens_in_explorer(argv[1])) {
+    char model_flag[] = "--model";
+    char* args[] = {argv[0], model_flag, argv[1], nullptr};
+    return sf::gui::run_explorer(3, args);
+  }
 #endif
   if (argc < 2) {
     usage(std::cout);

@@ -12,7 +12,11 @@ PACKAGES=(build-essential cmake pkg-config
   xvfb xauth
   libsentencepiece-dev libicu-dev  # the Hugging Face tokenizers (core/text)
   clang-14 libclang-rt-14-dev  # the libFuzzer harnesses (scripts/fuzz.sh)
-  clang-format-14)  # the formatter scripts/check-format.sh runs
+  clang-format-14  # the formatter scripts/check-format.sh runs
+  file desktop-file-utils appstream)  # the package test (tests/package_test.py): CPack, the desktop files
+# scripts/package.sh asks for more (lintian) through STEPFORMER_EXTRA_PACKAGES.
+read -r -a EXTRA <<<"${STEPFORMER_EXTRA_PACKAGES:-}"
+PACKAGES+=("${EXTRA[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do

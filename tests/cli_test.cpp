@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <regex>
 
@@ -104,6 +105,24 @@ TEST(Cli, VersionOnStdout) {
   EXPECT_EQ(test::run_stepformer("--version", out, err), 0);
   EXPECT_THAT(out, ::testing::MatchesRegex("stepformer [0-9]+\\.[0-9]+.*\n"));
   EXPECT_THAT(err, IsEmpty());
+}
+
+// A model argument that does not exist as given names a shipped model — by name, or by the
+// assets/ path the help's examples use — from any working directory: ctest runs this in the build
+// tree, which holds no assets/, and the binary finds them in the checkout it was built in (an
+// installed copy: in <prefix>/share/stepformer, tests/package_test.py).
+TEST(Cli, ShippedModelsFromAnyFolder) {
+  const std::string shipped = test::source_path("assets/models/copy-preln.safetensors");
+  for (const std::string arg : {"copy-preln", "copy-preln.safetensors", "assets/models/copy-preln.safetensors"}) {
+    std::string out, err;
+    ASSERT_EQ(test::run_stepformer("info " + arg, out, err), 0) << arg << ": " << err;
+    const std::string found = out.substr(0, out.find('\n'));
+    std::error_code ec;
+    EXPECT_TRUE(std::filesystem::equivalent(found, shipped, ec)) << arg << " found " << found;
+  }
+  std::string out, err;
+  EXPECT_EQ(test::run_stepformer("info no-such-model", out, err), 1);
+  EXPECT_THAT(err, HasSubstr("'no-such-model'"));
 }
 
 TEST(Cli, UnknownOptionIsBadUsageOnStderr) {

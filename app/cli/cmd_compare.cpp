@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "io/checkpoint.h"
+#include "paths.h"
 #include "commands.h"
 #include "analysis/compare.h"
 #include "analysis/layer_stats.h"
@@ -52,7 +53,7 @@ static int cmd_compare(int argc, char** argv) {
     return 2;
   }
   if (a.has("--tgt")) d.strategy = Strategy::Forced;
-  auto ma = load_model(a.str("--a"));
+  auto ma = load_model(find_model(a.str("--a")));
   if (!ma) {
     std::cerr << "stepformer compare: " << ma.error() << "\n";
     return 1;
@@ -63,7 +64,7 @@ static int cmd_compare(int argc, char** argv) {
     const NormPlacement other = A->config.norm == NormPlacement::Pre ? NormPlacement::Post : NormPlacement::Pre;
     B = std::make_shared<const Model>(with_norm_placement(*A, other));
   } else {
-    auto mb = load_model(a.str("--b"));
+    auto mb = load_model(find_model(a.str("--b")));
     if (!mb) {
       std::cerr << "stepformer compare: " << mb.error() << "\n";
       return 1;

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "cli/masked.h"
 #include "io/checkpoint.h"
+#include "paths.h"
 #include "io/trace_export.h"
 #include "commands.h"
 #include "stepper/session.h"
@@ -70,7 +71,7 @@ std::optional<Session> open_session(const char* cmd, Args& a, int& rc) {
       return std::nullopt;
     }
   }
-  auto m = load_model(a.str("--model"));
+  auto m = load_model(find_model(a.str("--model")));
   if (!m) return fail(m.error(), 1);
   auto s = Session::create(std::make_shared<const Model>(std::move(*m)), a.str("--src"), a.str("--tgt"), *settings,
                            !a.has("--no-cache"));

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "io/checkpoint.h"
+#include "paths.h"
 #include "train/evaluate.h"
 #include "train/trainer.h"
 
@@ -32,7 +33,7 @@ static int cmd_evaluate(int argc, char** argv) {
     std::cerr << "stepformer evaluate: " << (!a.ok() ? a.error() : "expected --model and --task") << "\n" << kUsage;
     return 2;
   }
-  auto m = load_model(a.str("--model"));
+  auto m = load_model(find_model(a.str("--model")));
   if (!m) {
     std::cerr << "stepformer evaluate: " << m.error() << "\n";
     return 1;

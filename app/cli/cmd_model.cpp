@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "io/checkpoint.h"
+#include "paths.h"
 #include "commands.h"
 
 namespace sf::cli {
@@ -52,14 +53,15 @@ static int cmd_info(int argc, char** argv) {
               << "\nusage: stepformer info M.safetensors | DIR\n";
     return 2;
   }
-  auto m = load_model(a.positional()[0]);
+  const std::string path = find_model(a.positional()[0]);  // a shipped model's name: its file
+  auto m = load_model(path);
   if (!m) {
     std::cerr << "stepformer info: " << m.error() << "\n";
     return 1;
   }
   const Config& c = m->config;
   const ModelSource& s = m->source;
-  std::cout << a.positional()[0] << "\n"
+  std::cout << path << "\n"
             << "  family       " << s.family << (s.architecture.empty() ? "" : " (" + s.architecture + ")") << "\n"
             << "  stored dtype " << s.stored_dtype << (s.converted ? " (converted to F32 on load)" : "") << "\n";
   if (s.is_hub()) {

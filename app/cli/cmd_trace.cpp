@@ -9,6 +9,7 @@
 #include "cli/masked.h"
 #include "analysis/logit_lens.h"
 #include "io/checkpoint.h"
+#include "paths.h"
 #include "io/trace_export.h"
 #include "commands.h"
 #include "stepper/run.h"
@@ -31,7 +32,7 @@ std::optional<Loaded> load_and_prepare(Args& a, const char* cmd) {
     std::cerr << "stepformer " << cmd << ": " << a.error() << "\n";
     return std::nullopt;
   }
-  auto m = load_model(a.str("--model"));
+  auto m = load_model(find_model(a.str("--model")));
   if (!m) {
     std::cerr << "stepformer " << cmd << ": " << m.error() << "\n";
     return std::nullopt;

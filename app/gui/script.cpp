@@ -97,16 +97,9 @@ void ScriptRunner::load_lines(const std::vector<ScriptLine>& lines, const std::s
 std::string ScriptRunner::resolve(const std::string& path, bool model) const {
   std::vector<std::string> c = {path};
   if (!path.empty() && path[0] != '/') c.push_back(dir_ + "/" + path);
-  if (model) {
-    const std::string models = find_resource_dir("assets/models");
-    if (!models.empty()) {
-      c.push_back(models + "/" + path);
-      c.push_back(models + "/" + path + ".safetensors");
-    }
-  }
   for (auto& p : c)
     if (file_exists(p) || (model && dir_exists(p))) return p;  // a model may be a Hugging Face folder
-  return path;                                                 // let the loader say what is wrong with it
+  return model ? find_model(path) : path;                      // a shipped model, or the loader's message
 }
 
 void ScriptRunner::fail(App& app, const Line& l, const std::string& what) {

@@ -8,7 +8,7 @@
 #include <climits>
 #include <cstdlib>
 
-namespace sf::gui {
+namespace sf {
 
 bool dir_exists(const std::string& p) {
   struct stat st;
@@ -46,13 +46,34 @@ std::string find_resource_dir(const std::string& sub) {
   std::vector<std::string> candidates;
   if (const char* home = std::getenv("STEPFORMER_HOME")) candidates.push_back(std::string(home) + "/" + sub);
   const std::string e = exe_dir();
-  for (const char* up : {"/", "/../", "/../../", "/../share/stepformer/"}) candidates.push_back(e + up + sub);
+  for (const char* up : {"/", "/../", "/../share/stepformer/", "/../../"}) candidates.push_back(e + up + sub);
 #ifdef STEPFORMER_SOURCE_DIR
   candidates.push_back(std::string(STEPFORMER_SOURCE_DIR) + "/" + sub);
 #endif
-  for (auto& c : candidates)
-    if (dir_exists(c)) return c;
+  for (auto& c : candidates) {
+    if (!dir_exists(c)) continue;
+    char real[PATH_MAX];  // /usr/share/stepformer/shaders rather than /usr/bin/../share/stepformer/shaders
+    return realpath(c.c_str(), real) ? std::string(real) : c;
+  }
   return "";
+}
+
+std::string find_model(const std::string& path) {
+  if (path.empty() || file_exists(path) || dir_exists(path) || path[0] == '/') return path;
+  std::vector<std::string> candidates;
+  const std::string assets = "assets/";
+  if (path.compare(0, assets.size(), assets) == 0) {  // assets/models/x.safetensors, from another folder
+    if (const std::string dir = find_resource_dir("assets"); !dir.empty())
+      candidates.push_back(dir + "/" + path.substr(assets.size()));
+  } else if (path.find('/') != std::string::npos) {
+    return path;
+  } else if (const std::string models = find_resource_dir("assets/models"); !models.empty()) {
+    candidates.push_back(models + "/" + path);
+    candidates.push_back(models + "/" + path + ".safetensors");
+  }
+  for (const std::string& c : candidates)
+    if (file_exists(c) || is_model_dir(c)) return c;
+  return path;
 }
 
 std::vector<std::string> shipped_models() {
@@ -92,4 +113,4 @@ std::string settings_path() {
   return dir + "/imgui.ini";
 }
 
-}  // namespace sf::gui
+}  // namespace sf
