@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "app.h"
+#include "bench_report.h"
 #include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "compare/prepost.h"
@@ -124,6 +125,10 @@ GLFWwindow* open_window(int width, int height, bool headless) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  // The X11 window class the desktop matches to stepformer.desktop (StartupWMClass): its icon in the
+  // task bar and dock.
+  glfwWindowHintString(GLFW_X11_CLASS_NAME, "stepformer");
+  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "stepformer");
   GLFWwindow* window = glfwCreateWindow(width, height, "stepformer — step through a Transformer", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "stepformer: cannot create an OpenGL 3.3 core window\n");
@@ -237,6 +242,7 @@ class FrameBenchmark {
     if (started_ < 0 && app.worker().idle() && app.snapshot()->ok() && app.frame_index() > 10 && app.script_done()) {
       started_ = app.frame_index();
       cpu_start_ = cpu_seconds();
+      drawn_heatmaps() = {};
     }
     if (started_ >= 0 && app.frame_index() > started_) {
       glFinish();
@@ -248,14 +254,16 @@ class FrameBenchmark {
     last_ = std::chrono::steady_clock::now();
     if (measured() == frames_) {
       cpu_ms_ = (cpu_seconds() - cpu_start_) * 1000.0 / static_cast<double>(frame_ms_.size());
+      maps_ = drawn_heatmaps();
       if (screenshot_.empty()) return true;
       app.request_screenshot(screenshot_);  // what was measured, for the docs
     }
     return measured() > frames_ && !app.screenshot_pending();
   }
 
-  // Prints the mean and 95th percentile frame time; 1 when the measurement never started.
-  int report(const std::string& view, int width, int height) const {
+  // Prints the mean and 95th percentile frame time and what the frames showed; 1 when the
+  // measurement never started.
+  int report(const App& app, const std::string& view, int width, int height) const {
     if (frame_ms_.empty()) {
       std::fprintf(stderr, "stepformer: the benchmark did not start (model not ready)\n");
       return 1;
@@ -267,10 +275,9 @@ class FrameBenchmark {
     mean /= static_cast<double>(s.size());
     const double p95 = s[std::min(s.size() - 1, static_cast<size_t>(0.95 * static_cast<double>(s.size())))];
     std::printf("mean %.2f ms, p95 %.2f ms\n", mean, p95);
-    std::printf(
-        "(%zu frames of %s: the attention model view of a 6-layer, 8-head model at 64 tokens (48 maps of "
-        "64x64), %dx%d window; %.0f fps; CPU time of all threads %.2f ms per frame)\n",
-        s.size(), view.c_str(), width, height, 1000.0 / mean, cpu_ms_);
+    const std::string what = describe_bench(*app.snapshot(), maps_, static_cast<int>(s.size()));
+    std::printf("(%zu frames of %s: %s; %dx%d window; %.0f fps; CPU time of all threads %.2f ms per frame)\n", s.size(),
+                view.c_str(), what.c_str(), width, height, 1000.0 / mean, cpu_ms_);
     return 0;
   }
 
@@ -283,6 +290,7 @@ class FrameBenchmark {
   int started_ = -1;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
   double cpu_start_ = 0, cpu_ms_ = 0;
+  DrawnHeatmaps maps_;  // what the measured frames drew
 };
 
 // --screenshot FILE without a benchmark: once the script is done and the worker idle, take the
@@ -331,7 +339,7 @@ int run_loop(App& app, GLFWwindow* window, const ExplorerArgs& args) {
   if ((!opt.script.empty() || !opt.lesson.empty()) && app.script_failures() > 0) code = std::max(code, 1);
   if (opt.bench_frames > 0) {
     const char* view = opt.script.empty() ? "the model view alone" : "the layout the script set up";
-    code = std::max(code, bench.report(view, args.width, args.height));
+    code = std::max(code, bench.report(app, view, args.width, args.height));
   }
   return code;
 }

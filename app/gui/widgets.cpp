@@ -264,6 +264,7 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   }
 
   dl->AddImage(hm.texture(), img0, img1);
+  drawn_heatmaps().note(hm);
   dl->AddRect(ImVec2(img0.x - 1, img0.y - 1), ImVec2(img1.x + 1, img1.y + 1), pal.grid);
 
   // Numbers inside the cells when they fit: with the decimals asked for, else fewer, in the label

@@ -344,11 +344,25 @@ quit
 
 
 def case_bench(t):
-    """--bench-frames prints the frame-time line (the figure itself is machine-dependent)."""
+    """--bench-frames prints the frame-time line (the figure itself is machine-dependent) and what
+    the frames showed: the model, its input and the heatmaps drawn, as loaded."""
     p = t.run(["--bench-frames", "20"])
     t.check(p.returncode == 0, "--bench-frames exits 0")
     line = next((l for l in p.stdout.splitlines() if l.startswith("mean ")), "")
     t.check(line.endswith(" ms") and ", p95 " in line, f"prints 'mean X ms, p95 Y ms' (found '{line}')")
+    what = next((l for l in p.stdout.splitlines() if l.startswith("(20 frames of ")), "")
+    # The benchmark's own model: 6 + 6 layers of 8 heads over 64 source tokens; the model view of
+    # the encoder's self-attention draws its 48 maps of 64x64.
+    t.check("encoder-decoder, 6+6 layers, 8 heads, d_model 128) on 64 source" in what and "48 of 64x64" in what,
+            f"describes the benchmark model and its 48 maps of 64x64 (found '{what}')")
+    # A script's model is described as loaded: copy-preln has 2 + 2 layers of 4 heads, and the
+    # model view of its encoder self-attention over 5 source tokens draws 2 x 4 maps of 5x5.
+    p = t.run(["--bench-frames", "10"], script="model copy-preln\ninput 1 2 3 4 5\npanels default\n"
+                                                "attention kind=enc-self view=model\nstep 30\n")
+    what = next((l for l in p.stdout.splitlines() if l.startswith("(10 frames of ")), "")
+    t.check(p.returncode == 0 and "copy-preln" in what and "2+2 layers, 4 heads" in what and
+            "on 5 source" in what and "8 of 5x5" in what,
+            f"describes the script's model, its input and the 8 maps of the model view (found '{what}')")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

@@ -10,6 +10,11 @@ namespace sf::gui {
 
 // [SECTION] renderer
 
+DrawnHeatmaps& drawn_heatmaps() {
+  static DrawnHeatmaps d;
+  return d;
+}
+
 HeatmapRenderer& heatmap_renderer() {
   static HeatmapRenderer r;
   return r;

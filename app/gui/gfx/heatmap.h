@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gfx/gl.h"
@@ -73,6 +75,18 @@ class Heatmap {
   float lo_ = 0, hi_ = 1;
   GLuint tex_values_ = 0, colour_ = 0;
 };
+
+// The heatmaps drawn since the last reset, counted where they are drawn: what a --bench-frames
+// run reports it measured.
+struct DrawnHeatmaps {
+  int64_t maps = 0;
+  std::map<std::pair<int, int>, int64_t> shapes;  // (rows, cols) → maps of that shape
+  void note(const Heatmap& hm) {
+    ++maps;
+    ++shapes[{hm.rows(), hm.cols()}];
+  }
+};
+DrawnHeatmaps& drawn_heatmaps();
 
 // Mixes values into a cache key (FNV-1a style).
 inline uint64_t mix_key(uint64_t h, uint64_t v) {

@@ -317,6 +317,7 @@ class AttentionPanel : public Panel {
         const float k = cell / std::max(rw, rh);
         const ImVec2 a2(a.x, a.y), b2(a.x + rw * k, a.y + rh * k);
         dl->AddImage(hm.texture(), a2, b2);
+        drawn_heatmaps().note(hm);
         const bool sel = l == ui.layer && h == ui.head;
         if (ImGui::IsMouseHoveringRect(a, b)) {
           dl->AddRect(a2 - ImVec2(2, 2), b2 + ImVec2(2, 2), IM_COL32(255, 255, 255, 255), 0, 0, 2);
