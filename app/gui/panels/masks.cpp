@@ -179,7 +179,10 @@ class MasksPanel : public Panel {
     const auto map_size = [&](int cols, int rows) {
       return std::min((avail.x - fs * (cols - 1)) / cols, (avail.y - fs * 1.5f) / rows - head);
     };
-    const bool wide = map_size(B, sides) >= map_size(sides, B);
+    // Columns narrower than a map's caption would run off the panel.
+    const float caption_w = ImGui::CalcTextSize("target 0: 00 + 00 <pad>").x;
+    const bool fits_wide = (avail.x - fs * (B - 1)) / B >= caption_w;
+    const bool wide = fits_wide && map_size(B, sides) >= map_size(sides, B);
     const int cols = wide ? B : sides, rows = wide ? sides : B;
     const float W = (avail.x - fs * (cols - 1)) / cols, H = (avail.y - fs * 1.5f) / rows - head;
     ImGui::TextDisabled("source: encoder self-attention, padding mask%s",
