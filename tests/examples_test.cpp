@@ -109,7 +109,7 @@ TEST(ModelExamples, SymbolsWhenNothingElseIsKnown) {
 // the encoder records, and with the rule written out (−inf on <pad> keys; decoder: and j > i).
 TEST(BatchMasks, PerSequenceAsTheForwardBuildsThem) {
   const Config c = task_config("copy");
-  const std::vector<Example> ex{{{"3", "5"}, {"3", "5"}}, {{"7", "1", "4", "2"}, {"7", "1", "4", "2"}}};
+  const std::vector<Example> ex{{{"3", "5"}, {"3", "5"}, {}}, {{"7", "1", "4", "2"}, {"7", "1", "4", "2"}, {}}};
   const Batch b = make_batch(c, ex);
   const BatchMasks m = batch_masks(c, b);
   ASSERT_EQ(m.encoder.size(), 2u);
