@@ -260,8 +260,8 @@ TEST(HfBadInput, NoConfigJsonAndUnsupportedModelType) {
   fs::remove(s.dir + "/config.json");
   EXPECT_THAT(load_error(s.dir), HasSubstr("expected a Hugging Face model folder with config.json, found weights "
                                            "without config.json"));
-  std::ofstream(s.dir + "/config.json") << R"({"model_type": "llama", "hidden_size": 64})";
-  EXPECT_THAT(load_error(s.dir), HasSubstr("model_type \"llama\" is not supported; stepformer opens \"gpt2\""));
+  std::ofstream(s.dir + "/config.json") << R"({"model_type": "t5", "d_model": 64})";
+  EXPECT_THAT(load_error(s.dir), HasSubstr("model_type \"t5\" is not supported; stepformer opens \"gpt2\""));
   std::ofstream(s.dir + "/config.json") << R"({"model_type": "gpt2", "n_embd": 32})";
   EXPECT_THAT(load_error(s.dir), HasSubstr("config.json': missing field 'n_head'"));
   // A config.json of a bigger model: refused before anything is allocated.

@@ -84,6 +84,12 @@ static int cmd_info(int argc, char** argv) {
             << "  positional   " << to_string(c.positional) << "   max_len " << c.max_len << "\n"
             << "  activation   " << to_string(c.activation) << "   tokenizer " << s.tokenizer << "   shared embeddings "
             << (c.share_embeddings ? "yes" : "no") << "\n";
+  if (c.positional == Positional::Rotary)
+    std::cout << "  rotary       theta " << c.rope.theta << "   rotating " << c.rotary_dim() << " of " << c.d_k()
+              << " dims per head   scaling " << to_string(c.rope.scaling) << "\n"
+              << "  decoder      norm " << to_string(c.norm_kind) << "   mlp " << to_string(c.mlp) << "   residual "
+              << to_string(c.residual) << "   K/V heads " << c.kv_heads() << "   sliding window "
+              << (c.sliding_window > 0 ? std::to_string(c.sliding_window) : std::string("none")) << "\n";
   if (c.has_encoder()) std::cout << "  src vocab    " << c.src_vocab.size() << " tokens\n";
   std::cout << "  tgt vocab    " << c.tgt_vocab.size() << " tokens\n\n  parameters by component\n";
   for (auto& pc : count_params_by_component(m->weights, c))

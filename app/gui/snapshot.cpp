@@ -161,7 +161,7 @@ std::shared_ptr<AttnView> encoder_view(const Session& s, int layer) {
 // Stacks the given rows of decoder self- or cross-attention for one layer.
 std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRef>& rows, int layer, bool cross) {
   const Config& c = s.model().config;
-  const int h = c.n_heads, d = c.d_model;
+  const int h = c.n_heads, d = c.d_attn();  // Q and the heads' concat: h·dk columns
   auto v = std::make_shared<AttnView>();
   v->kind = cross ? AttnKind::Cross : AttnKind::DecoderSelf;
   v->layer = layer;
@@ -174,13 +174,14 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
   const int nk = static_cast<int>(kv.k.rows());
   AttentionTrace& a = v->trace;
   a.n_heads = h;
+  a.n_kv_heads = cross ? h : c.kv_heads();
   a.batch = 1;
   a.scale = pick(*rows.back().trace).scale;
   a.q.resize(nq, d);
   a.k = std::move(kv.k);
   a.v = std::move(kv.v);
   a.concat.resize(nq, d);
-  a.out.resize(nq, d);
+  a.out.resize(nq, c.d_model);
   a.masks.assign(1, Mat::Constant(nq, nk, kMasked));
   a.raw_scores.assign(static_cast<size_t>(h), Mat::Constant(nq, nk, kNaN));
   a.weights.assign(static_cast<size_t>(h), Mat::Zero(nq, nk));
@@ -195,9 +196,9 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<RowRe
     for (int hh = 0; hh < h; ++hh) {
       // Q_h K_hᵀ for this row over the keys it saw (a kept step stores no raw scores; the
       // Session's whole_trace recomputes them the same way, so equal within float rounding).
-      const int dk = d / h;
+      const int dk = d / h, kvh = a.kv_head(hh);  // the K/V head query head hh reads
       a.raw_scores[static_cast<size_t>(hh)].row(i).head(cols).noalias() =
-          t.q.row(r.row).segment(hh * dk, dk) * a.k.topRows(cols).middleCols(hh * dk, dk).transpose();
+          t.q.row(r.row).segment(hh * dk, dk) * a.k.topRows(cols).middleCols(kvh * dk, dk).transpose();
       a.weights[static_cast<size_t>(hh)].row(i).head(cols) = t.weights[static_cast<size_t>(hh)].row(r.row).head(cols);
     }
     v->q_labels.push_back(display_token(c.tgt_vocab, r.id));

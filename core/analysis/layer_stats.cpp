@@ -24,8 +24,11 @@ void append_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* a
   for (int row : rows) {
     out.norm_in.push_back(r.input.row(row).norm());
     out.norm_out.push_back(r.output.row(row).norm());
-    out.ln_mean.push_back(r.norm.mean(row));
-    out.ln_var.push_back(r.norm.var(row));
+    if (r.norm.mean.size() > row) {  // LayerNorm; RMSNorm has no mean or variance, only its RMS
+      out.ln_mean.push_back(r.norm.mean(row));
+      out.ln_var.push_back(r.norm.var(row));
+    }
+    if (r.norm.rms.size() > row) out.ln_rms.push_back(r.norm.rms(row));
     for (int k = 0; k < h; ++k)
       out.entropy_rows[static_cast<size_t>(k)].push_back(
           static_cast<float>(row_entropy(attn->head_weights(0, k), row)));

@@ -36,6 +36,7 @@ struct BlockStat {
   std::vector<float> norm_out;                   // (n) ‖x_t‖₂ leaving it
   std::vector<float> ln_mean;                    // (n) μ_t of the block's LayerNorm
   std::vector<float> ln_var;                     // (n) σ²_t of the block's LayerNorm
+  std::vector<float> ln_rms;                     // (n) √mean(x²)_t of the block's RMSNorm (instead of μ, σ²)
   std::vector<double> entropy;                   // (h) attention blocks: mean over query rows; empty for the FFN
   std::vector<std::vector<float>> entropy_rows;  // [h] (n) per query row; empty for the FFN
 

@@ -4,6 +4,12 @@
 //   marian (MarianMTModel):   encoder-decoder, post-LN, Marian's sines-then-cosines table, × √d
 //   bert   (BertForMaskedLM, BertModel): encoder-only, post-LN, learned + token-type positions,
 //          embedding LayerNorm, the MLM head when the weights have one
+//   llama  (LlamaForCausalLM: Llama 2/3.x, TinyLlama, SmolLM), qwen2, mistral: decoder-only,
+//          pre-RMSNorm, rotary (rope_theta; rope_scaling "linear" / "llama3"), grouped-query
+//          attention, SwiGLU; Qwen2's q/k/v biases, Llama's attention_bias / mlp_bias, head_dim,
+//          Mistral's sliding_window
+//   gpt_neox (Pythia): decoder-only, pre-LN, partial rotary (rotary_pct), parallel residual
+//          (use_parallel_residual), untied embed_out
 //
 // Only the architecture is read here; the vocabularies come from the tokenizer files
 // (text/hf_tokenizers.h) and are set by io/hf_model.cpp.
@@ -17,7 +23,7 @@
 namespace sf {
 
 struct HfConfig {
-  std::string model_type;           // "gpt2" | "marian" | "bert"
+  std::string model_type;           // "gpt2" | "marian" | "bert" | "llama" | "qwen2" | "mistral" | "gpt_neox"
   std::string architecture;         // "architectures"[0] when present, e.g. "GPT2LMHeadModel"
   Config config;                    // everything but the vocabularies
   int vocab_size = 0;               // rows of the (target) embedding table
@@ -28,7 +34,7 @@ struct HfConfig {
 };
 
 // `what` names the file in messages ("'DIR/config.json'"). Fails for a model_type other than the
-// three above and for options stepformer does not implement (each named with the value found).
+// seven above and for options stepformer does not implement (each named with the value found).
 Result<HfConfig> parse_hf_config(const std::string& json_text, const std::string& what);
 
 }  // namespace sf

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "io/hf_weights.h"
@@ -48,9 +50,6 @@ std::string other_weights_message(const std::string& folder) {
       "AutoModel.from_pretrained('DIR').save_pretrained('DIR', safe_serialization=True)\" "
       "(for GPT-2 / Marian / BERT use GPT2LMHeadModel / MarianMTModel / BertForMaskedLM to keep the head), or "
       "download model.safetensors from the hub (most repositories have it)";
-  if (exists(join(folder, "model.safetensors.index.json")))
-    return "the weights are sharded (model.safetensors.index.json + model-0000N-of-0000M.safetensors); "
-           "stepformer reads one model.safetensors — merge them with save_pretrained(max_shard_size=\"100GB\")";
   if (exists(join(folder, "pytorch_model.bin")))
     return "found pytorch_model.bin, a Python pickle; stepformer reads only model.safetensors (no Python at run "
            "time, and a pickle can run code) — " +
@@ -69,8 +68,34 @@ double min_weights(const HfConfig& h) {
   const double d = c.d_model;
   double n = double(h.vocab_size) * d + (c.positional == Positional::Learned ? double(c.max_len) * d : 0.0);
   n += c.n_encoder_layers * (4 * d * d + 2 * d * c.encoder_d_ff());
-  n += c.n_decoder_layers * ((c.has_cross_attention() ? 8 : 4) * d * d + 2 * d * c.d_ff);
+  const double self_attn = 2 * d * c.d_attn() + 2 * d * c.d_kv();
+  n += c.n_decoder_layers *
+       (self_attn + (c.has_cross_attention() ? 4 * d * d : 0.0) + (c.mlp == Mlp::Gated ? 3 : 2) * d * c.d_ff);
   return n;
+}
+
+// Every weight file mapped with its header read: model.safetensors, or each shard.
+struct WeightFiles {
+  std::vector<HfShard> files;
+  uint64_t data_bytes = 0;  // the data blocks' total size
+};
+
+Result<WeightFiles> map_weight_files(const HfFiles& f) {
+  WeightFiles out;
+  const std::vector<std::string> paths = f.shards.empty() ? std::vector<std::string>{f.weights} : f.shards;
+  for (const std::string& path : paths) {
+    HfShard s;
+    s.what = "'" + path + "'";
+    auto file = MappedFile::open(path);
+    if (!file) return Error{file.error()};
+    auto header = parse_safetensors_header(file->data(), file->size(), s.what);
+    if (!header) return Error{header.error()};
+    s.file = std::move(*file);
+    s.header = std::move(*header);
+    out.data_bytes += s.file.size() - s.header.data_start;
+    out.files.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace
@@ -84,11 +109,47 @@ bool is_hf_path(const std::string& path) {
   return h && !h->metadata.count("stepformer.config");
 }
 
+Result<std::vector<std::string>> parse_shard_index(const std::string& json_text, const std::string& what) {
+  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return Error{what +
+                 ": expected a JSON object (model.safetensors.index.json), found text that does not parse "
+                 "as one"};
+  if (!j.contains("weight_map") || !j["weight_map"].is_object() || j["weight_map"].empty())
+    return Error{what + ": expected a non-empty object 'weight_map' (tensor name -> shard file), found " +
+                 (j.contains("weight_map") ? j["weight_map"].dump().substr(0, 40) : std::string("none"))};
+  std::vector<std::string> files;
+  for (const auto& [name, file] : j["weight_map"].items()) {
+    if (!file.is_string())
+      return Error{what + ": weight_map['" + name + "'] expected a file name, found " + file.dump().substr(0, 40)};
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f == "." || f == ".." || !ends_with(f, ".safetensors"))
+      return Error{what + ": weight_map['" + name + "'] expected a .safetensors file name beside the index, found \"" +
+                   f.substr(0, 60) + "\""};
+    if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 Result<HfFiles> find_hf_files(const std::string& path) {
   HfFiles f;
   if (is_dir(path)) {
     f.folder = path;
     f.weights = join(path, "model.safetensors");
+    const std::string index = join(path, "model.safetensors.index.json");
+    if (!exists(f.weights) && exists(index)) {
+      f.weights = index;
+      auto text = read_text(index);
+      if (!text) return Error{text.error()};
+      auto names = parse_shard_index(*text, "'" + index + "'");
+      if (!names) return Error{names.error()};
+      for (const std::string& n : *names) {
+        f.shards.push_back(join(path, n));
+        if (!exists(f.shards.back()))
+          return Error{"'" + index + "' names the shard '" + n + "', which the folder does not have"};
+      }
+    }
   } else {
     f.folder = parent(path);
     f.weights = path;
@@ -195,19 +256,18 @@ Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
 
 Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
   const std::string what = "'" + files.weights + "'";
-  auto file = MappedFile::open(files.weights);
-  if (!file) return Error{file.error()};
-  auto header = parse_safetensors_header(file->data(), file->size(), what);
-  if (!header) return Error{header.error()};
-  settle_hf_config(h, *file, *header);
+  auto mapped = map_weight_files(files);
+  if (!mapped) return Error{mapped.error()};
+  std::vector<HfShard>& shards = mapped->files;
+  settle_hf_config(h, shards[0].file, shards[0].header);
   Config& c = h.config;
   // Before allocating what config.json describes: the file must be able to hold it (a config.json
   // from another model, or a hostile one, must not make stepformer allocate gigabytes).
-  if (const double need = 2.0 * min_weights(h), have = double(file->size() - header->data_start); need > have)
+  if (const double need = 2.0 * min_weights(h), have = double(mapped->data_bytes); need > have)
     return Error{"'" + files.folder + "': config.json describes at least " + std::to_string(int64_t(need / 2)) +
-                 " weights (" + std::to_string(int64_t(need / 1e6)) +
-                 " MB even at 16 bits), but model.safetensors holds " + std::to_string(int64_t(have / 1e6)) +
-                 " MB of data; expected the config.json of the same model"};
+                 " weights (" + std::to_string(int64_t(need / 1e6)) + " MB even at 16 bits), but " +
+                 (files.shards.empty() ? "model.safetensors holds " : "the shards hold ") +
+                 std::to_string(int64_t(have / 1e6)) + " MB of data; expected the config.json of the same model"};
   // The tables' rows are config.json's vocab_size; the tokenizer must number exactly as many.
   auto size_check = [&](const Vocab& v, int want, const char* side) -> std::string {
     if (v.size() == want) return "";
@@ -223,7 +283,8 @@ Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
   c.tgt_vocab = std::move(vocabs.tgt);
   Weights w;
   allocate(w, c);
-  auto report = read_hf_weights(*file, *header, h, w, what);
+  auto report = files.shards.empty() ? read_hf_weights(shards[0].file, shards[0].header, h, w, what)
+                                     : read_hf_shards(shards, h, w, what);
   if (!report) return Error{report.error()};
   // A Marian generator tied to the decoder table while the encoder has its own.
   if (!c.share_embeddings && c.has_encoder() && h.tie_word_embeddings && w.generator.weight.size())
@@ -233,7 +294,9 @@ Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
   s.family = h.model_type;
   s.architecture = h.architecture;
   s.path = files.folder;
-  s.files = {files.weights, files.config};
+  s.files = files.shards.empty() ? std::vector<std::string>{files.weights} : files.shards;
+  if (!files.shards.empty()) s.files.push_back(files.weights);
+  s.files.push_back(files.config);
   s.files.insert(s.files.end(), vocabs.files.begin(), vocabs.files.end());
   s.stored_dtype = report->dtype_summary();
   s.converted = report->converted();

@@ -7,8 +7,10 @@
 //   marian model.safetensors, config.json, source.spm, target.spm, vocab.json (target_vocab.json
 //          with separate vocabularies), tokenizer_config.json
 //   bert   model.safetensors, config.json, vocab.txt, tokenizer_config.json (do_lower_case)
-// pytorch_model.bin, tf_model.h5, flax_model.msgpack and sharded checkpoints are refused with a
-// message that says how to convert them.
+//   llama, qwen2, mistral, gpt_neox: model.safetensors or the shards of
+//          model.safetensors.index.json, config.json, the tokenizer files (text/hf_tokenizers.h)
+// pytorch_model.bin, tf_model.h5 and flax_model.msgpack are refused with a message that says how
+// to convert them.
 #pragma once
 
 #include <string>
@@ -22,17 +24,24 @@ namespace sf {
 
 // Where a hub model's files are.
 struct HfFiles {
-  std::string folder;   // the model folder
-  std::string weights;  // folder/model.safetensors (or the .safetensors file that was named)
-  std::string config;   // folder/config.json
+  std::string folder;               // the model folder
+  std::string weights;              // folder/model.safetensors (or the .safetensors file that was named), or
+                                    // folder/model.safetensors.index.json for a sharded checkpoint
+  std::string config;               // folder/config.json
+  std::vector<std::string> shards;  // sharded: the files the index's weight_map names, in order
 };
 
 // True when `path` should be opened as a hub model: a folder, or a .safetensors file without
 // stepformer's configuration that has a config.json beside it.
 bool is_hf_path(const std::string& path);
 
-// Resolves a folder or a .safetensors path; refuses pickles, TF/Flax files and shards by name.
+// Resolves a folder or a .safetensors path; a folder without model.safetensors may hold a sharded
+// checkpoint (model.safetensors.index.json and the files its weight_map names, each a plain file
+// name beside it). Refuses pickles and TF/Flax files by name.
 Result<HfFiles> find_hf_files(const std::string& path);
+// The shard files of a model.safetensors.index.json's text (`what` names it in messages): the
+// distinct files of its weight_map, sorted; each must be a plain file name (no folder part).
+Result<std::vector<std::string>> parse_shard_index(const std::string& json_text, const std::string& what);
 Result<HfConfig> read_hf_config(const HfFiles& files);
 
 // The tokenizer(s) of a hub folder: source and target vocabularies (the same for GPT-2 and BERT).

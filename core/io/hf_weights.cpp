@@ -50,6 +50,21 @@ struct Plans {
     map[p + ".weight"] = std::move(w);
     map[p + ".bias"] = std::move(b);
   }
+  // GPT-NeoX's fused query_key_value: weight (3·h·dk, d) with rows grouped per head as
+  // [q_h | k_h | v_h] (dk rows each); bias (3·h·dk) alike.
+  void fused_qkv_per_head(const std::string& p, AttentionWeights& a, int n_heads, int dk, int d, bool bias) {
+    TensorPlan wp{{3 * i64(n_heads) * dk, d}, {}}, bp{{3 * i64(n_heads) * dk}, {}};
+    for (int h = 0; h < n_heads; ++h) {
+      int part = 0;
+      for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj}) {
+        const int src_row = (3 * h + part++) * dk;
+        wp.to.push_back({l->weight.data() + i64(h) * dk * d, dk, d, false, 0, src_row});
+        bp.to.push_back({l->bias.data() + i64(h) * dk, 1, dk, false, src_row});
+      }
+    }
+    map[p + ".weight"] = std::move(wp);
+    if (bias) map[p + ".bias"] = std::move(bp);
+  }
   // Present or not, never read: tied copies, heads stepformer does not run. Shape still checked.
   void optional(const std::string& name, std::vector<int64_t> shape) {
     TensorPlan t{std::move(shape), {}};
@@ -208,12 +223,95 @@ void bert(Plans& p, const HfConfig& h, Weights& w) {
   }
 }
 
+// Llama, Qwen2, Mistral (after the "model." prefix): RMSNorm gains only; q/k/v/o, gate/up/down
+// with the biases the config has.
+void llama_like(Plans& p, const HfConfig& h, Weights& w) {
+  const Config& c = h.config;
+  p.mat("embed_tokens.weight", w.tgt_embed);
+  for (int i = 0; i < c.n_decoder_layers; ++i) {
+    const std::string s = "layers." + std::to_string(i);
+    DecoderLayerWeights& l = w.decoder[size_t(i)];
+    p.vec(s + ".input_layernorm.weight", l.norm1.weight);
+    p.vec(s + ".post_attention_layernorm.weight", l.norm2.weight);
+    const std::pair<const char*, Linear*> attn[] = {{".q_proj", &l.self_attn.q_proj},
+                                                    {".k_proj", &l.self_attn.k_proj},
+                                                    {".v_proj", &l.self_attn.v_proj},
+                                                    {".o_proj", &l.self_attn.o_proj}};
+    for (const auto& [name, lin] : attn) {
+      p.mat(s + ".self_attn" + name + ".weight", lin->weight);
+      if (lin == &l.self_attn.o_proj ? c.o_bias : c.qkv_bias) p.vec(s + ".self_attn" + name + ".bias", lin->bias);
+    }
+    const std::pair<const char*, Linear*> mlp[] = {
+        {".gate_proj", &l.ffn.gate}, {".up_proj", &l.ffn.fc1}, {".down_proj", &l.ffn.fc2}};
+    for (const auto& [name, lin] : mlp) {
+      p.mat(s + ".mlp" + name + ".weight", lin->weight);
+      if (c.mlp_bias) p.vec(s + ".mlp" + name + ".bias", lin->bias);
+    }
+    p.ignore(s + ".self_attn.rotary_emb.inv_freq");  // a buffer in older saves
+  }
+  p.vec("norm.weight", w.decoder_norm.weight);
+  if (c.share_embeddings)
+    p.optional("lm_head.weight", {h.vocab_size, c.d_model});  // equal to embed_tokens
+  else
+    p.mat("lm_head.weight", w.generator.weight);
+}
+
+// GPT-NeoX (after the "gpt_neox." prefix; embed_out has none).
+void gpt_neox(Plans& p, const HfConfig& h, Weights& w) {
+  const Config& c = h.config;
+  p.mat("embed_in.weight", w.tgt_embed);
+  for (int i = 0; i < c.n_decoder_layers; ++i) {
+    const std::string s = "layers." + std::to_string(i);
+    DecoderLayerWeights& l = w.decoder[size_t(i)];
+    p.norm(s + ".input_layernorm", l.norm1);
+    p.norm(s + ".post_attention_layernorm", l.norm2);
+    p.fused_qkv_per_head(s + ".attention.query_key_value", l.self_attn, c.n_heads, c.d_k(), c.d_model, c.qkv_bias);
+    p.mat(s + ".attention.dense.weight", l.self_attn.o_proj.weight);
+    if (c.o_bias) p.vec(s + ".attention.dense.bias", l.self_attn.o_proj.bias);
+    p.linear(s + ".mlp.dense_h_to_4h", l.ffn.fc1);
+    p.linear(s + ".mlp.dense_4h_to_h", l.ffn.fc2);
+    // Buffers of older saves: the causal mask, its fill value, the rotary frequencies.
+    for (const char* b : {".attention.bias", ".attention.masked_bias", ".attention.rotary_emb.inv_freq"})
+      p.ignore(s + b);
+  }
+  p.norm("final_layer_norm", w.decoder_norm);
+  if (c.share_embeddings)
+    p.optional("embed_out.weight", {h.vocab_size, c.d_model});
+  else
+    p.mat("embed_out.weight", w.generator.weight);
+}
+
+// Every family's plans for `w`; `header` holds every stored entry (Marian looks names up).
+Plans plans_for(const HfConfig& h, const SafetensorsHeader& header, Weights& w) {
+  Plans p;
+  if (h.model_type == "gpt2")
+    gpt2(p, h, w);
+  else if (h.model_type == "marian")
+    marian(p, h, header, w);
+  else if (h.model_type == "bert")
+    bert(p, h, w);
+  else if (h.model_type == "gpt_neox")
+    gpt_neox(p, h, w);
+  else
+    llama_like(p, h, w);
+  return p;
+}
+
+std::string describe(const HfConfig& h) {
+  return " in a " + h.model_type + " checkpoint" + (h.architecture.empty() ? "" : " (" + h.architecture + ")") +
+         " with " + std::to_string(h.config.has_encoder() ? h.config.n_encoder_layers : h.config.n_decoder_layers) +
+         " layers per config.json";
+}
+
 }  // namespace
 
 std::string canonical_hf_name(const std::string& model_type, const std::string& stored) {
   std::string n = stored;
   if (model_type == "gpt2" && starts_with(n, "transformer.")) n = n.substr(12);
-  if (model_type == "marian" && starts_with(n, "model.")) n = n.substr(6);
+  if ((model_type == "marian" || model_type == "llama" || model_type == "qwen2" || model_type == "mistral") &&
+      starts_with(n, "model."))
+    n = n.substr(6);
+  if (model_type == "gpt_neox" && starts_with(n, "gpt_neox.")) n = n.substr(9);
   if (model_type == "bert") {
     if (starts_with(n, "bert.")) n = n.substr(5);
     if (ends_with(n, "LayerNorm.gamma")) n = n.substr(0, n.size() - 5) + "weight";
@@ -243,19 +341,27 @@ void settle_hf_config(HfConfig& h, const MappedFile& file, const SafetensorsHead
 
 Result<PlacementReport> read_hf_weights(MappedFile& file, const SafetensorsHeader& header, const HfConfig& h,
                                         Weights& w, const std::string& what) {
-  Plans p;
-  if (h.model_type == "gpt2")
-    gpt2(p, h, w);
-  else if (h.model_type == "marian")
-    marian(p, h, header, w);
-  else
-    bert(p, h, w);
-  const std::string describe =
-      " in a " + h.model_type + " checkpoint" + (h.architecture.empty() ? "" : " (" + h.architecture + ")") + " with " +
-      std::to_string(h.config.has_encoder() ? h.config.n_encoder_layers : h.config.n_decoder_layers) +
-      " layers per config.json";
+  Plans p = plans_for(h, header, w);
   return place_tensors(
-      file, header, p.map, what, [&](const std::string& n) { return canonical_hf_name(h.model_type, n); }, describe);
+      file, header, p.map, what, [&](const std::string& n) { return canonical_hf_name(h.model_type, n); }, describe(h));
+}
+
+Result<PlacementReport> read_hf_shards(std::vector<HfShard>& shards, const HfConfig& h, Weights& w,
+                                       const std::string& what) {
+  SafetensorsHeader all;  // every shard's entries, for the plans' name lookups
+  for (const HfShard& s : shards)
+    all.entries.insert(all.entries.end(), s.header.entries.begin(), s.header.entries.end());
+  Plans p = plans_for(h, all, w);
+  const auto canonical = [&](const std::string& n) { return canonical_hf_name(h.model_type, n); };
+  std::map<std::string, std::string> seen;
+  PlacementReport report;
+  for (HfShard& s : shards) {
+    auto ok = place_shard(s.file, s.header, p.map, s.what, canonical, describe(h), seen, report);
+    if (!ok) return Error{ok.error()};
+  }
+  auto all_placed = check_all_placed(p.map, seen, what);
+  if (!all_placed) return Error{all_placed.error()};
+  return report;
 }
 
 }  // namespace sf

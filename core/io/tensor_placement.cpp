@@ -79,7 +79,7 @@ class Placer {
   void place(const Placement& p, bool release_as_you_go) {
     if (!p.transpose && p.col0 == 0 && p.cols == C_) return contiguous(p, release_as_you_go);
     if (!p.transpose) {
-      for (int r = 0; r < p.rows; ++r) read(r, p.col0, p.cols, p.dest + int64_t{r} * p.cols);
+      for (int r = 0; r < p.rows; ++r) read(p.row0 + r, p.col0, p.cols, p.dest + int64_t{r} * p.cols);
       return;
     }
     // dest (rows, cols) = src(0..cols, col0..col0+rows)ᵀ, a block of source rows at a time.
@@ -106,16 +106,16 @@ class Placer {
     check(out, static_cast<size_t>(n), r * C_ + c0);
   }
 
-  // Rows [0, rows) are one block of the file: copy in chunks, giving pages back behind us.
+  // Rows [row0, row0 + rows) are one block of the file: copy in chunks, giving pages back behind us.
   void contiguous(const Placement& p, bool release_as_you_go) {
-    const int64_t total = int64_t{p.rows} * p.cols;
+    const int64_t total = int64_t{p.rows} * p.cols, first = int64_t{p.row0} * C_;
     constexpr int64_t kChunk = 1 << 20;  // elements (4 MB of F32)
     for (int64_t i = 0; i < total; i += kChunk) {
       const int64_t n = std::min(kChunk, total - i);
-      widen(src_ + i * static_cast<int64_t>(elem_), e_.dtype, static_cast<size_t>(n), p.dest + i);
-      check(p.dest + i, static_cast<size_t>(n), i);
+      widen(src_ + (first + i) * static_cast<int64_t>(elem_), e_.dtype, static_cast<size_t>(n), p.dest + i);
+      check(p.dest + i, static_cast<size_t>(n), first + i);
       if (release_as_you_go)
-        file_.release_before(file_begin_ + static_cast<uint64_t>((i + n) * static_cast<int64_t>(elem_)));
+        file_.release_before(file_begin_ + static_cast<uint64_t>((first + i + n) * static_cast<int64_t>(elem_)));
     }
   }
 
@@ -135,11 +135,9 @@ class Placer {
   int64_t R_, C_;
 };
 
-PlacementReport place(MappedFile& file, const SafetensorsHeader& header, std::map<std::string, TensorPlan>& plans,
-                      const std::string& what, const std::function<std::string(const std::string&)>& canonical,
-                      const std::string& describe) {
-  PlacementReport report;
-  std::map<std::string, std::string> seen;  // canonical -> stored name
+void place_file(MappedFile& file, const SafetensorsHeader& header, std::map<std::string, TensorPlan>& plans,
+                const std::string& what, const std::function<std::string(const std::string&)>& canonical,
+                const std::string& describe, std::map<std::string, std::string>& seen, PlacementReport& report) {
   for (const TensorEntry& e : header.entries) {
     const std::string name = canonical(e.name);
     auto it = plans.find(name);
@@ -163,9 +161,22 @@ PlacementReport place(MappedFile& file, const SafetensorsHeader& header, std::ma
     for (const Placement& p : plan.to) placer.place(p, plan.to.size() == 1);
     file.release_before(header.data_start + e.end);
   }
+}
+
+void check_placed(const std::map<std::string, TensorPlan>& plans, const std::map<std::string, std::string>& seen,
+                  const std::string& what) {
   for (auto& [name, plan] : plans)
     if (plan.required && !plan.ignore && !seen.count(name))
       throw InputError(what + ": missing tensor '" + name + "' of shape " + shape_string(plan.shape));
+}
+
+PlacementReport place(MappedFile& file, const SafetensorsHeader& header, std::map<std::string, TensorPlan>& plans,
+                      const std::string& what, const std::function<std::string(const std::string&)>& canonical,
+                      const std::string& describe) {
+  PlacementReport report;
+  std::map<std::string, std::string> seen;  // canonical -> stored name
+  place_file(file, header, plans, what, canonical, describe, seen, report);
+  check_placed(plans, seen, what);
   return report;
 }
 
@@ -189,6 +200,28 @@ Result<PlacementReport> place_tensors(MappedFile& file, const SafetensorsHeader&
                                       const std::string& describe) {
   try {
     return place(file, header, plans, what, canonical, describe);
+  } catch (const InputError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<bool> place_shard(MappedFile& file, const SafetensorsHeader& header, std::map<std::string, TensorPlan>& plans,
+                         const std::string& what, const std::function<std::string(const std::string&)>& canonical,
+                         const std::string& describe, std::map<std::string, std::string>& seen,
+                         PlacementReport& report) {
+  try {
+    place_file(file, header, plans, what, canonical, describe, seen, report);
+    return true;
+  } catch (const InputError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<bool> check_all_placed(const std::map<std::string, TensorPlan>& plans,
+                              const std::map<std::string, std::string>& seen, const std::string& what) {
+  try {
+    check_placed(plans, seen, what);
+    return true;
   } catch (const InputError& e) {
     return Error{e.what()};
   }

@@ -21,13 +21,15 @@ namespace sf {
 
 // Where (part of) a stored tensor goes. The stored tensor is read as a matrix (R, C): a 1-D
 // tensor is (1, C), a 2-D one (R, C), and leading dimensions of 1 are dropped.
-//   transpose false: dest(r, c) = src(r, col0 + c)   (nn.Linear (out, in), biases, tables)
-//   transpose true:  dest(r, c) = src(c, col0 + r)   (GPT-2's Conv1D (in, out) -> (out, in))
+//   transpose false: dest(r, c) = src(row0 + r, col0 + c)   (nn.Linear (out, in), biases, tables,
+//                                                           GPT-NeoX's per-head rows of query_key_value)
+//   transpose true:  dest(r, c) = src(c, col0 + r)          (GPT-2's Conv1D (in, out) -> (out, in))
 struct Placement {
   float* dest;  // row-major (rows, cols)
   int rows, cols;
   bool transpose = false;
   int col0 = 0;
+  int row0 = 0;  // (transpose false only)
 };
 
 struct TensorPlan {
@@ -55,6 +57,16 @@ Result<PlacementReport> place_tensors(MappedFile& file, const SafetensorsHeader&
                                       std::map<std::string, TensorPlan>& plans, const std::string& what,
                                       const std::function<std::string(const std::string&)>& canonical,
                                       const std::string& describe);
+
+// One shard of a sharded checkpoint: the same checks, except that a required tensor may sit in
+// another shard. `seen` (canonical name -> stored name) gathers the names across the shards and
+// `report` the dtypes; after the last shard, check_all_placed reports what no shard held.
+Result<bool> place_shard(MappedFile& file, const SafetensorsHeader& header, std::map<std::string, TensorPlan>& plans,
+                         const std::string& what, const std::function<std::string(const std::string&)>& canonical,
+                         const std::string& describe, std::map<std::string, std::string>& seen,
+                         PlacementReport& report);
+Result<bool> check_all_placed(const std::map<std::string, TensorPlan>& plans,
+                              const std::map<std::string, std::string>& seen, const std::string& what);
 
 std::string shape_string(const std::vector<int64_t>& s);  // "(2, 3)"
 

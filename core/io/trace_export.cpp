@@ -40,6 +40,11 @@ void add_rows(TensorFile& f, const std::string& p, Named blocks, int batch) {
 }
 
 void add_norm(TensorFile& f, const std::string& p, const LayerNormTrace& n, int batch) {
+  if (n.rms.size() > 0) {  // RMSNorm: the root mean square per token, no mean or variance
+    f.add(p + ".rms", col_vec(n.rms, batch));
+    add_rows(f, p, {{".out", &n.out}}, batch);
+    return;
+  }
   if (n.mean.size() == 0) return;  // no LayerNorm at this place (the other norm placement)
   f.add(p + ".mean", col_vec(n.mean, batch));
   f.add(p + ".var", col_vec(n.var, batch));
@@ -62,6 +67,8 @@ void add_connection(TensorFile& f, const std::string& p, const char* block, cons
 void add_attention(TensorFile& f, const std::string& p, const AttentionTrace& a) {
   if (a.weights.empty()) return;
   add_rows(f, p, {{".q", &a.q}, {".k", &a.k}, {".v", &a.v}}, a.batch);
+  if (a.q_unrotated.size() > 0) add_rows(f, p, {{".q_unrotated", &a.q_unrotated}}, a.batch);
+  if (a.k_unrotated.size() > 0) add_rows(f, p, {{".k_unrotated", &a.k_unrotated}}, a.batch);
   f.add(p + ".raw_scores", stack_heads(a.raw_scores, a.n_heads, 0));
   f.add(p + ".scores", stack_heads(a.all_scores(), a.n_heads, 0));
   // −inf is stored as is: safetensors keeps IEEE floats, and the mask *is* −inf.
@@ -71,6 +78,12 @@ void add_attention(TensorFile& f, const std::string& p, const AttentionTrace& a)
 }
 
 void add_ffn(TensorFile& f, const std::string& p, const FeedForwardTrace& t, int batch) {
+  if (t.up.size() > 0) {  // the gated MLP
+    add_rows(f, p,
+             {{".gate_pre", &t.gate_pre}, {".gate", &t.gate}, {".up", &t.up}, {".hidden", &t.hidden}, {".out", &t.out}},
+             batch);
+    return;
+  }
   add_rows(f, p, {{".hidden_pre", &t.hidden_pre}, {".hidden", &t.hidden}, {".out", &t.out}}, batch);
 }
 

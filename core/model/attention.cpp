@@ -85,17 +85,20 @@ std::vector<Mat> AttentionTrace::all_scores() const {
   return out;
 }
 
-void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads,
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, Heads heads,
             const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr) {
+  const int n_heads = heads.q;
   const int B = static_cast<int>(masks.size());
-  const int d = static_cast<int>(q.cols());
+  const int d = static_cast<int>(q.cols());  // h·dk
   const int dk = d / n_heads;
+  const int dkv = static_cast<int>(k.cols());  // h_kv·dk
   const int nq = static_cast<int>(q.rows()) / B;
   const int nk = static_cast<int>(k.rows()) / B;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   concat.resize(q.rows(), d);
   if (tr) {
     tr->n_heads = n_heads;
+    tr->n_kv_heads = heads.kv;
     tr->batch = B;
     tr->scale = scale;
     tr->kv_row0 = 0;
@@ -110,21 +113,23 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // product, for which transposing would double the traffic over the cache.
   Mat kt;
   if (nq > 1) {
-    kt.resize(d, k.rows());
-    transpose_copy(k.data(), lk, k.rows(), d, kt.data(), kt.cols());
+    kt.resize(dkv, k.rows());
+    transpose_copy(k.data(), lk, k.rows(), dkv, kt.data(), kt.cols());
   }
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
       int nb, nh;
       if (nq > 1 && next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
+        const int nkvh = heads.kv_of(nh);
         prefetch_block(q.data() + nb * nq * lq + nh * dk, nq, dk, lq);
-        prefetch_block(v.data() + nb * nk * lv + nh * dk, nk, dk, lv);
-        prefetch_block(kt.data() + nh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
+        prefetch_block(v.data() + nb * nk * lv + nkvh * dk, nk, dk, lv);
+        prefetch_block(kt.data() + nkvh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
       }
-      const float* qh = q.data() + b * nq * lq + h * dk;  // (n_q, dk), row stride lq
-      const float* vh = v.data() + b * nk * lv + h * dk;  // (n_k, dk), row stride lv
-      const MatRef kh_t = nq > 1 ? MatRef{kt.data() + h * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
-                                 : MatRef{k.data() + b * nk * lk + h * dk, 1, lk};
+      const int kvh = heads.kv_of(h);                       // the K/V head query head h reads
+      const float* qh = q.data() + b * nq * lq + h * dk;    // (n_q, dk), row stride lq
+      const float* vh = v.data() + b * nk * lv + kvh * dk;  // (n_k, dk), row stride lv
+      const MatRef kh_t = nq > 1 ? MatRef{kt.data() + kvh * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
+                                 : MatRef{k.data() + b * nk * lk + kvh * dk, 1, lk};
       const size_t idx = static_cast<size_t>(b * n_heads + h);
       Mat& s = tr ? tr->weights[idx] : scratch;  // (n_q, n_k)
       s.resize(nq, nk);
@@ -138,14 +143,19 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
 
 namespace {
 
-// Projects x_q, runs the core over k, v, applies W_o; records Q, concat and the output, and K/V
-// only when record_kv (attention_forward moves its own K/V into the trace instead of copying).
-void attend_projected(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+// Projects x_q (and rotates it), runs the core over k, v, applies W_o; records Q, concat and the
+// output, and K/V only when record_kv (attention_forward moves its own K/V into the trace instead
+// of copying).
+void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
-                      bool record_kv) {
-  Mat q, concat;
+                      bool record_kv, const Rotation* rot) {
+  Mat q, concat;  // (B·n_q, h·dk)
   linear_forward(x_q, w.q_proj, q);
-  attend(q, k, v, n_heads, masks, concat, tr);
+  if (rot) {
+    if (tr && tr->kind == Recording::Full) tr->q_unrotated = q;
+    apply_rotary(q, *rot);
+  }
+  attend(q, k, v, heads, masks, concat, tr);
   linear_forward(concat, w.o_proj, out);
   if (tr) {
     tr->q = std::move(q);
@@ -160,17 +170,25 @@ void attend_projected(const AttentionWeights& w, int n_heads, const Mat& x_q, co
 
 }  // namespace
 
-void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
-  attend_projected(w, n_heads, x_q, k, v, masks, out, tr, true);
+void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
+                       const Rotation* rot) {
+  attend_projected(w, heads, x_q, k, v, masks, out, tr, true, rot);
 }
 
-void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
-                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr) {
+void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& k, Mat* unrotated) {
+  linear_forward(x, w.k_proj, k);
+  if (!rot) return;
+  if (unrotated) *unrotated = k;
+  apply_rotary(k, *rot);
+}
+
+void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv,
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot) {
   Mat k, v;
-  linear_forward(x_kv, w.k_proj, k);
+  project_keys(w, x_kv, rot, k, tr && tr->kind == Recording::Full ? &tr->k_unrotated : nullptr);
   linear_forward(x_kv, w.v_proj, v);
-  attend_projected(w, n_heads, x_q, k, v, masks, out, tr, false);
+  attend_projected(w, heads, x_q, k, v, masks, out, tr, false, rot);
   if (tr) {
     tr->k = std::move(k);
     tr->v = std::move(v);

@@ -7,22 +7,43 @@
 //
 // Attention is the only layer that mixes information across positions. Sequences of a batch are
 // stacked as rows (B·n, d); attention runs per sequence b and head.
+//
+// Grouped-query attention (Ainslie et al. 2023; Llama, Qwen2, Mistral): K and V have fewer heads
+// than Q, h_kv; query head h reads K/V head h ÷ (h ÷ h_kv), so K and V (and the KV cache) are
+// (n_k, h_kv·dk). Rotary models rotate Q and K after the projections (model/rotary.h).
 #pragma once
 
 #include <vector>
 
 #include "model/recording.h"
 #include "base/tensor.h"
+#include "model/rotary.h"
 #include "model/weights.h"
 
 namespace sf {
 
+// The query heads and the K/V heads they share (q == kv: multi-head attention). An int converts
+// to the multi-head case.
+struct Heads {
+  int q = 0, kv = 0;
+  Heads(int n) : q(n), kv(n) {}  // NOLINT(google-explicit-constructor): every head its own K/V
+  Heads(int n_q, int n_kv) : q(n_q), kv(n_kv) {}
+  // The K/V head query head h reads.
+  int kv_of(int h) const { return h / (q / kv); }
+};
+
 struct AttentionTrace {
   int n_heads = 0;
+  int n_kv_heads = 0;  // K/V heads (= n_heads without grouped-query attention)
   int batch = 0;
-  Mat q;  // (B·n_q, d) projected queries, head h in columns [h·dk, (h+1)·dk)
-  Mat k;  // (B·n_k − kv_row0, d) keys: rows [kv_row0, n_k) of those attended
-  Mat v;  // (B·n_k − kv_row0, d) values, the same rows
+  Mat q;  // (B·n_q, h·dk) queries as the scores read them (rotated, for rotary models), head h in
+          // columns [h·dk, (h+1)·dk)
+  Mat k;  // (B·n_k − kv_row0, h_kv·dk) keys as attended (rotated): rows [kv_row0, n_k) of those attended
+  Mat v;  // (B·n_k − kv_row0, h_kv·dk) values, the same rows
+  // Rotary models: the projections before the rotation, x W_qᵀ + b (B·n_q, h·dk) and the keys'
+  // x W_kᵀ + b of the rows this call projected (B·m, h_kv·dk); empty otherwise.
+  Mat q_unrotated;
+  Mat k_unrotated;
   // The forward writes every key row (kv_row0 = 0). A stepper Session keeps, for a cached decoder
   // step, only the rows that step added (kv_row0 = its first position; cross-attention: none, step
   // 0 holds them) — the rest are the earlier steps' rows, unchanged — so that a long run's
@@ -37,6 +58,8 @@ struct AttentionTrace {
   Mat out;                           // (B·n_q, d) W_o output
 
   const Mat& head_weights(int b, int head) const { return weights[static_cast<size_t>(b * n_heads + head)]; }
+  // The K/V head query head h reads.
+  int kv_head(int head) const { return n_kv_heads > 0 ? Heads(n_heads, n_kv_heads).kv_of(head) : head; }
   // [b·h + head] (n_q, n_k) Q_h K_hᵀ / √dk before the mask: not stored, since raw × scale is
   // bit for bit what the forward computed (one float product per entry).
   Mat scores(size_t idx) const { return raw_scores[idx] * scale; }
@@ -49,19 +72,26 @@ struct AttentionTrace {
 // exactly 0; a row with every key masked becomes all zeros (never NaN).
 void masked_softmax(Mat& s, const Mat& mask, float scale = 1.0f);
 
-// The attention core on projected Q (B·n_q, d), K and V (B·n_k, d); masks[b] (n_q, n_k).
-// Writes concat (B·n_q, d). Records scores/weights into `tr` when given.
-void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, int n_heads,
+// The attention core on projected Q (B·n_q, h·dk), K and V (B·n_k, h_kv·dk); masks[b] (n_q, n_k).
+// Writes concat (B·n_q, h·dk). Records scores/weights into `tr` when given.
+void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, Heads heads,
             const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr);
 
-// Attention on keys/values already projected (a KV cache, or cross-attention K/V computed once):
-// projects x_q (B·n_q, d), runs the core over k, v (B·n_k, d), applies W_o.
-void attention_with_kv(const AttentionWeights& w, int n_heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr);
+// Attention on keys/values already projected (and rotated: a KV cache, or cross-attention K/V
+// computed once): projects x_q (B·n_q, d), rotates it when `rot` is given, runs the core over
+// k, v (B·n_k, h_kv·dk), applies W_o.
+void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
+                       const Rotation* rot = nullptr);
 
-// Full multi-head attention: projections, core, output projection. x_q (B·n_q, d), x_kv (B·n_k, d).
-void attention_forward(const AttentionWeights& w, int n_heads, const Mat& x_q, const Mat& x_kv,
-                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr);
+// Full attention: projections, the rotation of Q and K when `rot` is given, core, output
+// projection. x_q (B·n_q, d), x_kv (B·n_k, d).
+void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv,
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot = nullptr);
+
+// K's projection of x (n, d) for a self-attention, rotated when `rot` is given (what a KV cache
+// stores); the unrotated projection goes to `unrotated` when given.
+void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& k, Mat* unrotated);
 
 // Backward of attention_forward. x_q (B·n_q, d) and x_kv (B·n_k, d) are the inputs the forward
 // read, tr its recording, dout (B·n_q, d). Per sequence b and head h, with P = weights[b·h + h]:

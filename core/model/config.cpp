@@ -39,6 +39,22 @@ const char* to_string(Positional p) {
       return "learned";
     case Positional::SinusoidalHalves:
       return "sinusoidal_halves";
+    case Positional::Rotary:
+      return "rotary";
+  }
+  return "?";
+}
+const char* to_string(NormKind n) { return n == NormKind::RMSNorm ? "rms_norm" : "layer_norm"; }
+const char* to_string(Mlp m) { return m == Mlp::Gated ? "gated" : "standard"; }
+const char* to_string(Residual r) { return r == Residual::Parallel ? "parallel" : "sequential"; }
+const char* to_string(RopeScaling r) {
+  switch (r) {
+    case RopeScaling::None:
+      return "none";
+    case RopeScaling::Linear:
+      return "linear";
+    case RopeScaling::Llama3:
+      return "llama3";
   }
   return "?";
 }
@@ -115,6 +131,67 @@ float get_positive_float(const json& j, const char* key, float fallback) {
   return static_cast<float>(v.get<double>());
 }
 
+float get_float(const json& j, const char* key, double lo, double hi, float fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j[key];
+  if (!v.is_number() || !(v.get<double>() >= lo) || !(v.get<double>() <= hi))
+    throw InputError(std::string("config: field '") + key + "' expected a number in [" + found(json(lo)) + ", " +
+                     found(json(hi)) + "], found " + found(v));
+  return static_cast<float>(v.get<double>());
+}
+
+// The Llama-style choices (config.h); every key optional, defaulting to the original Transformer.
+void parse_decoder_choices(const json& j, Config& c) {
+  c.norm_kind = get_enum<NormKind>(
+      j, "norm_kind", {{"layer_norm", NormKind::LayerNorm}, {"rms_norm", NormKind::RMSNorm}}, NormKind::LayerNorm);
+  c.mlp = get_enum<Mlp>(j, "mlp", {{"standard", Mlp::Standard}, {"gated", Mlp::Gated}}, Mlp::Standard);
+  c.residual = get_enum<Residual>(
+      j, "residual", {{"sequential", Residual::Sequential}, {"parallel", Residual::Parallel}}, Residual::Sequential);
+  c.n_kv_heads = get_int_or(j, "n_kv_heads", 0, 1 << 10, 0);
+  c.head_dim = get_int_or(j, "head_dim", 0, 1 << 12, 0);
+  c.sliding_window = get_int_or(j, "sliding_window", 0, 1 << 24, 0);
+  c.qkv_bias = get_bool(j, "qkv_bias", true);
+  c.o_bias = get_bool(j, "o_bias", true);
+  c.mlp_bias = get_bool(j, "mlp_bias", true);
+  RopeConfig& r = c.rope;
+  r.theta = get_float(j, "rope_theta", 1.0, 1e12, r.theta);
+  r.fraction = get_float(j, "rotary_fraction", 0.0, 1.0, r.fraction);
+  r.scaling = get_enum<RopeScaling>(
+      j, "rope_scaling",
+      {{"none", RopeScaling::None}, {"linear", RopeScaling::Linear}, {"llama3", RopeScaling::Llama3}},
+      RopeScaling::None);
+  r.factor = get_float(j, "rope_factor", 1e-3, 1e6, r.factor);
+  r.low_freq_factor = get_float(j, "rope_low_freq_factor", 1e-3, 1e6, r.low_freq_factor);
+  r.high_freq_factor = get_float(j, "rope_high_freq_factor", 1e-3, 1e6, r.high_freq_factor);
+  r.original_max_len = get_int_or(j, "rope_original_max_len", 1, 1 << 24, r.original_max_len);
+}
+
+// What the Llama-style choices require of each other and of the sizes.
+void check_decoder_choices(const Config& c) {
+  if (c.n_heads % c.kv_heads() != 0)
+    throw InputError("config: n_heads (" + std::to_string(c.n_heads) + ") must be a multiple of n_kv_heads (" +
+                     std::to_string(c.kv_heads()) + ")");
+  if (c.positional == Positional::Rotary) {
+    if (c.arch != Arch::DecoderOnly)
+      throw InputError(std::string("config: rotary positions expect a decoder-only model, found ") + to_string(c.arch));
+    if (c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
+      throw InputError("config: rotary positions need an even number >= 2 of rotating dimensions per head, found " +
+                       std::to_string(c.rotary_dim()) + " (head_dim " + std::to_string(c.d_k()) +
+                       " x rotary_fraction " + std::to_string(c.rope.fraction) + ")");
+    if (c.rope.scaling == RopeScaling::Llama3 && !(c.rope.high_freq_factor > c.rope.low_freq_factor))
+      throw InputError("config: llama3 rope scaling needs rope_high_freq_factor > rope_low_freq_factor, found " +
+                       std::to_string(c.rope.high_freq_factor) + " and " + std::to_string(c.rope.low_freq_factor));
+  }
+  if ((c.norm_kind != NormKind::LayerNorm || c.mlp != Mlp::Standard || c.residual != Residual::Sequential ||
+       c.n_kv_heads > 0 || c.head_dim > 0 || c.sliding_window > 0) &&
+      c.arch != Arch::DecoderOnly)
+    throw InputError(std::string("config: norm_kind, mlp, residual, n_kv_heads, head_dim and sliding_window expect a "
+                                 "decoder-only model, found ") +
+                     to_string(c.arch));
+  if (c.residual == Residual::Parallel && c.norm != NormPlacement::Pre)
+    throw InputError("config: a parallel residual expects norm 'pre', found 'post'");
+}
+
 std::vector<std::string> get_vocab(const json& j, const char* key) {
   if (!j.contains(key)) throw InputError(std::string("config: missing field '") + key + "'");
   const json& v = j[key];
@@ -154,7 +231,8 @@ Config parse(const std::string& text) {
   c.positional = get_enum<Positional>(j, "positional",
                                       {{"sinusoidal", Positional::Sinusoidal},
                                        {"learned", Positional::Learned},
-                                       {"sinusoidal_halves", Positional::SinusoidalHalves}});
+                                       {"sinusoidal_halves", Positional::SinusoidalHalves},
+                                       {"rotary", Positional::Rotary}});
   Tokenizer tok =
       get_enum<Tokenizer>(j, "tokenizer", {{"word", Tokenizer::Word}, {"char", Tokenizer::Character}}, Tokenizer::Word);
   c.share_embeddings = get_bool(j, "share_embeddings", false);
@@ -167,11 +245,12 @@ Config parse(const std::string& text) {
   c.mlm_head = get_bool(j, "mlm_head", false);
   c.decoder_pad_mask = get_bool(j, "decoder_pad_mask", true);
   c.generator_bias = get_bool(j, "generator_bias", true);
+  parse_decoder_choices(j, c);
 
-  if (c.d_model % c.n_heads != 0)
+  if (c.head_dim == 0 && c.d_model % c.n_heads != 0)
     throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_heads (" +
                      std::to_string(c.n_heads) + ")");
-  if (c.d_model % c.encoder_heads() != 0)
+  if (c.has_encoder() && c.d_model % c.encoder_heads() != 0)
     throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_encoder_heads (" +
                      std::to_string(c.encoder_heads()) + ")");
   if (c.is_sinusoidal() && c.d_model % 2 != 0)
@@ -193,6 +272,7 @@ Config parse(const std::string& text) {
   if (!c.has_encoder() && c.n_encoder_layers != 0)
     throw InputError("config: a decoder-only model expects n_encoder_layers 0, found " +
                      std::to_string(c.n_encoder_layers));
+  check_decoder_choices(c);
 
   auto tv = Vocab::make(get_vocab(j, "tgt_vocab"), tok, "config: tgt_vocab");
   if (!tv) throw InputError(tv.error());
@@ -246,6 +326,26 @@ std::string config_to_json(const Config& c) {
   if (c.mlm_head != base.mlm_head) j["mlm_head"] = c.mlm_head;
   if (c.decoder_pad_mask != base.decoder_pad_mask) j["decoder_pad_mask"] = c.decoder_pad_mask;
   if (c.generator_bias != base.generator_bias) j["generator_bias"] = c.generator_bias;
+  if (c.norm_kind != base.norm_kind) j["norm_kind"] = to_string(c.norm_kind);
+  if (c.mlp != base.mlp) j["mlp"] = to_string(c.mlp);
+  if (c.residual != base.residual) j["residual"] = to_string(c.residual);
+  if (c.n_kv_heads != base.n_kv_heads) j["n_kv_heads"] = c.n_kv_heads;
+  if (c.head_dim != base.head_dim) j["head_dim"] = c.head_dim;
+  if (c.sliding_window != base.sliding_window) j["sliding_window"] = c.sliding_window;
+  if (c.qkv_bias != base.qkv_bias) j["qkv_bias"] = c.qkv_bias;
+  if (c.o_bias != base.o_bias) j["o_bias"] = c.o_bias;
+  if (c.mlp_bias != base.mlp_bias) j["mlp_bias"] = c.mlp_bias;
+  if (c.positional == Positional::Rotary) {
+    j["rope_theta"] = c.rope.theta;
+    j["rotary_fraction"] = c.rope.fraction;
+    j["rope_scaling"] = to_string(c.rope.scaling);
+    if (c.rope.scaling != RopeScaling::None) j["rope_factor"] = c.rope.factor;
+    if (c.rope.scaling == RopeScaling::Llama3) {
+      j["rope_low_freq_factor"] = c.rope.low_freq_factor;
+      j["rope_high_freq_factor"] = c.rope.high_freq_factor;
+      j["rope_original_max_len"] = c.rope.original_max_len;
+    }
+  }
   if (c.has_encoder()) j["src_vocab"] = c.src_vocab.tokens();
   j["tgt_vocab"] = c.tgt_vocab.tokens();
   return j.dump();

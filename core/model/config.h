@@ -21,8 +21,32 @@ enum class NormPlacement { Pre, Post };
 enum class Activation { Relu, Gelu, GeluTanh, Swish };
 // Sinusoidal: Vaswani's interleaved table (sin in even, cos in odd columns). SinusoidalHalves:
 // Marian's layout of the same frequencies, every sine first then every cosine.
-// Learned: a trained (max_len, d) table (GPT-2, BERT).
-enum class Positional { Sinusoidal, Learned, SinusoidalHalves };
+// Learned: a trained (max_len, d) table (GPT-2, BERT). Rotary (Su et al. 2021; Llama, Qwen2,
+// Mistral, GPT-NeoX): nothing added to the input; queries and keys are rotated by their position
+// inside self-attention (model/rotary.h).
+enum class Positional { Sinusoidal, Learned, SinusoidalHalves, Rotary };
+// LayerNorm: (x − μ)/√(σ² + ε)·w + b. RMSNorm (Zhang & Sennrich 2019; Llama, Qwen2, Mistral):
+// x/√(mean(x²) + ε)·w, no mean subtracted, no bias.
+enum class NormKind { LayerNorm, RMSNorm };
+// Standard: fc2(act(fc1(x))). Gated (SwiGLU, Shazeer 2020; Llama): down(act(gate(x)) ⊙ up(x)),
+// fc1 = up, fc2 = down, plus the gate projection.
+enum class Mlp { Standard, Gated };
+// Sequential: x += attn(LN1(x)), then x += mlp(LN2(x)). Parallel (GPT-NeoX, GPT-J): both branches
+// read the layer's input, x + attn(LN1(x)) + mlp(LN2(x)).
+enum class Residual { Sequential, Parallel };
+// How rotary frequencies are changed for long contexts (transformers' rope_scaling "rope_type").
+//   Linear: θ_i / factor.  Llama3: long wavelengths / factor, short ones kept, a smooth ramp between.
+enum class RopeScaling { None, Linear, Llama3 };
+
+struct RopeConfig {
+  float theta = 10000.0f;  // base of the frequencies θ_i = theta^(−2i/rotary_dim)
+  float fraction = 1.0f;   // share of each head's dimensions that rotate (GPT-NeoX rotary_pct)
+  RopeScaling scaling = RopeScaling::None;
+  float factor = 1.0f;            // Linear, Llama3
+  float low_freq_factor = 1.0f;   // Llama3
+  float high_freq_factor = 4.0f;  // Llama3
+  int original_max_len = 8192;    // Llama3: original_max_position_embeddings
+};
 
 struct Config {
   Arch arch = Arch::EncoderDecoder;
@@ -57,7 +81,26 @@ struct Config {
                                  // generator.bias stays zero and is not a parameter (not counted,
                                  // trained or stored), as in Hugging Face's count
 
-  int d_k() const { return d_model / n_heads; }
+  // Choices of the Llama-style decoders (Llama, Qwen2, Mistral, GPT-NeoX); the defaults are the
+  // original Transformer's, written to JSON only when they differ.
+  NormKind norm_kind = NormKind::LayerNorm;
+  Mlp mlp = Mlp::Standard;
+  Residual residual = Residual::Sequential;
+  int n_kv_heads = 0;      // K/V heads (grouped-query attention); 0 = n_heads. Query head h reads
+                           // K/V head h ÷ (n_heads ÷ n_kv_heads)
+  int head_dim = 0;        // 0 = d_model / n_heads; Llama's head_dim may differ
+  int sliding_window = 0;  // decoder self-attention: query i sees keys j with i − W < j ≤ i; 0 = all
+  bool qkv_bias = true;    // q/k/v projections have a bias (Llama: attention_bias; Qwen2: yes)
+  bool o_bias = true;      // the attention output projection has a bias (Qwen2: no)
+  bool mlp_bias = true;    // the feed-forward projections have biases (Llama: mlp_bias)
+  RopeConfig rope;         // Positional::Rotary only
+
+  int d_k() const { return head_dim > 0 ? head_dim : d_model / n_heads; }
+  int kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int d_attn() const { return n_heads * d_k(); }   // width of Q and of the heads' concat
+  int d_kv() const { return kv_heads() * d_k(); }  // width of K and V (the KV cache's rows)
+  // Dimensions of each head that rotate: int(d_k · fraction), as transformers rounds it.
+  int rotary_dim() const { return static_cast<int>(static_cast<float>(d_k()) * rope.fraction); }
   int encoder_heads() const { return n_encoder_heads > 0 ? n_encoder_heads : n_heads; }
   int encoder_d_ff() const { return d_ff_encoder > 0 ? d_ff_encoder : d_ff; }
   // has_encoder: an encoder stack runs (encoder-decoder, encoder-only); has_decoder: a decoder
@@ -65,7 +108,14 @@ struct Config {
   bool has_encoder() const { return arch != Arch::DecoderOnly; }
   bool has_decoder() const { return arch != Arch::EncoderOnly; }
   bool has_cross_attention() const { return arch == Arch::EncoderDecoder; }
-  bool is_sinusoidal() const { return positional != Positional::Learned; }
+  bool is_sinusoidal() const {
+    return positional == Positional::Sinusoidal || positional == Positional::SinusoidalHalves;
+  }
+  // A choice the training code (backward, trainer) does not implement: these models run forward only.
+  bool forward_only() const {
+    return positional == Positional::Rotary || norm_kind != NormKind::LayerNorm || mlp != Mlp::Standard ||
+           residual != Residual::Sequential || kv_heads() != n_heads || d_attn() != d_model || sliding_window > 0;
+  }
 };
 
 // Parses and validates; the message names the field, what was expected and what was found.
@@ -77,5 +127,9 @@ const char* to_string(NormPlacement n);
 const char* to_string(Activation a);
 const char* to_string(Positional p);
 const char* to_string(Tokenizer t);
+const char* to_string(NormKind n);
+const char* to_string(Mlp m);
+const char* to_string(Residual r);
+const char* to_string(RopeScaling r);
 
 }  // namespace sf

@@ -10,7 +10,8 @@ namespace sf {
 namespace {
 
 // Masks for masked self-attention: key j visible to query i iff j <= pos0 + i (causal, unless
-// switched off for the "leak" demonstration) and key j is not <pad>.
+// switched off for the "leak" demonstration), j > pos0 + i − W with a sliding window W, and key j
+// is not <pad>.
 std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int batch, const KvCache* cache,
                             bool causal) {
   const size_t mlen = tgt_ids.size() / static_cast<size_t>(batch);
@@ -20,7 +21,8 @@ std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int
     const int pos0 = static_cast<int>(keys.size());
     keys.insert(keys.end(), tgt_ids.begin() + static_cast<std::ptrdiff_t>(b * mlen),
                 tgt_ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * mlen));
-    masks.push_back(make_mask(static_cast<int>(mlen), keys, decoder_pad_key(m.config), causal, pos0));
+    masks.push_back(
+        make_mask(static_cast<int>(mlen), keys, decoder_pad_key(m.config), causal, pos0, m.config.sliding_window));
   }
   return masks;
 }
@@ -41,6 +43,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   const int rows = static_cast<int>(tgt_ids.size());
   const int mlen = rows / batch;
   const int pos0 = cache ? cache->length : 0;
+  if (cache) cache->reserve(pos0 + mlen);
   const std::vector<Mat> masks = self_masks(m, tgt_ids, batch, cache, opt.causal_mask);
   std::vector<Mat> cross_masks;
   if (c.has_cross_attention()) cross_masks = source_masks(m, *enc.src_ids, batch, mlen);
@@ -54,37 +57,48 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   Mat x;  // (B·m, d) the residual stream
   embed(m.embedding(/*source=*/false), tgt_ids, batch, pos0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);
 
+  const Heads heads(c.n_heads, c.kv_heads());
+  const Rotation rotation = m.rotation(pos0, mlen);
+  const Rotation* rot = c.positional == Positional::Rotary ? &rotation : nullptr;
+
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];
     DecoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
     KvCacheLayer* kv = cache ? &cache->layers[static_cast<size_t>(l)] : nullptr;
     Mat y;
 
-    residual_block(
-        c.norm, w.norm1, x,
-        [&](const Mat& in, Mat& out) {
-          AttentionTrace* at = lt ? &lt->self_attn : nullptr;
-          if (!kv) {
-            attention_forward(w.self_attn, c.n_heads, in, in, masks, out, at);
-            return;
-          }
-          // Project only the new rows and append them; attend over every cached row.
-          Mat k_new, v_new;  // (B·m, d)
-          linear_forward(in, w.self_attn.k_proj, k_new);
-          linear_forward(in, w.self_attn.v_proj, v_new);
-          for (int b = 0; b < batch; ++b) {
-            kv->self_k.middleRows(b * cache->capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
-            kv->self_v.middleRows(b * cache->capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
-          }
-          if (batch == 1) {  // the common case: attend over the buffers in place
-            attention_with_kv(w.self_attn, c.n_heads, in, kv->self_k.topRows(pos0 + mlen),
-                              kv->self_v.topRows(pos0 + mlen), masks, out, at);
-            return;
-          }
-          attention_with_kv(w.self_attn, c.n_heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
-                            cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at);
-        },
-        y, lt ? &lt->self_block : nullptr);
+    const auto self_attention = [&](const Mat& in, Mat& out) {
+      AttentionTrace* at = lt ? &lt->self_attn : nullptr;
+      if (!kv) {
+        attention_forward(w.self_attn, heads, in, in, masks, out, at, rot);
+        return;
+      }
+      // Project (and rotate) only the new rows and append them; attend over every cached row.
+      Mat k_new, v_new;  // (B·m, h_kv·dk)
+      project_keys(w.self_attn, in, rot, k_new, at && at->kind == Recording::Full ? &at->k_unrotated : nullptr);
+      linear_forward(in, w.self_attn.v_proj, v_new);
+      for (int b = 0; b < batch; ++b) {
+        kv->self_k.middleRows(b * cache->capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
+        kv->self_v.middleRows(b * cache->capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
+      }
+      if (batch == 1) {  // the common case: attend over the buffers in place
+        attention_with_kv(w.self_attn, heads, in, kv->self_k.topRows(pos0 + mlen), kv->self_v.topRows(pos0 + mlen),
+                          masks, out, at, rot);
+        return;
+      }
+      attention_with_kv(w.self_attn, heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
+                        cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at, rot);
+    };
+
+    if (c.residual == Residual::Parallel) {
+      parallel_residual_block(
+          w.norm1, w.norm2, x, self_attention,
+          [&](const Mat& in, Mat& out) { feed_forward(w.ffn, c.activation, in, out, lt ? &lt->ffn : nullptr); }, y,
+          lt ? &lt->self_block : nullptr, lt ? &lt->ffn_block : nullptr);
+      x = std::move(y);
+      continue;
+    }
+    residual_block(c.norm, w.norm1, x, self_attention, y, lt ? &lt->self_block : nullptr);
 
     if (c.has_cross_attention()) {
       Mat z;

@@ -22,6 +22,7 @@ void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int
   const int n = batch ? rows / batch : 0;
   const int d = static_cast<int>(table.cols());
   const bool whole = tr && tr->kind != Recording::Training;  // E[ids]·s and p_t kept apart for views
+  use_positional = use_positional && p.positions;            // rotary models add no positions here
   x.resize(rows, d);
   for (int r = 0; r < rows; ++r) x.row(r) = table.row(ids[static_cast<size_t>(r)]) * p.scale;
   if (tr) {

@@ -38,7 +38,8 @@ struct EmbeddingTrace {
 // What one side's embedding reads; built by Model::embedding (model/model.h).
 struct EmbeddingParams {
   const Mat* table = nullptr;              // (V, d)
-  const Mat* positions = nullptr;          // (max_len, d) the sinusoid table or the learned pos_embed
+  const Mat* positions = nullptr;          // (max_len, d) the sinusoid table or the learned pos_embed;
+                                           // null for rotary models (nothing added)
   float scale = 1.0f;                      // s
   const Mat* token_types = nullptr;        // (T, d) BERT's segment table, or null
   const LayerNormWeights* norm = nullptr;  // BERT's embedding LayerNorm, or null

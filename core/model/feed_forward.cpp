@@ -44,7 +44,32 @@ void activation_forward(Activation a, Mat& x) {
   }
 }
 
+namespace {
+
+// down(act(gate(x)) ⊙ up(x)), forward only.
+void gated_feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
+  Mat g, u;  // (n, dff)
+  linear_forward(x, w.gate, g);
+  linear_forward(x, w.fc1, u);
+  const bool full = tr && tr->kind == Recording::Full;
+  if (full) tr->gate_pre = g;
+  activation_forward(a, g);
+  if (full) {
+    tr->gate = g;
+    tr->up = u;
+  }
+  g.array() *= u.array();
+  linear_forward(g, w.fc2, out);  // (n, d)
+  if (tr) {
+    if (tr->kind != Recording::Compact) tr->hidden = std::move(g);
+    tr->out = out;
+  }
+}
+
+}  // namespace
+
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
+  if (w.kind == Mlp::Gated) return gated_feed_forward(w, a, x, out, tr);
   Mat h;  // (n, dff)
   // A full recording keeps the pre-activation (a training one, ReLU's derivative reading its
   // output instead); without it a ReLU runs in fc1's product, as each tile is stored.

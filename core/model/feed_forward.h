@@ -1,4 +1,6 @@
-// feed_forward.h — the position-wise feed-forward network fc2(act(fc1(x))) (Vaswani §3.3).
+// feed_forward.h — the position-wise feed-forward network fc2(act(fc1(x))) (Vaswani §3.3), or
+// the gated one of Llama-style models (SwiGLU, Shazeer 2020): down(act(gate(x)) ⊙ up(x)), with
+// up = fc1 and down = fc2 (FeedForwardWeights::kind chooses).
 #pragma once
 
 #include "model/config.h"
@@ -12,8 +14,11 @@ struct FeedForwardTrace {
   // Set before the run. Compact: only `out`. Training: only what the backward reads, `hidden`, and
   // `hidden_pre` unless the activation is ReLU, whose derivative `hidden` gives.
   Recording kind = Recording::Full;
-  Mat hidden_pre;  // (n, dff) fc1(x)
-  Mat hidden;      // (n, dff) act(fc1(x))
+  Mat hidden_pre;  // (n, dff) fc1(x) (standard MLP only)
+  Mat hidden;      // (n, dff) act(fc1(x)); gated: act(gate(x)) ⊙ up(x)
+  Mat gate_pre;    // (n, dff) gated MLP: gate(x)
+  Mat gate;        // (n, dff) gated MLP: act(gate(x))
+  Mat up;          // (n, dff) gated MLP: up(x) = fc1(x)
   Mat out;         // (n, d)
 };
 

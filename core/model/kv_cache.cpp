@@ -1,19 +1,35 @@
 #include "model/kv_cache.h"
 
+#include <algorithm>
+
 namespace sf {
 
-void KvCache::reset(int n_layers, int max_len, int d, int n_seq) {
+void KvCache::reset(int n_layers, int max_rows, int d_kv, int n_seq) {
+  const int rows = std::min(max_rows, kKvInitialRows);
   layers.assign(static_cast<size_t>(n_layers), KvCacheLayer{});
   for (auto& l : layers) {
-    l.self_k = Mat::Zero(n_seq * max_len, d);
-    l.self_v = Mat::Zero(n_seq * max_len, d);
+    l.self_k = Mat::Zero(n_seq * rows, d_kv);
+    l.self_v = Mat::Zero(n_seq * rows, d_kv);
   }
   ids.clear();
   row_step.clear();
   batch = n_seq;
-  capacity = max_len;
+  capacity = rows;
+  max_len = max_rows;
   length = 0;
   step = 0;
+}
+
+void KvCache::reserve(int rows) {
+  if (rows <= capacity) return;
+  const int grown = std::max(rows, std::min(2 * capacity, std::max(max_len, rows)));
+  for (auto& l : layers)
+    for (Mat* buf : {&l.self_k, &l.self_v}) {
+      Mat next = Mat::Zero(static_cast<Eigen::Index>(batch) * grown, buf->cols());
+      for (int b = 0; b < batch; ++b) next.middleRows(b * grown, length) = buf->middleRows(b * capacity, length);
+      *buf = std::move(next);
+    }
+  capacity = grown;
 }
 
 std::vector<int> KvCache::sequence_ids(int b) const {

@@ -4,7 +4,25 @@
 
 namespace sf {
 
+namespace {
+
+void rms_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
+  const Eigen::Index n = x.rows(), d = x.cols();
+  out.resize(n, d);
+  if (tr) tr->rms.resize(n);
+  for (Eigen::Index t = 0; t < n; ++t) {
+    const float ms = x.row(t).squaredNorm() / static_cast<float>(d);  // mean(x²)
+    const float rstd = 1.0f / std::sqrt(ms + w.eps);
+    out.row(t) = ((x.row(t).array() * rstd) * w.weight.array()).matrix();
+    if (tr) tr->rms(t) = std::sqrt(ms);
+  }
+  if (tr && tr->kind != Recording::Training) tr->out = out;
+}
+
+}  // namespace
+
 void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
+  if (w.kind == NormKind::RMSNorm) return rms_norm_forward(x, w, out, tr);
   const Eigen::Index n = x.rows(), d = x.cols();
   out.resize(n, d);
   if (tr) {

@@ -17,11 +17,14 @@ constexpr float kLayerNormEps = 1e-5f;  // the default ε (PyTorch's)
 
 struct LayerNormTrace {
   Recording kind = Recording::Full;  // set before the run: Training records mean and var only
-  ColVec mean;                       // (n) per-token mean μ
-  ColVec var;                        // (n) per-token biased variance σ²
+  ColVec mean;                       // (n) per-token mean μ (LayerNorm only)
+  ColVec var;                        // (n) per-token biased variance σ² (LayerNorm only)
+  ColVec rms;                        // (n) per-token root mean square √mean(x²) (RMSNorm only)
   Mat out;                           // (n, d)
 };
 
+// Dispatches on w.kind (the one place): LayerNorm as above, or RMSNorm (Zhang & Sennrich 2019;
+// transformers' LlamaRMSNorm) y = x / √(mean(x²) + ε) · w, no mean subtracted, no bias.
 void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr);
 
 // Backward: x (n, d) the input the forward read, tr its statistics, dy (n, d) the output grad.

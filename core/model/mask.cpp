@@ -2,13 +2,13 @@
 
 namespace sf {
 
-Mat make_mask(int n_q, const std::vector<int>& key_ids, int pad, bool causal, int q_offset) {
+Mat make_mask(int n_q, const std::vector<int>& key_ids, int pad, bool causal, int q_offset, int window) {
   const int n_k = static_cast<int>(key_ids.size());
   Mat m = Mat::Zero(n_q, n_k);
   for (int j = 0; j < n_k; ++j) {
     const bool padded = key_ids[static_cast<size_t>(j)] == pad;
     for (int i = 0; i < n_q; ++i)
-      if (padded || (causal && j > q_offset + i)) m(i, j) = kMasked;
+      if (padded || (causal && j > q_offset + i) || (window > 0 && j <= q_offset + i - window)) m(i, j) = kMasked;
   }
   return m;
 }

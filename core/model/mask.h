@@ -17,7 +17,9 @@ constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
 // key_ids: (n_k) token ids of the keys; keys equal to `pad` are masked for every query.
 // causal: query i (at absolute position q_offset + i) may see key j only if j <= q_offset + i.
-Mat make_mask(int n_q, const std::vector<int>& key_ids, int pad, bool causal, int q_offset = 0);
+// window W > 0 (Mistral's sliding window): also only if j > q_offset + i − W, so a query sees its
+// W most recent keys, itself included.
+Mat make_mask(int n_q, const std::vector<int>& key_ids, int pad, bool causal, int q_offset = 0, int window = 0);
 
 // The key id each sublayer's padding mask hides, as the forward passes it to make_mask: the
 // source's <pad> for encoder self-attention and cross-attention; the target's <pad> for decoder

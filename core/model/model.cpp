@@ -11,14 +11,26 @@ Model Model::make(Config c, Weights w) {
   m.config = std::move(c);
   m.weights = std::move(w);
   m.sinusoid = positional_table(m.config.positional, m.config.max_len, m.config.d_model);
+  if (m.config.positional == Positional::Rotary) m.rope_inv_freq = sf::rope_inv_freq(m.config);
   return m;
+}
+
+Rotation Model::rotation(int pos0, int rows_per_seq) const {
+  Rotation r;
+  if (config.positional != Positional::Rotary) return r;
+  r.inv_freq = &rope_inv_freq;
+  r.rot_dim = config.rotary_dim();
+  r.d_head = config.d_k();
+  r.pos0 = pos0;
+  r.rows_per_seq = rows_per_seq;
+  return r;
 }
 
 EmbeddingParams Model::embedding(bool source) const {
   const Config& c = config;
   EmbeddingParams p;
   p.table = source ? &weights.src_embedding(c) : &weights.tgt_embed;
-  p.positions = &positions();
+  p.positions = c.positional == Positional::Rotary ? nullptr : &positions();  // rotary: nothing added
   p.scale = c.scale_embeddings ? std::sqrt(static_cast<float>(c.d_model)) : 1.0f;
   if (c.n_token_types > 0) p.token_types = &weights.type_embed;
   if (c.embed_norm) p.norm = &weights.embed_norm;

@@ -9,6 +9,7 @@
 #include "base/tensor.h"
 #include "model/embedding.h"
 #include "model/model_source.h"
+#include "model/rotary.h"
 #include "model/weights.h"
 
 namespace sf {
@@ -16,8 +17,9 @@ namespace sf {
 struct Model {
   Config config;
   Weights weights;
-  Mat sinusoid;        // (max_len, d) the sinusoidal table (either layout), computed once (empty for learned PE)
-  ModelSource source;  // where it was loaded from (family, files, stored dtype, tokenizer)
+  Mat sinusoid;          // (max_len, d) the sinusoidal table (either layout), computed once (empty for learned PE)
+  RowVec rope_inv_freq;  // (rotary_dim / 2) rotary models: the frequencies θ_i after rope scaling
+  ModelSource source;    // where it was loaded from (family, files, stored dtype, tokenizer)
 
   // Builds the derived tables; call after the weights are set.
   static Model make(Config c, Weights w);
@@ -26,6 +28,9 @@ struct Model {
   // What the encoder (source = true) or the decoder embedding reads: table, positions, the
   // √d-or-1 scale, and BERT's token types and embedding LayerNorm when the config has them.
   EmbeddingParams embedding(bool source) const;
+  // Rotary models: the rotation of a decoder self-attention call over rows_per_seq rows per
+  // sequence starting at position pos0; a rotation that turns nothing otherwise (rot_dim 0).
+  Rotation rotation(int pos0, int rows_per_seq) const;
 };
 
 // Switches for teaching experiments (the explorer's "remove PE" and "remove causal mask").

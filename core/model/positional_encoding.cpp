@@ -42,6 +42,7 @@ Mat positional_table(Positional p, int n, int d) {
     case Positional::SinusoidalHalves:
       return sinusoidal_halves_pe(n, d);
     case Positional::Learned:
+    case Positional::Rotary:  // nothing added to the input: model/rotary.h rotates q and k instead
       return Mat();
   }
   return Mat();

@@ -85,6 +85,39 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
   }
 }
 
+// GPT-NeoX's parallel residual (use_parallel_residual; pre-LN only, forward only): both sublayers
+// read the same input x (n, d), y = x + attn(LN1(x)) + mlp(LN2(x)), summed as transformers sums
+// it, (mlp + attn) + x. attn(in, out) and mlp(in, out) compute the sublayers. x is consumed.
+// Recording: `at` holds the attention branch (input x, LN1(x), attn, its sum x + attn as
+// `sum` and `output`); `mt` the MLP branch (input x, LN2(x), mlp) with `sum` and `output` the
+// layer's result y.
+template <class Attn, class Mlp>
+void parallel_residual_block(const LayerNormWeights& ln1, const LayerNormWeights& ln2, Mat& x, Attn&& attn, Mlp&& mlp,
+                             Mat& y, ResidualTrace* at, ResidualTrace* mt) {
+  Mat a_in, m_in, a, f;  // (n, d) each
+  if (at) at->norm.kind = at->kind;
+  if (mt) mt->norm.kind = mt->kind;
+  layer_norm_forward(x, ln1, a_in, at ? &at->norm : nullptr);
+  layer_norm_forward(x, ln2, m_in, mt ? &mt->norm : nullptr);
+  attn(a_in, a);
+  mlp(m_in, f);
+  y = (f + a) + x;
+  if (at) {
+    at->input = x;
+    at->sublayer_in = std::move(a_in);
+    at->sum = x + a;
+    at->output = at->sum;
+    at->sublayer_out = std::move(a);
+  }
+  if (mt) {
+    mt->input = std::move(x);
+    mt->sublayer_in = std::move(m_in);
+    mt->sublayer_out = std::move(f);
+    mt->sum = y;
+    mt->output = y;
+  }
+}
+
 // Backward of residual_block, reading its recording. dy (n, d) is the grad of the block's output;
 // sublayer_backward(const Mat& d_out, Mat& d_in) runs the sublayer's backward (d_in written).
 // The LN's parameter grads accumulate into g_ln (+=); dx (n, d) is written (=).

@@ -21,17 +21,27 @@ void alloc_linear(Linear& l, int out, int in) {
   l.weight = zeros(out, in);
   l.bias = RowVec::Zero(out);
 }
-void alloc_norm(LayerNormWeights& n, int d, float eps) {
+void alloc_norm(LayerNormWeights& n, int d, float eps, NormKind kind = NormKind::LayerNorm) {
   n.weight = RowVec::Ones(d);
   n.bias = RowVec::Zero(d);
   n.eps = eps;
+  n.kind = kind;
 }
 void alloc_attention(AttentionWeights& a, int d) {
   for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) alloc_linear(*l, d, d);
 }
-void alloc_ffn(FeedForwardWeights& f, int d, int dff) {
+// Decoder self-attention: grouped K/V heads and a head size of its own when the config says so.
+void alloc_self_attention(AttentionWeights& a, const Config& c) {
+  alloc_linear(a.q_proj, c.d_attn(), c.d_model);
+  alloc_linear(a.k_proj, c.d_kv(), c.d_model);
+  alloc_linear(a.v_proj, c.d_kv(), c.d_model);
+  alloc_linear(a.o_proj, c.d_model, c.d_attn());
+}
+void alloc_ffn(FeedForwardWeights& f, int d, int dff, Mlp kind = Mlp::Standard) {
   alloc_linear(f.fc1, dff, d);
   alloc_linear(f.fc2, d, dff);
+  if (kind == Mlp::Gated) alloc_linear(f.gate, dff, d);
+  f.kind = kind;
 }
 
 struct Table {
@@ -42,23 +52,24 @@ struct Table {
   void vec(const std::string& name, RowVec& v, ParamRef::Kind k) {
     refs.push_back({name, v.data(), 1, static_cast<int>(v.size()), true, k});
   }
-  void linear(const std::string& p, Linear& l) {
+  void linear(const std::string& p, Linear& l, bool bias = true) {
     mat(p + ".weight", l.weight);
-    vec(p + ".bias", l.bias, ParamRef::Bias);
+    if (bias) vec(p + ".bias", l.bias, ParamRef::Bias);
   }
   void norm(const std::string& p, LayerNormWeights& n) {
     vec(p + ".weight", n.weight, ParamRef::NormGain);
-    vec(p + ".bias", n.bias, ParamRef::NormBias);
+    if (n.kind == NormKind::LayerNorm) vec(p + ".bias", n.bias, ParamRef::NormBias);
   }
-  void attention(const std::string& p, AttentionWeights& a) {
-    linear(p + ".q_proj", a.q_proj);
-    linear(p + ".k_proj", a.k_proj);
-    linear(p + ".v_proj", a.v_proj);
-    linear(p + ".o_proj", a.o_proj);
+  void attention(const std::string& p, AttentionWeights& a, bool qkv_bias = true, bool o_bias = true) {
+    linear(p + ".q_proj", a.q_proj, qkv_bias);
+    linear(p + ".k_proj", a.k_proj, qkv_bias);
+    linear(p + ".v_proj", a.v_proj, qkv_bias);
+    linear(p + ".o_proj", a.o_proj, o_bias);
   }
-  void ffn(const std::string& p, FeedForwardWeights& f) {
-    linear(p + ".fc1", f.fc1);
-    linear(p + ".fc2", f.fc2);
+  void ffn(const std::string& p, FeedForwardWeights& f, bool bias = true) {
+    if (f.kind == Mlp::Gated) linear(p + ".gate", f.gate, bias);
+    linear(p + ".fc1", f.fc1, bias);
+    linear(p + ".fc2", f.fc2, bias);
   }
 };
 
@@ -85,14 +96,14 @@ void allocate(Weights& w, const Config& c) {
   if (c.has_encoder() && c.norm == NormPlacement::Pre) alloc_norm(w.encoder_norm, d, eps);
   w.decoder.resize(static_cast<size_t>(c.n_decoder_layers));
   for (auto& l : w.decoder) {
-    alloc_attention(l.self_attn, d);
+    alloc_self_attention(l.self_attn, c);
     if (c.has_cross_attention()) alloc_attention(l.cross_attn, d);
-    alloc_norm(l.norm1, d, eps);
-    alloc_norm(l.norm2, d, eps);
+    alloc_norm(l.norm1, d, eps, c.norm_kind);
+    alloc_norm(l.norm2, d, eps, c.norm_kind);
     if (c.has_cross_attention()) alloc_norm(l.norm3, d, eps);
-    alloc_ffn(l.ffn, d, c.d_ff);
+    alloc_ffn(l.ffn, d, c.d_ff, c.mlp);
   }
-  if (c.has_decoder() && c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d, eps);
+  if (c.has_decoder() && c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d, eps, c.norm_kind);
   if (c.mlm_head) {
     alloc_linear(w.mlm.dense, d, d);
     alloc_norm(w.mlm.norm, d, eps);
@@ -121,12 +132,12 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
   for (size_t i = 0; i < w.decoder.size(); ++i) {
     const std::string p = "decoder.layers." + std::to_string(i);
     auto& l = w.decoder[i];
-    t.attention(p + ".self_attn", l.self_attn);
+    t.attention(p + ".self_attn", l.self_attn, c.qkv_bias, c.o_bias);
     if (c.has_cross_attention()) t.attention(p + ".cross_attn", l.cross_attn);
     t.norm(p + ".norm1", l.norm1);
     t.norm(p + ".norm2", l.norm2);
     if (c.has_cross_attention()) t.norm(p + ".norm3", l.norm3);
-    t.ffn(p + ".ffn", l.ffn);
+    t.ffn(p + ".ffn", l.ffn, c.mlp_bias);
   }
   if (c.has_decoder() && c.norm == NormPlacement::Pre) t.norm("decoder.norm", w.decoder_norm);
   if (c.mlm_head) {
@@ -157,6 +168,7 @@ void for_each_linear(Weights& w, F f) {
     attention(l.cross_attn);
     f(l.ffn.fc1);
     f(l.ffn.fc2);
+    f(l.ffn.gate);
   }
   f(w.mlm.dense);
   f(w.generator);
@@ -223,7 +235,7 @@ std::vector<ParamCount> count_params_by_component(const Weights& w, const Config
       if (comp.size() > std::string(tail).size() &&
           comp.compare(comp.size() - std::string(tail).size(), std::string::npos, tail) == 0)
         comp.resize(comp.size() - std::string(tail).size());
-    for (const char* sub : {".q_proj", ".k_proj", ".v_proj", ".o_proj", ".fc1", ".fc2"}) {
+    for (const char* sub : {".q_proj", ".k_proj", ".v_proj", ".o_proj", ".fc1", ".fc2", ".gate"}) {
       auto pos = comp.rfind(sub);
       if (pos != std::string::npos && pos + std::string(sub).size() == comp.size()) comp.resize(pos);
     }

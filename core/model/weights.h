@@ -27,9 +27,10 @@ struct Linear {
 };
 
 struct LayerNormWeights {
-  RowVec weight;      // (d) gain, init 1
-  RowVec bias;        // (d) shift, init 0
-  float eps = 1e-5f;  // ε, set from Config::layer_norm_eps by allocate() (not a parameter)
+  RowVec weight;                        // (d) gain, init 1
+  RowVec bias;                          // (d) shift, init 0 (RMSNorm: none, stays 0 and is not a parameter)
+  float eps = 1e-5f;                    // ε, set from Config::layer_norm_eps by allocate() (not a parameter)
+  NormKind kind = NormKind::LayerNorm;  // set from Config::norm_kind by allocate()
 };
 
 // BERT's masked-LM head before the tied decoder: LN(act(dense(x))) (Devlin et al. 2019).
@@ -39,12 +40,16 @@ struct MlmHeadWeights {
 };
 
 struct AttentionWeights {
-  Linear q_proj, k_proj, v_proj, o_proj;  // each (d, d) + (d)
+  // q (h·dk, d), k and v (h_kv·dk, d), o (d, h·dk); each with a bias of its rows (zeros, not a
+  // parameter, where the config has none). The original Transformer: all (d, d).
+  Linear q_proj, k_proj, v_proj, o_proj;
 };
 
 struct FeedForwardWeights {
-  Linear fc1;  // (dff, d)
-  Linear fc2;  // (d, dff)
+  Linear fc1;                // (dff, d); the gated MLP's up projection
+  Linear fc2;                // (d, dff); the gated MLP's down projection
+  Linear gate;               // (dff, d) the gated MLP's gate projection; empty for the standard one
+  Mlp kind = Mlp::Standard;  // set from Config::mlp by allocate()
 };
 
 struct EncoderLayerWeights {

@@ -241,7 +241,7 @@ std::vector<Beam> beam_step(const std::vector<Beam>& beams, const std::vector<Ro
 void start_hypothesis(const Model& m, const std::vector<int>& prefix, bool use_cache, Hypothesis& h) {
   h.ids = prefix;
   if (use_cache)
-    h.cache.reset(m.config.n_decoder_layers, m.config.max_len, m.config.d_model);
+    h.cache.reset(m.config.n_decoder_layers, m.config.max_len, m.config.d_kv());
   else
     h.cache = KvCache{};
 }
@@ -276,7 +276,7 @@ std::vector<std::vector<int>> continue_greedy(const Model& m, const EncoderConte
                                               int batch, bool use_cache, int max_new) {
   const Config& c = m.config;
   KvCache cache;
-  if (use_cache) cache.reset(c.n_decoder_layers, c.max_len, c.d_model, batch);
+  if (use_cache) cache.reset(c.n_decoder_layers, c.max_len, c.d_kv(), batch);
   std::vector<std::vector<int>> out(static_cast<size_t>(batch));
   std::vector<char> done(static_cast<size_t>(batch), 0);
   int len = static_cast<int>(ids.size()) / batch;

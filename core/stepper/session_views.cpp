@@ -141,7 +141,7 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
       // The raw scores as the forward computed them: the same attend() on the same Q, K, V.
       AttentionTrace again;
       Mat concat;
-      attend(a.q, kv.k, kv.v, a.n_heads, a.masks, concat, &again);
+      attend(a.q, kv.k, kv.v, Heads(a.n_heads, a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads), a.masks, concat, &again);
       a.raw_scores = std::move(again.raw_scores);
       a.k = std::move(kv.k);
       a.v = std::move(kv.v);
@@ -153,6 +153,9 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
     feed_forward(w.ffn, m.config.activation, lt.ffn_block.sublayer_in, out, &ffn);
     lt.ffn.hidden_pre = std::move(ffn.hidden_pre);
     lt.ffn.hidden = std::move(ffn.hidden);
+    lt.ffn.gate_pre = std::move(ffn.gate_pre);
+    lt.ffn.gate = std::move(ffn.gate);
+    lt.ffn.up = std::move(ffn.up);
   }
   // Every row's logits, by the generator call the decoder made (same rows, same product).
   Mat logits;

@@ -78,6 +78,11 @@ Result<Trainer> Trainer::resume(const std::string& path) {
   }
   auto m = model_from_tensors(model_part, what);
   if (!m) return Error{m.error()};
+  if (m->config.forward_only())
+    return Error{what +
+                 ": its configuration has a choice training does not implement (rotary positions, "
+                 "RMSNorm, a gated MLP, grouped-query attention, a sliding window or a parallel residual); "
+                 "such models run forward only"};
   if (config_to_json(m->config) != config_to_json(t->model_.config))
     return Error{what + ": the model configuration does not match its training options"};
   t->model_ = std::move(*m);

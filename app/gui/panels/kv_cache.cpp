@@ -76,7 +76,7 @@ class KvCachePanel : public Panel {
     ImGui::SameLine();
     const int rows = kv.row_step.empty() ? 0 : static_cast<int>(kv.row_step.size());
     ImGui::TextDisabled("= self %s (2 × %d layers × %d rows × %d × 4 B%s) + cross %s", fmt_bytes(kv.self_bytes).c_str(),
-                        cfg.n_decoder_layers, rows, cfg.d_model, kv.sequences > 1 ? " × beams" : "",
+                        cfg.n_decoder_layers, rows, cfg.d_kv(), kv.sequences > 1 ? " × beams" : "",
                         fmt_bytes(kv.cross_bytes).c_str());
   }
 
@@ -94,7 +94,11 @@ class KvCachePanel : public Panel {
       ImGui::EndGroup();
       return;
     }
-    const Mat block = all_heads_ ? Mat(m->topRows(rows)) : Mat(m->topRows(rows).middleCols(c.ui.head * dk, dk));
+    // A self-attention cache of a grouped-query model holds h_kv heads: query head h reads K/V head
+    // h ÷ (h ÷ h_kv); cross-attention K/V have every head.
+    const int cols = static_cast<int>(m->cols()), heads_held = std::max(1, cols / dk);
+    const int kv_head = c.ui.head / std::max(1, cfg.n_heads / heads_held);
+    const Mat block = all_heads_ ? Mat(m->topRows(rows)) : Mat(m->topRows(rows).middleCols(kv_head * dk, dk));
     float lo, hi;
     symmetric_range(block.data(), static_cast<size_t>(block.size()), lo, hi);
     maps_[slot].update(block.data(), static_cast<int>(block.rows()), static_cast<int>(block.cols()),

@@ -46,7 +46,8 @@ class QkvPanel : public Panel {
   void draw_matrices(Ctx& c, const AttnView& v) {
     const int dk = c.snap.model->config.d_k(), h = c.ui.head;
     const AttentionTrace& a = v.trace;
-    const Mat q = a.q.middleCols(h * dk, dk), k = a.k.middleCols(h * dk, dk), val = a.v.middleCols(h * dk, dk);
+    const int kvh = a.kv_head(h);  // grouped-query attention: the K/V head this query head reads
+    const Mat q = a.q.middleCols(h * dk, dk), k = a.k.middleCols(kvh * dk, dk), val = a.v.middleCols(kvh * dk, dk);
     float lo = 0, hi = 0, l2, h2;
     symmetric_range(q.data(), static_cast<size_t>(q.size()), lo, hi);
     symmetric_range(k.data(), static_cast<size_t>(k.size()), l2, h2);
@@ -145,7 +146,7 @@ class QkvPanel : public Panel {
     ImGui::PopFont();
 
     const RowVec q = a.q.row(i).segment(h * dk, dk);
-    const RowVec k = a.k.row(j).segment(h * dk, dk);
+    const RowVec k = a.k.row(j).segment(a.kv_head(h) * dk, dk);
     const RowVec prod = q.cwiseProduct(k);
     float lo, hi;
     std::vector<float> all(q.data(), q.data() + dk);
