@@ -12,10 +12,16 @@ struct Part {
   Mat x;  // (n, d) what this part wrote into the stream, carried through the norms since
 };
 
-// The linear half of a LayerNorm with its statistics frozen, on one part: (x − mean) · rstd ⊙ γ.
+// The linear half of a LayerNorm with its statistics frozen, on one part: (x − mean) · rstd ⊙ γ;
+// of an RMSNorm: x / √(rms² + ε) ⊙ γ (no mean).
 void through_norm(Mat& x, const LayerNormTrace& tr, const LayerNormWeights& w) {
   const Eigen::Index n = x.rows();
   for (Eigen::Index i = 0; i < n; ++i) {
+    if (w.kind == NormKind::RMSNorm) {
+      const float rstd = 1.0f / std::sqrt(tr.rms(i) * tr.rms(i) + w.eps);
+      x.row(i) = (x.row(i).array() * rstd * w.weight.array()).matrix();
+      continue;
+    }
     const float rstd = 1.0f / std::sqrt(tr.var(i) + w.eps);
     x.row(i) = ((x.row(i).array() - x.row(i).mean()) * rstd * w.weight.array()).matrix();
   }
