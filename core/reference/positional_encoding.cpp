@@ -41,6 +41,8 @@ Mat positional_encoding(const Model& m, int n, int pos0) {
       return sinusoidal_positions_halves(n, d, pos0);
     case Positional::Learned:
       return learned_positions(m.weights.pos_embed, n, pos0);
+    case Positional::Rotary:  // nothing added to x: reference/rotary.h turns q and k instead
+      return Mat::Zero(n, d);
   }
   return Mat::Zero(n, d);
 }
