@@ -150,7 +150,7 @@ TEST(SentencePieceBpe, ByteTokensShowTheCharactersTheyForm) {
   const std::vector<int> ids(t.ids.end() - 4, t.ids.end() - 1);
   EXPECT_EQ(v.token(ids[0]), "<0xE4>");
   EXPECT_EQ(v.display(ids[0]), "<0xE4>");  // alone, a byte that is part of a character stays as it is
-  EXPECT_EQ(display_tokens(v, ids), (std::vector<std::string>{"中 E4", "中 B8", "中 AD"}));
+  EXPECT_EQ(display_tokens(v, ids), (std::vector<std::string>{"中·E4", "中·B8", "中·AD"}));
   EXPECT_EQ(display_byte_piece("<0x0A>"), "\n");  // a whole character by itself
   EXPECT_EQ(display_byte_piece("<0x41>"), "A");
   EXPECT_EQ(display_byte_piece("<0xE4>"), "<0xE4>");
@@ -373,8 +373,8 @@ TEST(ByteLevelBpe, SplitCharactersAreShownTogether) {
   const Tokenized e = v.tokenize("\xF0\x9F\x98\x80");  // 😀: no merge joins its bytes in the tiny vocabulary
   ASSERT_EQ(e.ids.size(), 4u);
   EXPECT_EQ(e.display[0], "<0xF0>");
-  EXPECT_EQ(display_tokens(v, e.ids), (std::vector<std::string>{"\xF0\x9F\x98\x80 F0", "\xF0\x9F\x98\x80 9F",
-                                                                "\xF0\x9F\x98\x80 98", "\xF0\x9F\x98\x80 80"}));
+  EXPECT_EQ(display_tokens(v, e.ids), (std::vector<std::string>{"\xF0\x9F\x98\x80·F0", "\xF0\x9F\x98\x80·9F",
+                                                                "\xF0\x9F\x98\x80·98", "\xF0\x9F\x98\x80·80"}));
   // Whole tokens keep their display.
   const std::vector<int> hello = v.tokenize("Hello world").ids;
   std::vector<std::string> shown;

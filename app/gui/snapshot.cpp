@@ -17,6 +17,7 @@
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "model/mask.h"
+#include "text/token_display.h"
 
 namespace sf::gui {
 
@@ -39,8 +40,10 @@ const char* attn_name(AttnKind k, int which) {
 const char* to_string(AttnKind k) { return attn_name(k, 0); }
 const char* short_name(AttnKind k) { return attn_name(k, 1); }
 
-std::string display_token(const Vocab& v, int id) {
-  const std::string t = v.display(id);
+namespace {
+
+// Whitespace made visible: ␣ ↵ ⇥ ␍, and ∅ for an empty label.
+std::string visible_whitespace(const std::string& t) {
   std::string out;
   for (char ch : t) {
     switch (ch) {
@@ -61,6 +64,16 @@ std::string display_token(const Vocab& v, int id) {
     }
   }
   return out.empty() ? "\u2205" : out;  // ∅ for an empty entry
+}
+
+}  // namespace
+
+std::string display_token(const Vocab& v, int id) { return visible_whitespace(v.display(id)); }
+
+std::vector<std::string> display_tokens_visible(const Vocab& v, const std::vector<int>& ids) {
+  std::vector<std::string> out = display_tokens(v, ids);
+  for (std::string& t : out) t = visible_whitespace(t);
+  return out;
 }
 
 std::vector<AttnKind> attention_kinds(const Config& c) {

@@ -27,6 +27,10 @@ const char* short_name(AttnKind k);
 // word-initial GPT-2 piece starts with '␣', a SentencePiece one with '▁', a WordPiece
 // continuation with '##'; a newline is '↵', a tab '⇥'.
 std::string display_token(const Vocab& v, int id);
+// The same for a sequence, where byte tokens that only together form characters are shown as those
+// characters with their own bytes (text/token_display.h: Llama's <0xE4> <0xB8> <0xAD> -> "中·E4",
+// "中·B8", "中·AD").
+std::vector<std::string> display_tokens_visible(const Vocab& v, const std::vector<int>& ids);
 
 // The attention kinds a model has (encoder self, decoder self, cross), in that order.
 std::vector<AttnKind> attention_kinds(const Config& c);

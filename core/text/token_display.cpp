@@ -74,7 +74,7 @@ std::vector<std::string> display_tokens(const Vocab& v, const std::vector<int>& 
       ++i;
       continue;
     }
-    for (size_t k = i; k < end; ++k) out[k] = joined + " " + hex_bytes(bytes[k]);
+    for (size_t k = i; k < end; ++k) out[k] = joined + "\u00B7" + hex_bytes(bytes[k]);  // "中·E4"
     i = end;
   }
   return out;

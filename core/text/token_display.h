@@ -29,7 +29,7 @@ std::string show_bytes(const std::string& bytes);
 // One label per id (ids out of range included): Vocab::display, except where consecutive tokens
 // hold the bytes of characters that none holds whole — those tokens (up to 8 at a time) are each
 // shown as the characters they form together followed by their own bytes in hex: Llama's
-// '<0xE4>' '<0xB8>' '<0xAD>' -> "中 E4", "中 B8", "中 AD".
+// '<0xE4>' '<0xB8>' '<0xAD>' -> "中·E4", "中·B8", "中·AD".
 std::vector<std::string> display_tokens(const Vocab& v, const std::vector<int>& ids);
 
 }  // namespace sf

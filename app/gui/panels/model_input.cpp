@@ -233,11 +233,12 @@ class ModelPanel : public Panel {
     ImGui::Spacing();
     const Vocab& sv = m.has_encoder() ? m.src_vocab : m.tgt_vocab;
     const auto chips = [&](const Tokenized& t, const Vocab& v) {
+      const std::vector<std::string> labels = display_tokens_visible(v, t.ids);
       for (size_t i = 0; i < t.ids.size(); ++i) {
         const bool unk = std::find(t.unknown.begin(), t.unknown.end(), static_cast<int>(i)) != t.unknown.end();
         const int id = t.ids[i];
         const bool special = v.is_special(id);
-        token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : display_token(v, id), id,
+        token_chip(c.fonts, unk ? t.pieces[i] + "→<unk>" : labels[i], id,
                    unk                              ? ChipKind::Unknown
                    : id == mask && !m.has_decoder() ? ChipKind::Chosen
                    : special                        ? ChipKind::Special
@@ -251,6 +252,20 @@ class ModelPanel : public Panel {
                                           : "prompt",
                         in.src.ids.size());
     chips(in.src, sv);
+    if (!m.has_encoder() && m.tgt_vocab.framing()) {  // what the tokenizer files put around the prompt, and why
+      const Framing& f = *m.tgt_vocab.framing();
+      for (int id : f.before) {
+        token_chip(c.fonts, display_token(m.tgt_vocab, id), id, ChipKind::Special);
+        ImGui::SameLine();
+        ImGui::TextDisabled("before the prompt");
+      }
+      for (int id : f.after) {
+        token_chip(c.fonts, display_token(m.tgt_vocab, id), id, ChipKind::Special);
+        ImGui::SameLine();
+        ImGui::TextDisabled("after the prompt");
+      }
+      for (const std::string& why : f.reasons) text_coloured_wrapped(palette().text_dim, why.c_str());
+    }
     if (!m.has_decoder()) {  // encoder-only: nothing is decoded; the Output panel has the predictions
       for (auto& w : se.warnings()) text_coloured_wrapped(palette().warn, ("⚠ " + w).c_str());
       return;
@@ -262,10 +277,11 @@ class ModelPanel : public Panel {
     ImGui::TextDisabled("decoder output so far:");
     const std::vector<int> out = se.tokens();
     if (out.empty()) ImGui::TextDisabled("  (nothing decoded yet)");
+    const std::vector<std::string> out_labels = display_tokens_visible(m.tgt_vocab, out);
     for (size_t i = 0; i < out.size(); ++i) {
       const int id = out[i];
-      token_chip(c.fonts, display_token(m.tgt_vocab, id), id,
-                 id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen, i + 1 == out.size());
+      token_chip(c.fonts, out_labels[i], id, id == m.tgt_vocab.eos() ? ChipKind::Special : ChipKind::Chosen,
+                 i + 1 == out.size());
     }
     ImGui::NewLine();
     for (auto& w : se.warnings()) text_coloured_wrapped(palette().warn, ("⚠ " + w).c_str());
