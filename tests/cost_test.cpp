@@ -136,5 +136,72 @@ TEST(Memory, KvCacheAndAttentionMaps) {
   EXPECT_EQ(kv_cache_bytes(base, 1024), 24LL * 1024 * 1024);
 }
 
+// Grouped-query attention: 8 query heads share 2 K/V heads (d 64, d_k 8), 3 decoder layers.
+Config gqa() {
+  Config c = tiny();
+  c.arch = Arch::DecoderOnly;
+  c.n_encoder_layers = 0;
+  c.d_model = 64;
+  c.n_heads = 8;
+  c.n_kv_heads = 2;
+  c.n_decoder_layers = 3;
+  return c;
+}
+
+TEST(Memory, GroupedQueryCacheHandCount) {
+  const Config c = gqa();
+  // 2 (K, V) × 3 layers × 2 K/V heads × 8 dims × 5 tokens × 4 bytes = 1 920; all heads: × 4.
+  EXPECT_EQ(kv_cache_bytes(c, 5), 1920);
+  EXPECT_EQ(mha_kv_cache_bytes(c, 5), 7680);
+  // Without grouping the two agree, and give the lecture's 2 × L × tokens × d × 4.
+  Config mha = c;
+  mha.n_kv_heads = 0;
+  EXPECT_EQ(kv_cache_bytes(mha, 5), 2 * 3 * 5 * 64 * 4);
+  EXPECT_EQ(mha_kv_cache_bytes(mha, 5), kv_cache_bytes(mha, 5));
+  // Multi-query attention: one K/V head for all 8.
+  Config mqa = c;
+  mqa.n_kv_heads = 1;
+  EXPECT_EQ(kv_cache_bytes(mqa, 5), 960);
+}
+
+TEST(Memory, QueryHeadsSharingEachKvHead) {
+  const Config c = gqa();
+  EXPECT_EQ(query_heads_by_kv_head(c), (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(kv_head_of(c, 3), 0);
+  EXPECT_EQ(kv_head_of(c, 4), 1);
+  Config mha = c;
+  mha.n_kv_heads = 0;
+  const auto own = query_heads_by_kv_head(mha);
+  ASSERT_EQ(own.size(), 8u);
+  for (int h = 0; h < 8; ++h) EXPECT_EQ(own[static_cast<size_t>(h)], std::vector<int>{h});
+  Config mqa = c;
+  mqa.n_kv_heads = 1;
+  EXPECT_EQ(query_heads_by_kv_head(mqa), (std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7}}));
+}
+
+TEST(Memory, CacheTablePerLayerAndInTotal) {
+  // Mid-step: layer 0 already holds the new token (5 rows), layers 1 and 2 not yet (4); two beams.
+  const KvCacheTable t = kv_cache_table(gqa(), {5, 4, 4}, 2);
+  EXPECT_EQ(t.query_heads, 8);
+  EXPECT_EQ(t.kv_heads, 2);
+  EXPECT_EQ(t.group, 4);
+  EXPECT_EQ(t.d_k, 8);
+  EXPECT_EQ(t.bytes_per_element, 4);
+  ASSERT_EQ(t.layers.size(), 3u);
+  EXPECT_EQ(t.layers[0].tokens, 5);
+  EXPECT_EQ(t.layers[0].bytes, 2 * 2 * 8 * 5 * 4 * 2);      // 1 280
+  EXPECT_EQ(t.layers[0].mha_bytes, 2 * 8 * 8 * 5 * 4 * 2);  // 5 120
+  EXPECT_EQ(t.layers[1].bytes, 2 * 2 * 8 * 4 * 4 * 2);      // 1 024
+  EXPECT_EQ(t.bytes, 1280 + 1024 + 1024);
+  EXPECT_EQ(t.mha_bytes, 4 * t.bytes);
+  EXPECT_DOUBLE_EQ(t.saved(), 4.0);
+  EXPECT_DOUBLE_EQ(t.layers[2].saved(), 4.0);
+  // Nothing cached yet: no ratio to state.
+  EXPECT_DOUBLE_EQ(kv_cache_table(gqa(), {0, 0, 0}, 1).saved(), 0.0);
+  Config mha = gqa();
+  mha.n_kv_heads = 0;
+  EXPECT_DOUBLE_EQ(kv_cache_table(mha, {5, 5, 5}, 1).saved(), 1.0);
+}
+
 }  // namespace
 }  // namespace sf

@@ -7,6 +7,7 @@
 
 #include "stepper/cost.h"
 #include "stepper/decoding.h"
+#include "io/hf_model.h"
 #include "model/encoder.h"
 #include "stepper/session.h"
 #include "test_util.h"
@@ -234,6 +235,7 @@ TEST(KvCache, ViewAsOfAStageShowsLayersFillingInOrder) {
   EXPECT_EQ(v.row_step, (std::vector<int>{0, 1, 2, 3}));
   const Config& c = s.model().config;
   EXPECT_EQ(v.self_bytes, 2LL * (4 + 3) * c.d_model * 4);
+  EXPECT_EQ(v.table.mha_bytes, v.self_bytes);  // every head its own K/V
   EXPECT_EQ(v.cross_bytes, cross_kv_bytes(c, 6));
   // The view's rows are the cache's contents: head h is columns [h·dk, (h+1)·dk).
   EXPECT_GE(v.layers[0].self_k->rows(), 4);
@@ -243,6 +245,53 @@ TEST(KvCache, ViewAsOfAStageShowsLayersFillingInOrder) {
   for (const KvLayerView& l : v.layers) EXPECT_EQ(l.self_rows, 4);
   EXPECT_EQ(v.self_bytes, kv_cache_bytes(c, 4));
   EXPECT_EQ(s.current_record()->cache_bytes, kv_cache_bytes(c, 4) + cross_kv_bytes(c, 6));
+}
+
+// A grouped-query model (llama-tiny: 4 query heads share 2 K/V heads, d_k 12): the real cache
+// holds rows of h_kv · d_k floats, and the view's table agrees with it at every stage, beside a
+// multi-head cache twice its size.
+TEST(KvCache, GroupedQueryCacheMatchesTheTable) {
+  auto loaded = load_hf_model(test::fixture("hf/llama-tiny"));
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  auto m = std::make_shared<const Model>(std::move(*loaded));
+  const Config& c = m->config;
+  ASSERT_EQ(c.n_heads, 4);
+  ASSERT_EQ(c.kv_heads(), 2);
+  ASSERT_EQ(c.d_k(), 12);
+  Hypothesis h;
+  start_hypothesis(*m, {c.tgt_vocab.bos(), 40, 41}, true, h);
+  for (int t = 3; t <= 6; ++t) {
+    next_logits(*m, {}, h, true, nullptr);
+    EXPECT_EQ(h.cache.length, t);
+    EXPECT_EQ(h.cache.layers[0].self_k.cols(), 2 * 12);
+    EXPECT_EQ(h.cache.self_bytes(), 2LL * c.n_decoder_layers * 2 * 12 * t * 4);
+    EXPECT_EQ(h.cache.self_bytes(), kv_cache_bytes(c, t));
+    EXPECT_EQ(mha_kv_cache_bytes(c, t), 2 * h.cache.self_bytes());
+    h.ids.push_back(42);
+  }
+  DecodeSettings d;
+  d.max_len = 6;
+  auto made = Session::create(m, "hello world", "", d, true);
+  ASSERT_TRUE(made.ok()) << made.error();
+  Session& s = *made;
+  ASSERT_TRUE(s.jump_to_step(1));
+  const int n = s.current_record()->position0 + 1;  // prompt + the one token of step 1
+  KvCacheView v = s.cache();
+  EXPECT_EQ(v.table.group, 2);
+  EXPECT_EQ(v.table.bytes, kv_cache_bytes(c, n));
+  EXPECT_EQ(v.table.mha_bytes, mha_kv_cache_bytes(c, n));
+  EXPECT_EQ(v.self_bytes, v.table.bytes);
+  EXPECT_EQ(s.current_record()->cache_bytes, v.table.bytes);  // the real caches' bytes()
+  EXPECT_DOUBLE_EQ(v.table.saved(), 2.0);
+  // Mid-step: layer 0 has the new row, layer 1 not yet.
+  ASSERT_TRUE(s.forward());
+  while (s.current().kind != StageKind::SelfAttention) ASSERT_TRUE(s.forward());
+  v = s.cache();
+  ASSERT_EQ(v.table.layers.size(), 2u);
+  EXPECT_EQ(v.table.layers[0].tokens, n + 1);
+  EXPECT_EQ(v.table.layers[1].tokens, n);
+  EXPECT_EQ(v.table.bytes, kv_cache_bytes(c, n + 1) / 2 + kv_cache_bytes(c, n) / 2);
+  EXPECT_EQ(v.table.layers[1].mha_bytes, 2 * v.table.layers[1].bytes);
 }
 
 TEST(KvCache, CrossKeysAppearAtTheirLayerOnStepZero) {

@@ -1,5 +1,7 @@
 #include "stepper/cost.h"
 
+#include "model/attention.h"
+
 namespace sf {
 
 namespace {
@@ -118,7 +120,41 @@ int64_t cross_kv_setup_flops(const Config& c, int n_src) {
   return int64_t{c.n_decoder_layers} * 2 * (2 * int64_t{n_src} * c.d_model * c.d_model);
 }
 
-int64_t kv_cache_bytes(const Config& c, int tokens) { return 2LL * c.n_decoder_layers * tokens * c.d_model * 4; }
+int64_t kv_cache_bytes(const Config& c, int tokens) {
+  return 2LL * c.n_decoder_layers * c.kv_heads() * c.d_k() * tokens * kKvBytesPerElement;
+}
+
+int64_t mha_kv_cache_bytes(const Config& c, int tokens) {
+  return 2LL * c.n_decoder_layers * c.n_heads * c.d_k() * tokens * kKvBytesPerElement;
+}
+
+int kv_head_of(const Config& c, int query_head) { return Heads(c.n_heads, c.kv_heads()).kv_of(query_head); }
+
+std::vector<std::vector<int>> query_heads_by_kv_head(const Config& c) {
+  std::vector<std::vector<int>> out(static_cast<size_t>(c.kv_heads()));
+  for (int h = 0; h < c.n_heads; ++h) out[static_cast<size_t>(kv_head_of(c, h))].push_back(h);
+  return out;
+}
+
+KvCacheTable kv_cache_table(const Config& c, const std::vector<int>& tokens_per_layer, int sequences) {
+  KvCacheTable t;
+  t.query_heads = c.n_heads;
+  t.kv_heads = c.kv_heads();
+  t.group = c.n_heads / c.kv_heads();
+  t.d_k = c.d_k();
+  t.sequences = sequences;
+  for (size_t l = 0; l < tokens_per_layer.size(); ++l) {
+    KvCacheRow r;
+    r.layer = static_cast<int>(l);
+    r.tokens = tokens_per_layer[l];
+    r.bytes = 2LL * t.kv_heads * t.d_k * r.tokens * t.bytes_per_element * sequences;
+    r.mha_bytes = 2LL * t.query_heads * t.d_k * r.tokens * t.bytes_per_element * sequences;
+    t.bytes += r.bytes;
+    t.mha_bytes += r.mha_bytes;
+    t.layers.push_back(r);
+  }
+  return t;
+}
 
 int64_t cross_kv_bytes(const Config& c, int n_src) {
   return c.has_encoder() ? 2LL * c.n_decoder_layers * n_src * c.d_model * 4 : 0;

@@ -41,8 +41,49 @@ FlopCount decode_step_flops(const Config& c, int n_src, int t, bool cached);
 // Cross-attention K/V of every decoder layer, computed once per source: L · 2 · (2·n_src·d²).
 int64_t cross_kv_setup_flops(const Config& c, int n_src);
 
-// Self-attention KV cache of one sequence holding `tokens` positions: 2 × L × tokens × d × 4.
+// Bytes of one cached K or V element: stepformer keeps its caches in float32, whatever the
+// dtype of the weights file.
+constexpr int kKvBytesPerElement = 4;
+
+// Self-attention KV cache of one sequence holding `tokens` positions ("Transformer Architecture",
+// KV-Cache for reducing inference redundancy): K and V, 2 × L × h_kv × d_k × tokens × 4 bytes.
+// Without grouped-query attention h_kv · d_k = d, the lecture's 2 × L × tokens × d × 4.
 int64_t kv_cache_bytes(const Config& c, int tokens);
+// The same cache if every query head kept K/V heads of its own (multi-head attention):
+// 2 × L × h × d_k × tokens × 4. Equals kv_cache_bytes without grouped-query attention.
+int64_t mha_kv_cache_bytes(const Config& c, int tokens);
+
+// Grouped-query attention (Ainslie et al. 2023): query head h reads K/V head h ÷ (h_q ÷ h_kv),
+// the forward pass's Heads::kv_of (transformers' repeat_kv).
+int kv_head_of(const Config& c, int query_head);
+// For each K/V head g, the query heads that share it, in order: (h_kv) lists of h_q ÷ h_kv heads.
+std::vector<std::vector<int>> query_heads_by_kv_head(const Config& c);
+
+// The KV-cache cost table as of one moment of a decode, per decoder layer and in total, next to
+// what a multi-head cache of the same model would hold.
+struct KvCacheRow {
+  int layer = 0;
+  int tokens = 0;         // positions this layer holds
+  int64_t bytes = 0;      // 2 × h_kv × d_k × tokens × 4 × sequences
+  int64_t mha_bytes = 0;  // 2 × h × d_k × tokens × 4 × sequences
+  // mha_bytes ÷ bytes (= h ÷ h_kv); 0 while the layer holds nothing.
+  double saved() const { return bytes > 0 ? static_cast<double>(mha_bytes) / static_cast<double>(bytes) : 0.0; }
+};
+struct KvCacheTable {
+  int query_heads = 0;  // h
+  int kv_heads = 0;     // h_kv
+  int group = 1;        // h ÷ h_kv query heads per K/V head
+  int d_k = 0;          // per head
+  int bytes_per_element = kKvBytesPerElement;
+  int sequences = 1;  // hypotheses holding a cache
+  std::vector<KvCacheRow> layers;
+  int64_t bytes = 0;      // sum over layers
+  int64_t mha_bytes = 0;  // sum over layers
+  // mha_bytes ÷ bytes (= group); 1 for multi-head attention, 0 while nothing is cached.
+  double saved() const { return bytes > 0 ? static_cast<double>(mha_bytes) / static_cast<double>(bytes) : 0.0; }
+};
+// tokens_per_layer: (L_dec) positions each decoder layer holds.
+KvCacheTable kv_cache_table(const Config& c, const std::vector<int>& tokens_per_layer, int sequences);
 // Cross-attention K/V kept for one sequence: 2 × L × n_src × d × 4 (encoder-decoder only).
 int64_t cross_kv_bytes(const Config& c, int n_src);
 // One attention layer's maps: heads × n_q × n_k floats × 4 bytes.

@@ -102,9 +102,12 @@ struct KvCacheView {
   int sequences = 1;                // hypotheses holding a cache (beam width for beam search)
   std::vector<int> row_step;        // (rows of the fullest layer) step at which each row came in
   std::vector<KvLayerView> layers;  // (L_dec)
-  int64_t self_bytes = 0;           // 2 × L × rows × d × 4 × sequences (layers not yet extended
-                                    // counted at their row count), 0 when off
+  int64_t self_bytes = 0;           // 2 × L × rows × h_kv·d_k × 4 × sequences (layers not yet
+                                    // extended counted at their row count), 0 when off
   int64_t cross_bytes = 0;          // 2 × (layers computed) × n_src × d × 4 × sequences, 0 when off
+  // The self-attention cache per layer at its row count, beside a multi-head cache of the same
+  // model (what grouped-query attention saves); computed with the cache off too (what it would hold).
+  KvCacheTable table;
   std::shared_ptr<const void> hold;
 };
 

@@ -187,6 +187,7 @@ KvCacheView Session::cache() const {
   const int m = static_cast<int>(rec->fed.size());
   const int n_src = static_cast<int>(input_.src_ids.size());
   int fullest = rec->position0;
+  std::vector<int> rows;  // (L_dec) rows each layer holds
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     held->self.push_back(attended_kv(s, l, false));
     held->cross.push_back(c.has_encoder() ? attended_kv(s, l, true) : Kv{});
@@ -209,11 +210,11 @@ KvCacheView Session::cache() const {
       lv.cross_v = &held->cross[static_cast<size_t>(l)].v;
       lv.cross_new = s == 0 || !use_cache_;
     }
-    if (use_cache_) {
-      view.self_bytes += 2LL * lv.self_rows * c.d_model * 4 * view.sequences;
-      if (lv.cross_k) view.cross_bytes += 2LL * n_src * c.d_model * 4 * view.sequences;
-    }
+    rows.push_back(lv.self_rows);
+    if (use_cache_ && lv.cross_k) view.cross_bytes += 2LL * n_src * c.d_model * kKvBytesPerElement * view.sequences;
   }
+  view.table = kv_cache_table(c, rows, view.sequences);
+  if (use_cache_) view.self_bytes = view.table.bytes;
   view.hold = std::move(held);
   view.row_step.assign(rec->row_step.begin(), rec->row_step.begin() + fullest);
   return view;

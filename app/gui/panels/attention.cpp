@@ -13,6 +13,7 @@
 #include "app.h"
 #include "gfx/imgui_math.h"
 #include "analysis/layer_stats.h"
+#include "stepper/cost.h"
 #include "ui.h"
 #include "widgets.h"
 
@@ -165,10 +166,21 @@ class AttentionPanel : public Panel {
 
     // Caption: what this is, with its shape (left out on a projector, where height is scarce).
     if (!ui.presentation) {
-      ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
-      ImGui::SameLine();
-      ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_h K_hᵀ / √%d + mask)", static_cast<long>(w.rows()),
-                          static_cast<long>(w.cols()), m.d_k());
+      // Grouped-query attention: the K/V head this query head shares with its group.
+      if (a.n_kv_heads > 0 && a.n_kv_heads < a.n_heads) {
+        const int g = kv_head_of(m, ui.head);
+        const std::vector<int> group = query_heads_by_kv_head(m)[static_cast<size_t>(g)];
+        ImGui::Text("%s · layer %d · query head %d · K/V head %d (shared by heads %d–%d)", to_string(v->kind), v->layer,
+                    ui.head, g, group.front(), group.back());
+        ImGui::SameLine();
+        ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_%d K_%dᵀ / √%d + mask)", static_cast<long>(w.rows()),
+                            static_cast<long>(w.cols()), ui.head, g, m.d_k());
+      } else {
+        ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
+        ImGui::SameLine();
+        ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_h K_hᵀ / √%d + mask)", static_cast<long>(w.rows()),
+                            static_cast<long>(w.cols()), m.d_k());
+      }
       if (v->new_rows > 0) {
         ImGui::SameLine();
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().highlight),

@@ -1,9 +1,13 @@
 // kv_cache.cpp — "KV cache": per decoder layer and head, the cached K and V as matrices that grow
 // by one row per decoded token (the new row outlined), cross-attention K/V marked as computed
-// once; the bytes held, and the cost of a step with and without the cache; a cache on/off switch.
+// once; the bytes held, per layer beside a multi-head cache of the same model (what grouped-query
+// attention saves), which query heads share each K/V head, and the cost of a step with and
+// without the cache; a cache on/off switch.
 //
 // [SECTION] switch and bytes
+// [SECTION] grouped-query attention
 // [SECTION] matrices
+// [SECTION] bytes per layer
 // [SECTION] cost per token
 #include <algorithm>
 #include <cmath>
@@ -30,10 +34,12 @@ class KvCachePanel : public Panel {
     const float fs = ImGui::GetFontSize();
     const float right = std::min(fs * 24, ImGui::GetContentRegionAvail().x * 0.34f);
     ImGui::BeginChild("kv-mats", ImVec2(ImGui::GetContentRegionAvail().x - right - fs * 0.5f, 0));
+    if (c.snap.kv.table.group > 1) draw_groups(c);
     draw_matrices(c);
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("kv-cost", ImVec2(0, 0));
+    draw_bytes(c);
     draw_cost(c);
     ImGui::EndChild();
   }
@@ -75,9 +81,89 @@ class KvCachePanel : public Panel {
     ImGui::Text("holds %s", fmt_bytes(kv.self_bytes + kv.cross_bytes).c_str());
     ImGui::SameLine();
     const int rows = kv.row_step.empty() ? 0 : static_cast<int>(kv.row_step.size());
-    ImGui::TextDisabled("= self %s (2 × %d layers × %d rows × %d × 4 B%s) + cross %s", fmt_bytes(kv.self_bytes).c_str(),
-                        cfg.n_decoder_layers, rows, cfg.d_kv(), kv.sequences > 1 ? " × beams" : "",
-                        fmt_bytes(kv.cross_bytes).c_str());
+    const KvCacheTable& t = kv.table;
+    if (cfg.has_encoder())
+      ImGui::TextDisabled("= self %s (2 × %d layers × %d rows × %d × %d B%s) + cross %s",
+                          fmt_bytes(kv.self_bytes).c_str(), cfg.n_decoder_layers, rows, t.kv_heads * t.d_k,
+                          t.bytes_per_element, kv.sequences > 1 ? " × beams" : "", fmt_bytes(kv.cross_bytes).c_str());
+    else
+      ImGui::TextDisabled("= 2 × %d layers × %d K/V heads × d_k %d × %d rows × %d B%s", cfg.n_decoder_layers,
+                          t.kv_heads, t.d_k, rows, t.bytes_per_element, kv.sequences > 1 ? " × beams" : "");
+  }
+
+  // [SECTION] grouped-query attention
+  // The query heads in a row, coloured by the K/V head they read, each joined to it: the K/V heads
+  // in the row below, under the middle of their group. Clicking a head selects it.
+  void draw_groups(Ctx& c) {
+    const Config& cfg = c.snap.model->config;
+    const KvCacheTable& t = c.snap.kv.table;
+    const std::vector<std::vector<int>> groups = query_heads_by_kv_head(cfg);
+    const Palette& pal = palette();
+    const float fs = ImGui::GetFontSize();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float label_w = ImGui::CalcTextSize("query heads").x + fs;
+    const float caption_w = std::min(fs * 17, ImGui::GetContentRegionAvail().x * 0.36f);
+    const float avail = ImGui::GetContentRegionAvail().x - label_w - caption_w - fs;
+    const float slot = std::clamp(avail / static_cast<float>(t.query_heads), fs * 0.6f, fs * 3.2f);
+    const float box_w = slot * 0.82f, box_h = fs * 1.45f, gap_y = fs * 1.5f;
+    const float y_kv = p.y + box_h + gap_y;
+    const int sel = std::clamp(c.ui.head, 0, t.query_heads - 1);
+    const int sel_kv = kv_head_of(cfg, sel);
+    dl->AddText(ImVec2(p.x, p.y + (box_h - fs) * 0.5f), pal.text_dim, "query heads");
+    dl->AddText(ImVec2(p.x, y_kv + (box_h - fs) * 0.5f), pal.text_dim, "K/V heads");
+    const auto centred = [&](ImVec2 a, ImVec2 b, const char* text) {
+      const ImVec2 ts = ImGui::CalcTextSize(text);
+      if (ts.x > b.x - a.x) return;  // too narrow for its name: the colour says enough
+      dl->AddText(ImVec2((a.x + b.x - ts.x) * 0.5f, (a.y + b.y - ts.y) * 0.5f), IM_COL32(255, 255, 255, 255), text);
+    };
+    const float x0 = p.x + label_w;
+    char buf[32];
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<int>& qs = groups[g];
+      const float gx0 = x0 + static_cast<float>(qs.front()) * slot,
+                  gx1 = x0 + static_cast<float>(qs.back()) * slot + box_w;
+      const float kw = std::max(box_w, std::min(gx1 - gx0, fs * 3.5f)), kx = (gx0 + gx1 - kw) * 0.5f;
+      const ImU32 col = head_colour(static_cast<int>(g)), faint = head_colour(static_cast<int>(g), 0.75f);
+      for (int h : qs) {
+        const float hx = x0 + static_cast<float>(h) * slot;
+        dl->AddLine(ImVec2(hx + box_w * 0.5f, p.y + box_h), ImVec2(kx + kw * 0.5f, y_kv), faint, 2.0f);
+        dl->AddRectFilled(ImVec2(hx, p.y), ImVec2(hx + box_w, p.y + box_h), col, fs * 0.2f);
+        std::snprintf(buf, sizeof buf, "q%d", h);
+        centred(ImVec2(hx, p.y), ImVec2(hx + box_w, p.y + box_h), buf);
+        if (h == sel)
+          dl->AddRect(ImVec2(hx - 2, p.y - 2), ImVec2(hx + box_w + 2, p.y + box_h + 2), pal.highlight, fs * 0.2f, 0,
+                      2.5f);
+        ImGui::SetCursorScreenPos(ImVec2(hx, p.y));
+        ImGui::PushID(h);
+        if (ImGui::InvisibleButton("qh", ImVec2(box_w, box_h))) c.ui.head = h;
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("query head %d reads K/V head %d (with %d other query head%s)", h, static_cast<int>(g),
+                            t.group - 1, t.group == 2 ? "" : "s");
+        ImGui::PopID();
+      }
+      dl->AddRectFilled(ImVec2(kx, y_kv), ImVec2(kx + kw, y_kv + box_h), col, fs * 0.2f);
+      std::snprintf(buf, sizeof buf, "kv%d", static_cast<int>(g));
+      centred(ImVec2(kx, y_kv), ImVec2(kx + kw, y_kv + box_h), buf);
+      if (static_cast<int>(g) == sel_kv)
+        dl->AddRect(ImVec2(kx - 2, y_kv - 2), ImVec2(kx + kw + 2, y_kv + box_h + 2), pal.highlight, fs * 0.2f, 0, 2.5f);
+    }
+    // Beside the diagram, what it means in words and bytes.
+    const float cx = x0 + static_cast<float>(t.query_heads) * slot + fs;
+    ImGui::SetCursorScreenPos(ImVec2(cx, p.y));
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(cx + caption_w);
+    ImGui::PushFont(c.fonts.bold);
+    ImGui::Text("grouped-query attention: %d query heads share %d K/V heads", t.query_heads, t.kv_heads);
+    ImGui::PopFont();
+    ImGui::TextWrapped("%d query heads per K/V head: the cache keeps %d heads, not %d (%d× fewer bytes).", t.group,
+                       t.kv_heads, t.query_heads, t.group);
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+    mark_rect = ImVec4(x0, p.y, x0 + static_cast<float>(t.query_heads) * slot, y_kv + box_h);  // the diagram
+    const float bottom = std::max(y_kv + box_h + fs * 0.6f, ImGui::GetItemRectMax().y + fs * 0.3f);
+    ImGui::SetCursorScreenPos(ImVec2(p.x, bottom));
+    ImGui::Dummy(ImVec2(1, 1));
   }
 
   // [SECTION] matrices
@@ -155,13 +241,16 @@ class KvCachePanel : public Panel {
     const float W = (ImGui::GetContentRegionAvail().x - fs) / 2.0f;
     const float H =
         cross ? (ImGui::GetContentRegionAvail().y - fs * 4) * 0.62f : ImGui::GetContentRegionAvail().y - fs * 2;
-    char ck[96], cv[96];
+    char ck[128], cv[128], which[48] = "";
+    // Grouped-query attention: the K/V head the selected query head reads.
+    if (kv.table.group > 1 && !all_heads_)
+      std::snprintf(which, sizeof which, " of K/V head %d", kv_head_of(s.model->config, c.ui.head));
     if (kv.enabled) {
-      std::snprintf(ck, sizeof ck, "self K  (%d rows%s)", L.self_rows, L.new_rows ? ", +1 this step" : "");
-      std::snprintf(cv, sizeof cv, "self V  (%d rows)", L.self_rows);
+      std::snprintf(ck, sizeof ck, "self K%s  (%d rows%s)", which, L.self_rows, L.new_rows ? ", +1 this step" : "");
+      std::snprintf(cv, sizeof cv, "self V%s  (%d rows)", which, L.self_rows);
     } else {
-      std::snprintf(ck, sizeof ck, "self K  (all %d rows recomputed)", L.self_rows);
-      std::snprintf(cv, sizeof cv, "self V  (all %d rows recomputed)", L.self_rows);
+      std::snprintf(ck, sizeof ck, "self K%s  (all %d rows recomputed)", which, L.self_rows);
+      std::snprintf(cv, sizeof cv, "self V%s  (all %d rows recomputed)", which, L.self_rows);
     }
     one(c, 0, ck, L.self_k, L.self_rows, L.new_rows, labels, key, W, H, false);
     ImGui::SameLine();
@@ -177,6 +266,66 @@ class KvCachePanel : public Panel {
     one(c, 2, xk, L.cross_k, L.cross_k ? static_cast<int>(L.cross_k->rows()) : 0, 0, src, key, W, H2, true);
     ImGui::SameLine();
     one(c, 3, xv, L.cross_v, L.cross_v ? static_cast<int>(L.cross_v->rows()) : 0, 0, src, key, W, H2, true);
+  }
+
+  // [SECTION] bytes per layer
+  // The "Transformer Architecture" lecture's cache size (KV-Cache for reducing inference
+  // redundancy), per decoder layer as of this stage, beside a cache with every query head's own
+  // K/V (multi-head attention) and the factor grouping saves.
+  void draw_bytes(Ctx& c) {
+    const KvCacheView& kv = c.snap.kv;
+    const KvCacheTable& t = kv.table;
+    heading(c.fonts, "Self-attention cache bytes");
+    if (kv.step < 0 || t.layers.empty()) {
+      ImGui::TextDisabled("nothing cached yet");
+      return;
+    }
+    if (!kv.enabled) ImGui::TextDisabled("cache off: what it would hold");
+    const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
+    if (ImGui::BeginTable("kv-bytes", 5, flags)) {
+      ImGui::TableSetupColumn("layer");
+      ImGui::TableSetupColumn("tokens");
+      ImGui::TableSetupColumn("bytes");
+      ImGui::TableSetupColumn("MHA bytes");
+      ImGui::TableSetupColumn("saved ×");
+      ImGui::TableHeadersRow();
+      const int sel = std::clamp(c.ui.kv_layer, 0, static_cast<int>(t.layers.size()) - 1);
+      // A long stack shows the selected layer and its neighbours; the total covers every layer.
+      const int first = std::clamp(sel - 3, 0, std::max(0, static_cast<int>(t.layers.size()) - 8));
+      const int last = std::min(static_cast<int>(t.layers.size()), first + 8);
+      // bytes < 0: a row without numbers (the "…" of a long stack).
+      const auto row = [&](const char* name, int tokens, int64_t bytes, int64_t mha, double saved, bool strong,
+                           bool selected) {
+        ImGui::TableNextRow();
+        if (selected)
+          ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, (palette().highlight & 0x00FFFFFFu) | 0x30000000u);
+        if (strong) ImGui::PushFont(c.fonts.bold);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(name);
+        if (bytes >= 0) {
+          ImGui::TableNextColumn();
+          if (tokens >= 0) ImGui::Text("%d", tokens);
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(fmt_bytes(bytes).c_str());
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(fmt_bytes(mha).c_str());
+          ImGui::TableNextColumn();
+          if (saved > 0) ImGui::Text("%.3g×", saved);
+        }
+        if (strong) ImGui::PopFont();
+      };
+      for (int l = first; l < last; ++l) {
+        const KvCacheRow& r = t.layers[static_cast<size_t>(l)];
+        row(std::to_string(l).c_str(), r.tokens, r.bytes, r.mha_bytes, r.saved(), false, l == sel);
+      }
+      if (last - first < static_cast<int>(t.layers.size())) row("…", -1, -1, -1, 0, false, false);
+      row("total", -1, t.bytes, t.mha_bytes, t.saved(), true, false);
+      ImGui::EndTable();
+    }
+    ImGui::TextDisabled("bytes = 2 (K, V) × %d K/V heads × d_k %d × tokens × %d B%s", t.kv_heads, t.d_k,
+                        t.bytes_per_element, t.sequences > 1 ? " × beams" : "");
+    ImGui::TextDisabled("MHA bytes: the same with all %d query heads", t.query_heads);
+    ImGui::Spacing();
   }
 
   // [SECTION] cost per token

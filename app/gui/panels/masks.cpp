@@ -1,6 +1,7 @@
 // masks.cpp — "Masks": the padding, causal and combined masks as the exact additive matrices
 // (0 or −∞), next to the scaled scores, the masked scores and the softmax, as in the
-// "Transformer Architecture" lecture's attention mask tables; a padded batch of the model's
+// "Transformer Architecture" lecture's attention mask tables; a sliding-window decoder's banded
+// causal mask (Mistral) with the keys that fell out of the window marked; a padded batch of the model's
 // examples with each sequence's masks; and a switch that removes the causal mask from a
 // teacher-forced run to show the leak (future tokens receiving weight).
 //
@@ -20,6 +21,11 @@
 namespace sf::gui {
 
 namespace {
+
+// Keys that fell out of a sliding window: violet, apart from the highlight (amber) and the
+// diverging map's blue and red, on the dark and the light theme alike.
+constexpr ImU32 kOutOfWindow = IM_COL32(170, 80, 230, 255);
+constexpr ImU32 kOutOfWindowFill = IM_COL32(170, 80, 230, 120);
 
 class MasksPanel : public Panel {
  public:
@@ -58,9 +64,10 @@ class MasksPanel : public Panel {
   }
 
  private:
-  // One small table: a heatmap with its values written in, and a caption.
+  // One small table: a heatmap with its values written in, and a caption; `out`: cells to mark as
+  // fallen out of the sliding window (−∞ in it), or null.
   void table(Ctx& c, int slot, const char* caption, const Mat& m, Colormap map, float lo, float hi, const AttnView& v,
-             uint64_t key, float w, float h, int decimals = 2) {
+             uint64_t key, float w, float h, int decimals = 2, const Mat* out = nullptr) {
     maps_[slot].update(m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()),
                        mix_key(key, static_cast<uint64_t>(slot)), map, lo, hi);
     ImGui::BeginGroup();
@@ -77,12 +84,31 @@ class MasksPanel : public Panel {
     o.max_cell = 44;
     if (c.ui.cell_pinned) o.sel_row = c.ui.cell_row, o.sel_col = c.ui.cell_col;
     const HeatmapHit hit = heatmap_widget(caption, maps_[slot], o);
+    if (out) mark_outside_window(*out, hit);
+    if (out && slot == 1) mark_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);  // the band
     if (slot == 5) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered)
       ImGui::SetTooltip("%s\nquery %d '%s', key %d '%s': %s", caption, hit.row,
                         v.q_labels[static_cast<size_t>(hit.row)].c_str(), hit.col,
                         v.k_labels[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());
     ImGui::EndGroup();
+  }
+
+  // The cells a sliding window drops, tinted and outlined over the heatmap's hatching, so the band
+  // reads apart from the causal mask's future (hatched only).
+  static void mark_outside_window(const Mat& out, const HeatmapHit& hit) {
+    if (out.size() == 0) return;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float cw = (hit.max.x - hit.min.x) / static_cast<float>(out.cols());
+    const float ch = (hit.max.y - hit.min.y) / static_cast<float>(out.rows());
+    for (Eigen::Index i = 0; i < out.rows(); ++i)
+      for (Eigen::Index j = 0; j < out.cols(); ++j) {
+        if (!std::isinf(out(i, j))) continue;
+        const ImVec2 a(hit.min.x + static_cast<float>(j) * cw + 1, hit.min.y + static_cast<float>(i) * ch + 1);
+        const ImVec2 b(a.x + cw - 2, a.y + ch - 2);
+        dl->AddRectFilled(a, b, kOutOfWindowFill);
+        dl->AddRect(a, b, kOutOfWindow, 0, 0, 1.5f);
+      }
   }
 
   // [SECTION] the three masks, [SECTION] scores → masked → softmax
@@ -94,8 +120,13 @@ class MasksPanel : public Panel {
     // The two parts of the combined mask, from the keys' ids and the pad key the forward uses.
     const int pad_key = self_dec ? decoder_pad_key(cfg) : source_pad_key(cfg);
     const std::vector<int>& key_ids = v.k_ids;
-    const Mat pad = make_mask(nq, key_ids, pad_key, false);
-    const Mat causal = self_dec ? make_mask(nq, std::vector<int>(key_ids.size(), 0), -1, true) : Mat::Zero(nq, nk);
+    // The rules of the mask the forward built (make_mask's), one by one; a sliding window (Mistral)
+    // bands the causal mask.
+    const int window = self_dec ? cfg.sliding_window : 0;
+    const MaskParts parts = mask_parts(nq, key_ids, pad_key, self_dec, 0, window);
+    const Mat& pad = parts.padding;
+    const Mat causal = window > 0 ? Mat(parts.future + parts.outside_window) : parts.future;
+    const Mat* out = window > 0 ? &parts.outside_window : nullptr;
     const Mat& combined = a.masks[0];
     const Mat sc = a.scores(static_cast<size_t>(c.ui.head));
     Mat masked = sc + combined;
@@ -110,18 +141,24 @@ class MasksPanel : public Panel {
         mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(c.ui.head));
     const float fs = ImGui::GetFontSize();
     const float W = (ImGui::GetContentRegionAvail().x - fs * 2) / 3.0f;
-    const float H = (ImGui::GetContentRegionAvail().y - fs * 5.5f) / 2.0f;
+    const float H = (ImGui::GetContentRegionAvail().y - fs * (window > 0 ? 7.0f : 5.5f)) / 2.0f;
     table(c, 0, "padding mask", pad, Colormap::Diverging, -1, 1, v, key, W, H, 0);
     ImGui::SameLine();
-    table(c, 1, self_dec ? "causal mask (j ≤ i)" : "causal mask (none here)", causal, Colormap::Diverging, -1, 1, v,
-          key, W, H, 0);
+    char band[64];
+    std::snprintf(band, sizeof band, "causal band W = %d (i−W < j ≤ i)", window);
+    table(c, 1,
+          window > 0 ? band
+          : self_dec ? "causal mask (j ≤ i)"
+                     : "causal mask (none here)",
+          causal, Colormap::Diverging, -1, 1, v, key, W, H, 0, out);
     ImGui::SameLine();
-    table(c, 2, "combined mask M", combined, Colormap::Diverging, -1, 1, v, key, W, H, 0);
+    table(c, 2, "combined mask M", combined, Colormap::Diverging, -1, 1, v, key, W, H, 0, out);
     table(c, 3, "scores S = QKᵀ/√d_k", sc, Colormap::Diverging, slo, shi, v, key, W, H);
     ImGui::SameLine();
-    table(c, 4, "masked S + M", masked, Colormap::Diverging, slo, shi, v, key, W, H);
+    table(c, 4, "masked S + M", masked, Colormap::Diverging, slo, shi, v, key, W, H, 2, out);
     ImGui::SameLine();
-    table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H);  // masked weights are exactly 0
+    table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H, 2, out);  // masked weights are exactly 0
+    if (window > 0) draw_window_caption(c, v, window, nq);
     ImGui::TextDisabled(
         "hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
         "computed (the key did not exist yet at that decoding step).");
@@ -132,6 +169,31 @@ class MasksPanel : public Panel {
         if (ImGui::SmallButton("append two <pad>")) c.worker.post([](Engine& e) { e.append_padding(); });
       }
     }
+  }
+
+  // What the band means, for the selected query (the pinned cell's row, else the last row): the
+  // tokens it sees and those that fell out of its window.
+  void draw_window_caption(Ctx& c, const AttnView& v, int window, int nq) {
+    const float fs = ImGui::GetFontSize();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.15f), ImVec2(p.x + fs * 0.9f, p.y + fs * 1.05f),
+                                              kOutOfWindow);
+    ImGui::Dummy(ImVec2(fs * 1.1f, fs));
+    ImGui::SameLine();
+    ImGui::PushFont(c.fonts.bold);
+    ImGui::Text("sliding window W = %d: token t sees tokens t−%d … t", window, window - 1);
+    ImGui::PopFont();
+    ImGui::SameLine();
+    const int t = c.ui.cell_pinned ? std::clamp(c.ui.cell_row, 0, nq - 1) : nq - 1;
+    const int first = first_visible_key(t, window);
+    const std::string& tok = v.q_labels[static_cast<size_t>(t)];
+    if (first > 0)
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kOutOfWindow),
+                         "— token %d '%s' sees %d … %d; tokens 0 … %d fell out of its window (−∞, violet)", t,
+                         tok.c_str(), first, t, first - 1);
+    else
+      ImGui::TextDisabled("— token %d '%s' sees 0 … %d: nothing has fallen out yet (a prompt longer than %d shows it)",
+                          t, tok.c_str(), t, window);
   }
 
   // [SECTION] a padded batch

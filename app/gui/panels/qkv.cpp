@@ -84,16 +84,24 @@ class QkvPanel : public Panel {
       ImGui::EndGroup();
     };
     char tq[64], tk[64], tv[64];
-    std::snprintf(tq, sizeof tq, "Q_h (%ld × %d)", static_cast<long>(q.rows()), dk);
-    std::snprintf(tk, sizeof tk, "K_h (%ld × %d)", static_cast<long>(k.rows()), dk);
-    std::snprintf(tv, sizeof tv, "V_h (%ld × %d)", static_cast<long>(val.rows()), dk);
+    const bool grouped = a.n_kv_heads > 0 && a.n_kv_heads < a.n_heads;
+    std::snprintf(tq, sizeof tq, "Q_%d (%ld × %d)", h, static_cast<long>(q.rows()), dk);
+    std::snprintf(tk, sizeof tk, "K_%d (%ld × %d)%s", kvh, static_cast<long>(k.rows()), dk, grouped ? " shared" : "");
+    std::snprintf(tv, sizeof tv, "V_%d (%ld × %d)%s", kvh, static_cast<long>(val.rows()), dk, grouped ? " shared" : "");
     one("q", tq, q_, v.q_labels, c.ui.cell_row);
     ImGui::SameLine();
     one("k", tk, k_, v.k_labels, c.ui.cell_col);
     ImGui::SameLine();
     one("v", tv, v_, v.k_labels, c.ui.cell_col);
     colour_bar(bar_, Colormap::Diverging, lo, hi, fs * 10, "value");
-    ImGui::TextDisabled("head %d uses columns %d..%d of Q, K, V (d_k = %d)", h, h * dk, (h + 1) * dk - 1, dk);
+    if (grouped)
+      ImGui::TextDisabled(
+          "query head %d: columns %d..%d of Q (%d heads); it reads K/V head %d: columns %d..%d of K and V, which have "
+          "%d heads (grouped-query attention: %d query heads share each)",
+          h, h * dk, (h + 1) * dk - 1, a.n_heads, kvh, kvh * dk, (kvh + 1) * dk - 1, a.n_kv_heads,
+          a.n_heads / a.n_kv_heads);
+    else
+      ImGui::TextDisabled("head %d uses columns %d..%d of Q, K, V (d_k = %d)", h, h * dk, (h + 1) * dk - 1, dk);
   }
 
   // [SECTION] one cell, step by step
@@ -144,6 +152,10 @@ class QkvPanel : public Panel {
     ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels[static_cast<size_t>(i)].c_str(), j,
                 v.k_labels[static_cast<size_t>(j)].c_str());
     ImGui::PopFont();
+    if (a.n_kv_heads > 0 && a.n_kv_heads < a.n_heads) {  // grouped-query attention
+      ImGui::SameLine();
+      ImGui::TextDisabled("  q from query head %d, k from the K/V head %d it shares", h, a.kv_head(h));
+    }
 
     const RowVec q = a.q.row(i).segment(h * dk, dk);
     const RowVec k = a.k.row(j).segment(a.kv_head(h) * dk, dk);
