@@ -9,13 +9,14 @@
 #      every machine also runs the suite on a second SIMD code path (docs/reliability.md,
 #      "Numerics across builds"); GUI tests included, leak checks off for them (Mesa leaks at exit);
 #   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 20; scripts/fuzz.sh).
+# All three builds treat a warning in the project's code as an error (-DSTEPFORMER_WERROR=ON).
 # Tests write under each build's test-scratch/ folder (tests/CMakeLists.txt); at the end the run
 # fails if /tmp holds a stepformer_* entry it did not hold before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp_entries() { find /tmp -maxdepth 1 -name 'stepformer_*' 2>/dev/null | sort; }
 TMP_BEFORE=$(tmp_entries)
-bash scripts/setup.sh
+bash scripts/setup.sh -DSTEPFORMER_WERROR=ON
 bash scripts/check-format.sh
 bash scripts/check-includes.sh
 (cd build && ctest --output-on-failure -j"$(nproc)")
@@ -23,12 +24,12 @@ bash scripts/check-includes.sh
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then MARCH=x86-64-v3; else MARCH=x86-64-v2; fi
 echo "== sanitizer build (ASan + UBSan, -march=$MARCH) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_NATIVE=OFF \
-  -DSTEPFORMER_MARCH="$MARCH"
+  -DSTEPFORMER_MARCH="$MARCH" -DSTEPFORMER_WERROR=ON
 cmake --build build-asan -j"$(nproc)"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)" -LE "slow|package")
 
 echo "== fuzzing (libFuzzer, ${STEPFORMER_FUZZ_SECONDS:-20} s per harness) =="
-bash scripts/fuzz.sh "${STEPFORMER_FUZZ_SECONDS:-20}"
+STEPFORMER_WERROR=ON bash scripts/fuzz.sh "${STEPFORMER_FUZZ_SECONDS:-20}"
 
 new_tmp=$(comm -13 <(echo "$TMP_BEFORE") <(tmp_entries))
 if [ -n "$new_tmp" ]; then

@@ -39,7 +39,9 @@ TEST(ModelExamples, EachTaskModelReadsItsOwnTask) {
     std::set<size_t> lengths;
     const bool language_model = t.sample_many(1, 1, Split::Validation)[0].src.empty();
     for (const ModelExample& e : ex) {
-      if (!language_model) EXPECT_TRUE(t.held_out(e.tokens));  // an LM's example is cut at its probe
+      if (!language_model) {
+        EXPECT_TRUE(t.held_out(e.tokens));  // an LM's example is cut at its probe
+      }
       EXPECT_FALSE(e.tokens.src.empty());
       EXPECT_EQ(e.src_text, t.text(e.tokens.src));
       EXPECT_EQ(e.tgt_text, t.text(e.tokens.tgt));
@@ -127,8 +129,9 @@ TEST(BatchMasks, PerSequenceAsTheForwardBuildsThem) {
         EXPECT_EQ(m.decoder[static_cast<size_t>(s)](i, j),
                   j > i || j >= m.tgt_len[static_cast<size_t>(s)] ? kMasked : 0.0f)
             << s << " " << i << " " << j;
-        if (j < b.n)
+        if (j < b.n) {
           EXPECT_EQ(m.cross[static_cast<size_t>(s)](i, j), j >= m.src_len[static_cast<size_t>(s)] ? kMasked : 0.0f);
+        }
       }
   // The encoder's own recording of the same batch.
   Weights w;

@@ -103,9 +103,10 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
       for (int h = 0; h < la.self_attn.n_heads; ++h) {
         EXPECT_LE(max_diff(la.self_attn.head_weights(0, h), lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
             << at << ", layer " << l << ", head " << h << ": self-attention weights";
-        if (on.model().config.has_encoder())
+        if (on.model().config.has_encoder()) {
           EXPECT_LE(max_diff(la.cross_attn.head_weights(0, h), lb.cross_attn.head_weights(0, h).bottomRows(m)), 1e-5)
               << at << ", layer " << l << ", head " << h << ": cross-attention weights";
+        }
       }
     }
   }

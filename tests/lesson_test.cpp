@@ -135,7 +135,9 @@ TEST(Lesson, ShippedLessonsAreWellFormed) {
         std::string e;
         EXPECT_TRUE(check_safe_command(w, L, e)) << f << ":" << line.number << ": " << e;
         if (w[0] == "caption" && w.size() > 1 && w[1] == "text") has_text = true;
-        if (w[0] == "layout") EXPECT_TRUE(parse_layout(w).ok()) << f << ":" << line.number;
+        if (w[0] == "layout") {
+          EXPECT_TRUE(parse_layout(w).ok()) << f << ":" << line.number;
+        }
       }
       EXPECT_TRUE(has_text) << f << ": step '" << s.title << "' has no caption text";
     }

@@ -85,7 +85,9 @@ TEST(SamplingTable, SettingsChangeKeepsThePrefix) {
     EXPECT_EQ(b.steps()[static_cast<size_t>(t)]->chosen, before[static_cast<size_t>(t)]) << t;
     EXPECT_TRUE(b.steps()[static_cast<size_t>(t)]->kept);
   }
-  if (b.steps().size() > 3) EXPECT_FALSE(b.steps()[3]->kept);
+  if (b.steps().size() > 3) {
+    EXPECT_FALSE(b.steps()[3]->kept);
+  }
   // Step 3 is drawn with the first number of a fresh stream of the seed, at T = 3.
   if (b.steps().size() > 3) {
     Rng rng(hot.seed);

@@ -130,7 +130,7 @@ TEST(Batches, PaddingAndTargetsForBothArchitectures) {
   o.task = "copy";
   auto t = make_task("copy");
   const Config c = model_config(o, *t);
-  const std::vector<Example> ex{{{"3", "5"}, {"3", "5"}}, {{"7"}, {"7"}}};
+  const std::vector<Example> ex{{{"3", "5"}, {"3", "5"}, {}}, {{"7"}, {"7"}, {}}};
   const Batch b = make_batch(c, ex);
   const int pad = c.tgt_vocab.pad(), bos = c.tgt_vocab.bos(), eos = c.tgt_vocab.eos();
   const int d3 = c.tgt_vocab.id("3"), d5 = c.tgt_vocab.id("5"), d7 = c.tgt_vocab.id("7");
@@ -148,7 +148,7 @@ TEST(Batches, PaddingAndTargetsForBothArchitectures) {
   o.task = "copy-lm";
   auto lm = make_task("copy-lm");
   const Config cl = model_config(o, *lm);
-  const Batch bl = make_batch(cl, {{{"3", "5", "="}, {"3", "5"}}});
+  const Batch bl = make_batch(cl, {{{"3", "5", "="}, {"3", "5"}, {}}});
   const int p = cl.tgt_vocab.pad(), eq = cl.tgt_vocab.id("=");
   const int l3 = cl.tgt_vocab.id("3"), l5 = cl.tgt_vocab.id("5");
   EXPECT_EQ(bl.tgt_in, (std::vector<int>{cl.tgt_vocab.bos(), l3, l5, eq, l3, l5}));
