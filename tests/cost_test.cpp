@@ -164,6 +164,29 @@ TEST(Memory, GroupedQueryCacheHandCount) {
   EXPECT_EQ(kv_cache_bytes(mqa, 5), 960);
 }
 
+TEST(Flops, GroupedQueryAndGatedStepHandCount) {
+  // gqa(): d 64, 8 query heads of d_k 8 (d_attn 64), 2 K/V heads (d_kv 16), 3 layers, d_ff 8, V 6.
+  // Cached step at t = 5, per layer: Q, O 2 · 2·64·64 = 16 384, K, V 2 · 2·64·16 = 4 096;
+  // QKᵀ and PV over 5 keys with every query head 2 · 2·5·64 = 1 280; FFN 2 · 2·64·8 = 2 048.
+  Config c = gqa();
+  const FlopCount f = decode_step_flops(c, 0, 5, true);
+  EXPECT_EQ(f.projections, 3 * (16384 + 4096));
+  EXPECT_EQ(f.attention, 3 * 1280);
+  EXPECT_EQ(f.feed_forward, 3 * 2048);
+  EXPECT_EQ(f.generator, 2 * 64 * 6);
+  // Recomputing 5 rows: K, V on all 5 rows; attention 5 × 5.
+  const FlopCount u = decode_step_flops(c, 0, 5, false);
+  EXPECT_EQ(u.projections, 3 * (5 * 16384 + 5 * 4096));
+  EXPECT_EQ(u.attention, 3 * (2 * 2 * 5 * 5 * 64));
+  // A gated MLP (SwiGLU) has three d × d_ff matrices; a head_dim of its own widens Q and O.
+  c.mlp = Mlp::Gated;
+  c.head_dim = 12;  // d_attn 96, d_kv 24
+  const FlopCount g = decode_step_flops(c, 0, 5, true);
+  EXPECT_EQ(g.feed_forward, 3 * 3 * 2 * 64 * 8);
+  EXPECT_EQ(g.projections, 3 * (2 * 2 * 64 * 96 + 2 * 2 * 64 * 24));
+  EXPECT_EQ(g.attention, 3 * (2 * 2 * 5 * 96));
+}
+
 TEST(Memory, QueryHeadsSharingEachKvHead) {
   const Config c = gqa();
   EXPECT_EQ(query_heads_by_kv_head(c), (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));

@@ -11,11 +11,20 @@ int64_t ffn_params(int64_t d, int64_t dff) { return 2 * d * dff + dff + d; }
 int64_t norm_params(int64_t d) { return 2 * d; }  // gain and shift
 
 // One multi-head attention over n_q queries and n_kv keys/values, everything computed (no cache).
-FlopCount attention_flops(int64_t d, int64_t n_q, int64_t n_kv) {
+// Q (d → d_attn) and O (d_attn → d) run on the queries, K and V (d → d_kv) on the keys; the scores
+// and P·V run over every query head, d_attn = h · d_k wide. Without grouped-query attention and
+// with d_k = d / h, d_attn = d_kv = d (the lecture's 4d² per row).
+FlopCount attention_flops(int64_t d, int64_t d_attn, int64_t d_kv, int64_t n_q, int64_t n_kv) {
   FlopCount f;
-  f.projections = 2 * n_q * d * d * 2 + 2 * n_kv * d * d * 2;  // Q, O on the queries; K, V on the keys
-  f.attention = 2 * (2 * n_q * n_kv * d);                      // Q_h K_hᵀ and P_h V_h over all heads
+  f.projections = 2 * n_q * d * d_attn * 2 + 2 * n_kv * d * d_kv * 2;
+  f.attention = 2 * (2 * n_q * n_kv * d_attn);
   return f;
+}
+FlopCount attention_flops(int64_t d, int64_t n_q, int64_t n_kv) { return attention_flops(d, d, d, n_q, n_kv); }
+
+// The feed-forward block over `rows` rows: fc1 and fc2, plus the gate of a gated MLP (SwiGLU).
+int64_t ffn_flops(const Config& c, int64_t rows) {
+  return (c.mlp == Mlp::Gated ? 3 : 2) * (2 * rows * c.d_model * c.d_ff);
 }
 
 FlopCount& operator+=(FlopCount& a, const FlopCount& b) {
@@ -71,19 +80,19 @@ FlopCount encoder_flops(const Config& c, int n_src) {
   FlopCount f;
   for (int l = 0; l < c.n_encoder_layers; ++l) {
     f += attention_flops(d, n_src, n_src);
-    f.feed_forward += 2 * (2 * int64_t{n_src} * d * dff);
+    f.feed_forward += 2 * (2 * int64_t{n_src} * d * dff);  // encoders are never gated
   }
   return f;
 }
 
 // The decoder over n_tgt rows with everything computed, generator on every row.
 FlopCount decoder_flops(const Config& c, int n_src, int n_tgt) {
-  const int64_t d = c.d_model, dff = c.d_ff, V = c.tgt_vocab.size();
+  const int64_t d = c.d_model, V = c.tgt_vocab.size();
   FlopCount f;
   for (int l = 0; l < c.n_decoder_layers; ++l) {
-    f += attention_flops(d, n_tgt, n_tgt);
+    f += attention_flops(d, c.d_attn(), c.d_kv(), n_tgt, n_tgt);
     if (c.has_encoder()) f += attention_flops(d, n_tgt, n_src);
-    f.feed_forward += 2 * (2 * int64_t{n_tgt} * d * dff);
+    f.feed_forward += ffn_flops(c, n_tgt);
   }
   f.generator = 2 * int64_t{n_tgt} * d * V;
   return f;
@@ -99,17 +108,18 @@ FlopCount forward_flops(const Config& c, int n_src, int n_tgt) {
 FlopCount decode_step_flops(const Config& c, int n_src, int t, bool cached) {
   // Recomputing: the whole decoder over t rows (the memory is reused, not re-encoded).
   if (!cached) return decoder_flops(c, c.has_encoder() ? n_src : 0, t);
-  const int64_t d = c.d_model, dff = c.d_ff, V = c.tgt_vocab.size();
+  const int64_t d = c.d_model, V = c.tgt_vocab.size(), d_attn = c.d_attn(), d_kv = c.d_kv();
   FlopCount f;
   for (int l = 0; l < c.n_decoder_layers; ++l) {
-    // Self-attention: project the one new row (Q, K, V, O), attend over the t cached rows.
-    f.projections += 4 * (2 * d * d);
-    f.attention += 2 * (2 * int64_t{t} * d);
+    // Self-attention: project the one new row (Q, O: d_attn wide; K, V: h_kv·d_k), attend over
+    // the t cached rows with every query head.
+    f.projections += 2 * (2 * d * d_attn) + 2 * (2 * d * d_kv);
+    f.attention += 2 * (2 * int64_t{t} * d_attn);
     if (c.has_encoder()) {  // cross-attention: Q and O only; K, V of the memory come from the cache
       f.projections += 2 * (2 * d * d);
       f.attention += 2 * (2 * int64_t{n_src} * d);
     }
-    f.feed_forward += 2 * (2 * d * dff);
+    f.feed_forward += ffn_flops(c, 1);
   }
   f.generator = 2 * d * V;
   return f;

@@ -22,9 +22,10 @@ std::vector<ParamCount> param_counts(const Config& c);
 int64_t param_total(const Config& c);
 
 struct FlopCount {
-  int64_t projections = 0;   // Q, K, V, O: 2·rows·d² each (cross K/V over the memory included)
-  int64_t attention = 0;     // Q_h K_hᵀ and P_h V_h over all heads: 2·n_q·n_k·d each
-  int64_t feed_forward = 0;  // fc1 and fc2: 2·rows·d·dff each
+  int64_t projections = 0;   // Q, K, V, O: 2·rows·d² each (cross K/V over the memory included);
+                             // decoder self-attention: Q, O 2·rows·d·d_attn, K, V 2·rows·d·h_kv·d_k
+  int64_t attention = 0;     // Q_h K_hᵀ and P_h V_h over all query heads: 2·n_q·n_k·h·d_k each
+  int64_t feed_forward = 0;  // fc1 and fc2 (and a gated MLP's gate): 2·rows·d·dff each
   int64_t generator = 0;     // logits: 2·rows·d·V
   int64_t total() const { return projections + attention + feed_forward + generator; }
 };
