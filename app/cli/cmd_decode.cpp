@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/ablation.h"
 #include "args.h"
 #include "cli/masked.h"
 #include "io/checkpoint.h"
@@ -18,8 +19,9 @@ namespace sf::cli {
 namespace {
 
 const std::set<std::string> kFlags = {"--greedy", "--sample", "--no-cache", "--no-pe", "--no-causal"};
-const std::set<std::string> kStepsOptions = {"--model", "--src",  "--tgt",  "--temperature", "--top-k",
-                                             "--top-p", "--seed", "--beam", "--max-len"};
+const std::set<std::string> kStepsOptions = {"--model",   "--src",    "--tgt",        "--temperature",
+                                             "--top-k",   "--top-p",  "--seed",       "--beam",
+                                             "--max-len", "--ablate", "--ablate-mode"};
 const std::set<std::string> kDecodeOptions = [] {
   auto o = kStepsOptions;
   o.insert("--out");
@@ -65,6 +67,7 @@ std::optional<Session> open_session(const char* cmd, Args& a, int& rc) {
   if (!a.ok()) return fail(a.error(), 2);
   auto settings = parse_settings(a);
   if (!settings) return fail(settings.error(), 2);
+  if (a.has("--ablate-mode") && !a.has("--ablate")) return fail("option --ablate-mode applies to --ablate only", 2);
   if (a.has("--out")) {
     if (const int code = check_output(cmd, "--out", a.str("--out"), {{"--model", a.str("--model")}})) {
       rc = code;
@@ -73,8 +76,22 @@ std::optional<Session> open_session(const char* cmd, Args& a, int& rc) {
   }
   auto m = load_model(find_model(a.str("--model")));
   if (!m) return fail(m.error(), 1);
+  bool use_cache = !a.has("--no-cache");
+  if (a.has("--ablate")) {
+    auto targets = parse_ablation(*m, a.str("--ablate"));
+    if (!targets) return fail(targets.error(), 1);
+    auto mode = parse_ablation_mode(a.str("--ablate-mode", "zero"));
+    if (!mode) return fail(mode.error(), 1);
+    settings->run.intervention = ablation(*m, *targets, *mode);
+    // A mean over one cached step's row would be that row: every step runs the whole sequence.
+    if (*mode == EditMode::Mean && use_cache) {
+      std::cerr << "note: mean ablation averages over the run's positions, so every step recomputes the whole "
+                   "sequence (as --no-cache)\n";
+      use_cache = false;
+    }
+  }
   auto s = Session::create(std::make_shared<const Model>(std::move(*m)), a.str("--src"), a.str("--tgt"), *settings,
-                           !a.has("--no-cache"));
+                           use_cache);
   if (!s) return fail(s.error(), 1);
   for (const std::string& w : s->warnings()) std::cerr << "warning: " << w << "\n";
   return std::move(*s);
@@ -217,7 +234,9 @@ TensorFile recording(const Session& s) {
   "  --max-len N        stop after N generated tokens (default: the model's max_len)\n"              \
   "  --no-cache         recompute every step instead of reading K/V from the cache\n"                \
   "  --no-pe            leave out the positional encoding (an experiment)\n"                         \
-  "  --no-causal        leave out the decoder's causal mask (an experiment)\n"
+  "  --no-causal        leave out the decoder's causal mask (an experiment)\n"                       \
+  "  --ablate LIST      ablate heads or sublayers: L.H, L.xH, L.attn, L.cross, L.mlp (as trace)\n"   \
+  "  --ablate-mode M    zero (default) or mean (over the run's positions; implies --no-cache)\n"
 
 const char* kDecodeHelp =
     "options:\n" SF_DECODE_OPTIONS
@@ -292,7 +311,7 @@ static int cmd_steps(int argc, char** argv) {
 STEPFORMER_COMMAND(reg_decode, "decode",
                    "stepformer decode --model M --src \"...\" [--greedy | --sample [--temperature T] [--top-k K]\n"
                    "    [--top-p P] [--seed S] | --beam W | --tgt \"...\"] [--no-cache] [--max-len N] [--no-pe]\n"
-                   "    [--no-causal] [--out T.safetensors]\n"
+                   "    [--no-causal] [--ablate L.H,... [--ablate-mode zero|mean]] [--out T.safetensors]\n"
                    "    decode token by token: each step's token, probability, top-5 alternatives and KV cache;\n"
                    "    --tgt forces the output (teacher forcing); --out writes steps.{t}.logits and the\n"
                    "    attention weights of every step (the fed rows), so runs can be compared file to file",

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "cli/masked.h"
+#include "analysis/ablation.h"
 #include "analysis/logit_lens.h"
 #include "io/checkpoint.h"
 #include "paths.h"
@@ -128,8 +129,13 @@ void append_lens(const Model& m, const Trace& t, TensorFile& f) {
 }  // namespace
 
 static int cmd_trace(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--no-pe", "--no-causal", "--lens"}, {"--model", "--src", "--tgt", "--out"});
+  Args a(argc, argv, 2, {"--no-pe", "--no-causal", "--lens"},
+         {"--model", "--src", "--tgt", "--out", "--ablate", "--ablate-mode"});
   a.require("--out");
+  if (a.ok() && a.has("--ablate-mode") && !a.has("--ablate")) {
+    std::cerr << "stepformer trace: option --ablate-mode applies to --ablate only\n";
+    return 2;
+  }
   if (a.ok() && a.get("--model"))
     if (const int code = check_output("trace", "--out", a.str("--out"), {{"--model", a.str("--model")}})) return code;
   auto l = load_and_prepare(a, "trace");
@@ -137,11 +143,41 @@ static int cmd_trace(int argc, char** argv) {
   RunOptions opt;
   opt.positional_encoding = !a.has("--no-pe");
   opt.causal_mask = !a.has("--no-causal");
-  Trace t = run_forward(l->model, l->input, opt);
+  Trace t;
+  std::string ablation_note;
+  if (a.has("--ablate")) {
+    auto targets = parse_ablation(l->model, a.str("--ablate"));
+    auto mode = parse_ablation_mode(a.str("--ablate-mode", "zero"));
+    if (!targets || !mode) {
+      std::cerr << "stepformer trace: " << (targets ? mode.error() : targets.error()) << "\n";
+      return 1;
+    }
+    auto r = run_ablation(l->model, l->input, *targets, *mode, opt);
+    if (!r) {
+      std::cerr << "stepformer trace: " << r.error() << "\n";
+      return 1;
+    }
+    const Vocab& v = l->model.config.has_decoder() ? l->model.config.tgt_vocab : l->model.config.src_vocab;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "ablated %s (%s) at position %d: top token %s (p %.4f) -> %s (p %.4f), "
+                  "KL(clean || ablated) %.6g nats",
+                  a.str("--ablate").c_str(), to_string(*mode), r->position, v.token(r->clean_top).c_str(),
+                  r->clean_probs[static_cast<size_t>(r->clean_top)], v.token(r->ablated_top).c_str(),
+                  r->ablated_probs[static_cast<size_t>(r->ablated_top)], r->kl);
+    ablation_note = line;
+    t = std::move(r->ablated);
+  } else {
+    t = run_forward(l->model, l->input, opt);
+  }
   TensorFile f;
   f.metadata["stepformer.config"] = config_to_json(l->model.config);
   f.metadata["src"] = a.str("--src");
   f.metadata["tgt"] = a.str("--tgt");
+  if (a.has("--ablate")) {
+    f.metadata["ablate"] = a.str("--ablate");
+    f.metadata["ablate.mode"] = a.str("--ablate-mode", "zero");
+  }
   append_trace_tensors(l->model, t, f);
   if (a.has("--lens")) append_lens(l->model, t, f);
   if (auto ok = write_safetensors(a.str("--out"), f); !ok) {
@@ -149,6 +185,7 @@ static int cmd_trace(int argc, char** argv) {
     return 1;
   }
   std::cout << "wrote " << f.tensors.size() << " tensors to " << a.str("--out") << "\n";
+  if (!ablation_note.empty()) std::cout << ablation_note << "\n";
   if (!l->model.config.has_decoder()) print_masked_predictions(l->model, l->input.src_ids, t.encoder.logits);
   return 0;
 }
@@ -241,8 +278,9 @@ static int cmd_walk(int argc, char** argv) {
 
 STEPFORMER_COMMAND(reg_trace, "trace",
                    "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] [--lens]\n"
-                   "    --out T.safetensors\n"
-                   "    run (teacher-forced on --tgt) and write every recorded tensor",
+                   "    [--ablate L.H,... [--ablate-mode zero|mean]] --out T.safetensors\n"
+                   "    run (teacher-forced on --tgt) and write every recorded tensor; with --ablate, of the run\n"
+                   "    with those heads or sublayers ablated",
                    "options:\n"
                    "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
                    "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
@@ -251,6 +289,12 @@ STEPFORMER_COMMAND(reg_trace, "trace",
                    "  --no-causal          leave out the decoder's causal mask (an experiment)\n"
                    "  --lens               also write lens.logits (points, m, V): the logit lens after the embedding\n"
                    "                       and after every sublayer (docs/trace-names.md)\n"
+                   "  --ablate LIST        ablate these heads or sublayers, comma-separated: L.H (head H of layer\n"
+                   "                       L's self-attention), L.xH (a cross-attention head), L.attn, L.cross,\n"
+                   "                       L.mlp (whole sublayers); the decoder's, or an encoder-only model's\n"
+                   "                       encoder's; prints the top-token change and KL(clean || ablated)\n"
+                   "  --ablate-mode M      zero (default) or mean (each ablated column set to its mean over the\n"
+                   "                       run's positions) (docs/inspect.md)\n"
                    "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
                    "example:\n"
                    "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "

@@ -148,7 +148,7 @@ namespace {
 // of copying).
 void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
-                      bool record_kv, const Rotation* rot) {
+                      bool record_kv, const Rotation* rot, const Hook* hook) {
   Mat q, concat;  // (B·n_q, h·dk)
   linear_forward(x_q, w.q_proj, q);
   if (rot) {
@@ -156,6 +156,7 @@ void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, co
     apply_rotary(q, *rot);
   }
   attend(q, k, v, heads, masks, concat, tr);
+  if (hook) hook->heads(concat, heads.q);
   linear_forward(concat, w.o_proj, out);
   if (tr) {
     tr->q = std::move(q);
@@ -172,8 +173,8 @@ void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, co
 
 void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
                        const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
-                       const Rotation* rot) {
-  attend_projected(w, heads, x_q, k, v, masks, out, tr, true, rot);
+                       const Rotation* rot, const Hook* hook) {
+  attend_projected(w, heads, x_q, k, v, masks, out, tr, true, rot, hook);
 }
 
 void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& k, Mat* unrotated) {
@@ -184,11 +185,12 @@ void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, 
 }
 
 void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv,
-                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot) {
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot,
+                       const Hook* hook) {
   Mat k, v;
   project_keys(w, x_kv, rot, k, tr && tr->kind == Recording::Full ? &tr->k_unrotated : nullptr);
   linear_forward(x_kv, w.v_proj, v);
-  attend_projected(w, heads, x_q, k, v, masks, out, tr, false, rot);
+  attend_projected(w, heads, x_q, k, v, masks, out, tr, false, rot, hook);
   if (tr) {
     tr->k = std::move(k);
     tr->v = std::move(v);

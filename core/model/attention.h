@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "model/intervention.h"
 #include "model/recording.h"
 #include "base/tensor.h"
 #include "model/rotary.h"
@@ -79,15 +80,17 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
 
 // Attention on keys/values already projected (and rotated: a KV cache, or cross-attention K/V
 // computed once): projects x_q (B·n_q, d), rotates it when `rot` is given, runs the core over
-// k, v (B·n_k, h_kv·dk), applies W_o.
+// k, v (B·n_k, h_kv·dk), applies W_o. A hook given edits the head outputs before W_o
+// (model/intervention.h); the recording's concat is then the edited one, what W_o read.
 void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
                        const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
-                       const Rotation* rot = nullptr);
+                       const Rotation* rot = nullptr, const Hook* hook = nullptr);
 
 // Full attention: projections, the rotation of Q and K when `rot` is given, core, output
-// projection. x_q (B·n_q, d), x_kv (B·n_k, d).
+// projection (the hook's edits before it, as attention_with_kv). x_q (B·n_q, d), x_kv (B·n_k, d).
 void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv,
-                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot = nullptr);
+                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot = nullptr,
+                       const Hook* hook = nullptr);
 
 // K's projection of x (n, d) for a self-attention, rotated when `rot` is given (what a KV cache
 // stores); the unrotated projection goes to `unrotated` when given.

@@ -65,12 +65,16 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
     const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];
     DecoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
     KvCacheLayer* kv = cache ? &cache->layers[static_cast<size_t>(l)] : nullptr;
+    const Intervention* iv = opt.intervention.get();
+    if (iv) iv->stream(Stack::Decoder, l, x, batch, pos0);
+    const Hook self_hook{iv, Stack::Decoder, SiteKind::SelfAttention, l, batch, pos0};
+    const Hook cross_hook{iv, Stack::Decoder, SiteKind::CrossAttention, l, batch, pos0};
+    const Hook mlp_hook{iv, Stack::Decoder, SiteKind::Mlp, l, batch, pos0};
     Mat y;
 
-    const auto self_attention = [&](const Mat& in, Mat& out) {
-      AttentionTrace* at = lt ? &lt->self_attn : nullptr;
+    const auto self_attention_run = [&](const Mat& in, Mat& out, AttentionTrace* at) {
       if (!kv) {
-        attention_forward(w.self_attn, heads, in, in, masks, out, at, rot);
+        attention_forward(w.self_attn, heads, in, in, masks, out, at, rot, &self_hook);
         return;
       }
       // Project (and rotate) only the new rows and append them; attend over every cached row.
@@ -83,17 +87,22 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
       }
       if (batch == 1) {  // the common case: attend over the buffers in place
         attention_with_kv(w.self_attn, heads, in, kv->self_k.topRows(pos0 + mlen), kv->self_v.topRows(pos0 + mlen),
-                          masks, out, at, rot);
+                          masks, out, at, rot, &self_hook);
         return;
       }
       attention_with_kv(w.self_attn, heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
-                        cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at, rot);
+                        cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at, rot, &self_hook);
+    };
+    const auto self_attention = [&](const Mat& in, Mat& out) {
+      AttentionTrace* at = lt ? &lt->self_attn : nullptr;
+      self_attention_run(in, out, at);
+      if (self_hook.output(out) && at && at->kind != Recording::Training) at->out = out;
     };
 
     if (c.residual == Residual::Parallel) {
       parallel_residual_block(
           w.norm1, w.norm2, x, self_attention,
-          [&](const Mat& in, Mat& out) { feed_forward(w.ffn, c.activation, in, out, lt ? &lt->ffn : nullptr); }, y,
+          [&](const Mat& in, Mat& out) { mlp_sublayer(c, w.ffn, in, out, lt ? &lt->ffn : nullptr, mlp_hook); }, y,
           lt ? &lt->self_block : nullptr, lt ? &lt->ffn_block : nullptr);
       x = std::move(y);
       continue;
@@ -107,22 +116,25 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
           [&](const Mat& in, Mat& out) {
             AttentionTrace* at = lt ? &lt->cross_attn : nullptr;
             if (!kv) {
-              attention_forward(w.cross_attn, c.n_heads, in, *enc.memory, cross_masks, out, at);
-              return;
+              attention_forward(w.cross_attn, c.n_heads, in, *enc.memory, cross_masks, out, at, nullptr, &cross_hook);
+            } else {
+              // Cross-attention K/V depend only on the memory: computed once, reused.
+              if (!kv->cross_ready) {
+                linear_forward(*enc.memory, w.cross_attn.k_proj, kv->cross_k);
+                linear_forward(*enc.memory, w.cross_attn.v_proj, kv->cross_v);
+                kv->cross_ready = true;
+              }
+              attention_with_kv(w.cross_attn, c.n_heads, in, kv->cross_k, kv->cross_v, cross_masks, out, at, nullptr,
+                                &cross_hook);
             }
-            // Cross-attention K/V depend only on the memory: computed once, reused.
-            if (!kv->cross_ready) {
-              linear_forward(*enc.memory, w.cross_attn.k_proj, kv->cross_k);
-              linear_forward(*enc.memory, w.cross_attn.v_proj, kv->cross_v);
-              kv->cross_ready = true;
-            }
-            attention_with_kv(w.cross_attn, c.n_heads, in, kv->cross_k, kv->cross_v, cross_masks, out, at);
+            if (cross_hook.output(out) && at && at->kind != Recording::Training) at->out = out;
           },
           z, lt ? &lt->cross_block : nullptr);
       y = std::move(z);
     }
 
-    ffn_connection(c, w.ffn_norm(c.arch), w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr);
+    ffn_connection(c, w.ffn_norm(c.arch), w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr,
+                   mlp_hook);
   }
   close_stack(c.norm, m.weights.decoder_norm, x, tr ? &tr->final_norm : nullptr);
   Mat logits;  // (B·m, V)

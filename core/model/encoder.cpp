@@ -31,14 +31,20 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
   for (int l = 0; l < c.n_encoder_layers; ++l) {
     const EncoderLayerWeights& w = m.weights.encoder[static_cast<size_t>(l)];
     EncoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
+    const Intervention* iv = opt.intervention.get();
+    if (iv) iv->stream(Stack::Encoder, l, x, batch, 0);
+    const Hook attn_hook{iv, Stack::Encoder, SiteKind::SelfAttention, l, batch, 0};
+    const Hook mlp_hook{iv, Stack::Encoder, SiteKind::Mlp, l, batch, 0};
     Mat y;
     residual_block(
         c.norm, w.norm1, x,
         [&](const Mat& in, Mat& out) {
-          attention_forward(w.self_attn, c.encoder_heads(), in, in, masks, out, lt ? &lt->self_attn : nullptr);
+          AttentionTrace* at = lt ? &lt->self_attn : nullptr;
+          attention_forward(w.self_attn, c.encoder_heads(), in, in, masks, out, at, nullptr, &attn_hook);
+          if (attn_hook.output(out) && at && at->kind != Recording::Training) at->out = out;
         },
         y, lt ? &lt->self_block : nullptr);
-    ffn_connection(c, w.norm2, w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr);
+    ffn_connection(c, w.norm2, w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr, mlp_hook);
   }
   close_stack(c.norm, m.weights.encoder_norm, x, tr ? &tr->final_norm : nullptr);
   if (tr) tr->output = x;

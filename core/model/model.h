@@ -1,6 +1,7 @@
 // model.h — a loaded model (configuration + weights) and the switches a run can flip.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "base/result.h"
 #include "base/tensor.h"
 #include "model/embedding.h"
+#include "model/intervention.h"
 #include "model/model_source.h"
 #include "model/rotary.h"
 #include "model/weights.h"
@@ -37,6 +39,9 @@ struct Model {
 struct RunOptions {
   bool positional_encoding = true;  // false: add nothing, so word order stops mattering
   bool causal_mask = true;          // false: decoder self-attention sees future tokens (the leak)
+  // Ablations and patches the stacks apply to their own activations (model/intervention.h); null:
+  // a normal run, which calls nothing.
+  std::shared_ptr<const Intervention> intervention;
 };
 
 // Checks ids for a side ("source"/"target") before any forward pass: non-empty, within max_len
