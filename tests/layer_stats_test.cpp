@@ -4,6 +4,7 @@
 
 #include "model/attention.h"
 #include "analysis/layer_stats.h"
+#include "model/layer_norm.h"
 #include "model/mask.h"
 #include "stepper/session.h"
 #include "test_util.h"
@@ -69,6 +70,37 @@ TEST(LayerStats, BlockNormsAndLnStatsByHand) {
 
 // Rows gathered from two recordings (two decoding steps) one at a time: the same numbers as each
 // recording's own rows, and the entropy means over every row appended.
+// RMSNorm (Llama, Qwen2, Mistral): the block's statistic is the root mean square per token,
+// √mean(x²) with no mean subtracted, i.e. ‖x‖/√d; there is no mean and no variance.
+TEST(LayerStats, RmsNormBlocksGiveTheRmsPerToken) {
+  ResidualTrace r;
+  r.input.resize(3, 4);
+  r.input << 3, 4, 0, 0,  // mean(x²) = 25/4: rms 2.5 (a LayerNorm would subtract the mean 1.75)
+      1, 1, 1, 1,         // rms 1 (LayerNorm: mean 1, variance 0)
+      -2, 2, -2, 2;       // rms 2 (LayerNorm: mean 0, variance 4)
+  LayerNormWeights w;
+  w.kind = NormKind::RMSNorm;
+  w.eps = 0;
+  w.weight = RowVec::Ones(4);
+  w.bias = RowVec::Zero(4);
+  Mat y;
+  layer_norm_forward(r.input, w, y, &r.norm);
+  r.output = r.input + y;
+  const BlockStat b = block_stat(Block::SelfAttention, r, nullptr);
+  ASSERT_EQ(b.tokens(), 3);
+  EXPECT_TRUE(b.ln_mean.empty());
+  EXPECT_TRUE(b.ln_var.empty());
+  ASSERT_EQ(b.ln_rms.size(), 3u);
+  EXPECT_FLOAT_EQ(b.ln_rms[0], 2.5f);
+  EXPECT_FLOAT_EQ(b.ln_rms[1], 1.0f);
+  EXPECT_FLOAT_EQ(b.ln_rms[2], 2.0f);
+  for (int t = 0; t < 3; ++t) EXPECT_FLOAT_EQ(b.ln_rms[static_cast<size_t>(t)], b.norm_in[static_cast<size_t>(t)] / 2);
+  EXPECT_NEAR(b.mean_ln_rms(), (2.5 + 1 + 2) / 3, 1e-6);
+  // The normalised rows have rms 1: x / rms.
+  EXPECT_FLOAT_EQ(y(0, 0), 3 / 2.5f);
+  EXPECT_FLOAT_EQ(y(2, 1), 1.0f);
+}
+
 TEST(LayerStats, AppendRowsFromSeveralRecordings) {
   ResidualTrace a, b;
   a.input.resize(1, 2);

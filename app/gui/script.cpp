@@ -525,19 +525,22 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     return true;
   }
   if (cmd == "pe-view") {
-    static const char* tabs[] = {"curves", "similarity", "rotation", "order"};
-    if (!need(2, "curves | similarity | rotation | order")) return false;
+    static const char* tabs[] = {"curves", "similarity", "rotation", "order", "rotary"};
+    if (!need(2, "curves | similarity | rotation | order | rotary")) return false;
     int t = -1;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 5; ++i)
       if (a[1] == tabs[i]) t = i;
-    if (t < 0) return error = "pe-view: expected curves, similarity, rotation or order, found '" + a[1] + "'", false;
+    if (t < 0)
+      return error = "pe-view: expected curves, similarity, rotation, order or rotary, found '" + a[1] + "'", false;
     ui.pe_tab_request = t;
     for (size_t i = 2; i < a.size(); ++i) {
       int n;
       const size_t eq = a[i].find('=');
       const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq);
       if (eq == std::string::npos || !parse_int(a[i].substr(eq + 1), n) || n < 0)
-        return error = "pe-view: expected k=N phi=N t=N dims=A,B, found '" + a[i] + "'", false;
+        return error =
+                   "pe-view: expected k=N phi=N t=N dim=N dim2=N layer=N head=N pair=N m=N n=N, found '" + a[i] + "'",
+               false;
       if (k == "k")
         ui.pe_k = n;
       else if (k == "phi")
@@ -548,8 +551,18 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
         ui.pe_dims[0] = n;
       else if (k == "dim2")
         ui.pe_dims[1] = n;
+      else if (k == "layer")
+        ui.rope_layer = n;
+      else if (k == "head")
+        ui.rope_head = n;
+      else if (k == "pair")
+        ui.rope_pair = n;
+      else if (k == "m")
+        ui.rope_m = n;
+      else if (k == "n")
+        ui.rope_n = n;
       else
-        return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2)", false;
+        return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2, layer, head, pair, m, n)", false;
     }
     app.show_panel(app.find_panel("pe"));
     return true;

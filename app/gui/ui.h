@@ -51,9 +51,11 @@ struct UiState {
   int pe_dims[2] = {0, 1};   // PE panel: dimensions whose curves are drawn
   int pe_k = 0, pe_phi = 1;  // rotation demo M(k, φ)
   int pe_t = 1;
-  int pe_tab_request = -1;  // scripts: select a PE tab (0 curves, 1 similarity, 2 rotation, 3 order)
-  int kv_layer = 0;         // KV cache panel
-  int resid_layer = -1;     // residual panel: -1 = all layers
+  int pe_tab_request = -1;  // scripts: select a PE tab (0 curves, 1 similarity, 2 rotation, 3 order, 4 rotary)
+  // The rotary tab: layer, query head, frequency i, and the query and key rows of the score shown.
+  int rope_layer = 0, rope_head = 0, rope_pair = 0, rope_m = -1, rope_n = 0;
+  int kv_layer = 0;                             // KV cache panel
+  int resid_layer = -1;                         // residual panel: -1 = all layers
   std::shared_ptr<const WorkedExample> worked;  // null: the panel explains how to type one in
 };
 

@@ -121,6 +121,7 @@ double BlockStat::mean_norm_in() const { return mean_of(norm_in); }
 double BlockStat::mean_norm_out() const { return mean_of(norm_out); }
 double BlockStat::mean_ln_mean() const { return mean_of(ln_mean); }
 double BlockStat::mean_ln_var() const { return mean_of(ln_var); }
+double BlockStat::mean_ln_rms() const { return mean_of(ln_rms); }
 
 const BlockStat* LayerStat::find(Block b) const {
   for (const BlockStat& s : blocks)

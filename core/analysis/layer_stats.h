@@ -45,6 +45,7 @@ struct BlockStat {
   double mean_norm_out() const;
   double mean_ln_mean() const;
   double mean_ln_var() const;
+  double mean_ln_rms() const;
 };
 
 // One layer of one stack: its blocks in the order they run. A block appears once it has run (as

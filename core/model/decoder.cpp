@@ -59,7 +59,9 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
 
   const Heads heads(c.n_heads, c.kv_heads());
   const Rotation rotation = m.rotation(pos0, mlen);
-  const Rotation* rot = c.positional == Positional::Rotary ? &rotation : nullptr;
+  // A rotary model without positional encoding (the explorer's switch, the word order test):
+  // q and k are not turned, so the scores do not see positions.
+  const Rotation* rot = c.positional == Positional::Rotary && opt.positional_encoding ? &rotation : nullptr;
 
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];

@@ -37,7 +37,7 @@ struct Model {
 
 // Switches for teaching experiments (the explorer's "remove PE" and "remove causal mask").
 struct RunOptions {
-  bool positional_encoding = true;  // false: add nothing, so word order stops mattering
+  bool positional_encoding = true;  // false: add nothing (rotary: turn nothing), so word order stops mattering
   bool causal_mask = true;          // false: decoder self-attention sees future tokens (the leak)
   // Ablations and patches the stacks apply to their own activations (model/intervention.h); null:
   // a normal run, which calls nothing.

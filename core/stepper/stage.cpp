@@ -130,15 +130,35 @@ struct NormNames {
   }
 };
 
+// RMSNorm (Zhang & Sennrich 2019; Llama, Qwen2, Mistral): no mean subtracted, no variance, no β.
+bool rms(const Config& c) { return c.norm_kind == NormKind::RMSNorm; }
+std::string eps_str(const Config& c) {
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", static_cast<double>(c.layer_norm_eps));
+  return eps;
+}
+std::string norm_formula(const Config& c) {
+  return rms(c) ? "x̂ = x / √(mean(x²) + " + eps_str(c) + ") ⊙ g (RMSNorm: no mean subtracted, no β)"
+                : "x̂ = (x − mean) / √(var + " + eps_str(c) + ") · γ + β";
+}
+
 void describe_norm(const Ctx& x, const StageKey& k, Stage& s) {
   const NormNames n(x, k);
-  s.title = n.title(x, k, "LayerNorm before ");
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", static_cast<double>(x.c.layer_norm_eps));
-  s.formula = "x̂ = (x − mean) / √(var + " + std::string(eps) + ") · γ + β, per row: " + shape_str(n.nd) + " → " +
-              shape_str(n.nd);
-  s.reads = {{"x", n.L + "." + n.blk + ".input", n.nd}, n.gamma(x), n.beta(x)};
-  s.writes = {n.stat(x, "mean"), n.stat(x, "var"), {"x̂", n.L + "." + n.nn + ".out", n.nd}};
+  const bool parallel = x.c.residual == Residual::Parallel && k.block == Block::FeedForward;
+  s.title = n.title(x, k, rms(x.c) ? "RMSNorm before " : "LayerNorm before ");
+  s.formula = norm_formula(x.c) + ", per row: " + shape_str(n.nd) + " → " + shape_str(n.nd);
+  if (parallel)
+    s.formula +=
+        "; x is the layer's input, the one the attention's norm read (parallel residual: both branches "
+        "read the same x)";
+  s.reads = {{"x", n.L + "." + n.blk + ".input", n.nd}, n.gamma(x)};
+  if (rms(x.c)) {
+    s.reads.back().label = "g";
+    s.writes = {n.stat(x, "rms"), {"x̂", n.L + "." + n.nn + ".out", n.nd}};
+  } else {
+    s.reads.push_back(n.beta(x));
+    s.writes = {n.stat(x, "mean"), n.stat(x, "var"), {"x̂", n.L + "." + n.nn + ".out", n.nd}};
+  }
 }
 
 void describe_add_norm(const Ctx& x, const StageKey& k, Stage& s) {
@@ -159,35 +179,62 @@ void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
   const Config& c = x.c;
   const bool cross = k.kind == StageKind::CrossAttention;
   const bool pre = c.norm == NormPlacement::Pre;
+  const bool rotary = c.positional == Positional::Rotary && !cross;
+  const bool parallel = c.residual == Residual::Parallel;
   const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
   const std::string mod = block_module(k.block), blk = block_trace(k.block);
-  const int64_t d = x.d(), h = x.side == Side::Encoder ? c.encoder_heads() : c.n_heads, dk = d / h;
+  const bool enc = x.side == Side::Encoder;
+  const int64_t d = x.d(), h = enc ? c.encoder_heads() : c.n_heads;
+  // Decoder self-attention may have its own head width (head_dim) and fewer K/V heads (GQA).
+  const bool own_width = !enc && !cross;
+  const int64_t dk = own_width ? c.d_k() : d / h, da = own_width ? c.d_attn() : d;
+  const int64_t hkv = own_width ? c.kv_heads() : h, dkv = hkv * dk;
   const int64_t nk = cross ? x.n_src : x.n_k;
-  const std::vector<int64_t> nd{x.rows, d}, kd{nk, d}, map{h, x.rows, nk};
+  const std::vector<int64_t> nd{x.rows, d}, qd{x.rows, da}, kd{nk, dkv}, map{h, x.rows, nk};
   const std::string in = pre ? "x̂" : "x";
   const char* what = cross ? "cross-attention" : (x.side == Side::Decoder ? "masked self-attention" : "self-attention");
   s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · " + what;
   const std::string kv_src = cross ? "memory" : in;
-  std::string kv = "K, V = " + kv_src + " W_{k,v}ᵀ + b " + shape_str(kd);
+  // Rotary models turn q and k by their position (p·θ_i per pair of dimensions) before the
+  // scores: the position enters here, not at the embedding.
+  const std::string rq = rotary ? "RoPE(" : "", rc = rotary ? ")" : "";
+  std::string kv = rotary ? "K = RoPE(" + kv_src + " W_kᵀ + b), V = " + kv_src + " W_vᵀ + b " + shape_str(kd)
+                          : "K, V = " + kv_src + " W_{k,v}ᵀ + b " + shape_str(kd);
   if (x.cached && !cross && x.fed < nk)
-    kv = "k, v = " + in + " W_{k,v}ᵀ + b " + shape_str({x.fed, d}) + " appended to the cache → K, V " + shape_str(kd);
+    kv = (rotary ? "k = RoPE(" + in + " W_kᵀ + b), v = " + in + " W_vᵀ + b " : "k, v = " + in + " W_{k,v}ᵀ + b ") +
+         shape_str({x.fed, dkv}) + " appended to the cache → K, V " + shape_str(kd);
   if (x.cached && cross && !x.first_step) kv = "K, V of the memory from the cache " + shape_str(kd);
-  s.formula = "Q = " + in + " W_qᵀ + b_q " + shape_str(nd) + "; " + kv + "; per head (" + std::to_string(h) +
-              " × d_k " + std::to_string(dk) + "): softmax(Q_h K_hᵀ / √" + std::to_string(dk) + " + mask) " +
-              shape_str({x.rows, nk}) + " · V_h " + shape_str({nk, dk}) + "; concat " + shape_str(nd) +
-              " W_oᵀ + b_o → " + shape_str(nd);
-  if (pre) s.formula += "; x = x + attention " + shape_str(nd);
+  s.formula = "Q = " + rq + in + " W_qᵀ + b_q" + rc + " " + shape_str(qd) + "; " + kv + "; per head (" +
+              std::to_string(h) + " × d_k " + std::to_string(dk) +
+              (hkv != h ? ", " + std::to_string(h / hkv) + " query heads per K/V head" : "") +
+              "): softmax(Q_h K_hᵀ / √" + std::to_string(dk) + " + mask) " + shape_str({x.rows, nk}) + " · V_h " +
+              shape_str({nk, dk}) + "; concat " + shape_str(qd) + " W_oᵀ + b_o → " + shape_str(nd);
+  if (rotary) {
+    s.formula += "; RoPE turns dimensions i and i + " + std::to_string(c.rotary_dim() / 2) +
+                 " of each head by p·θ_i at position p, so q_m·k_n depends on m − n";
+    if (c.rotary_dim() < dk)
+      s.formula += " (the first " + std::to_string(c.rotary_dim()) + " of " + std::to_string(dk) +
+                   " dimensions rotate, the rest pass through)";
+  }
+  if (parallel)
+    s.formula += "; parallel residual: the MLP reads the same x, and x = x + attention + MLP after both";
+  else if (pre)
+    s.formula += "; x = x + attention " + shape_str(nd);
   s.reads = {{in, L + "." + blk + ".sublayer_in", nd}};
   if (cross) s.reads.push_back({"memory", "encoder.output", kd});
-  for (const char* w : {"q_proj", "k_proj", "v_proj", "o_proj"})
-    s.reads.push_back({std::string("W_") + w[0], P + "." + mod + "." + w + ".weight", {d, d}});
-  s.writes = {{"Q", L + "." + mod + ".q", nd},
-              {"K", L + "." + mod + ".k", kd},
+  s.reads.push_back({"W_q", P + "." + mod + ".q_proj.weight", {da, d}});
+  s.reads.push_back({"W_k", P + "." + mod + ".k_proj.weight", {dkv, d}});
+  s.reads.push_back({"W_v", P + "." + mod + ".v_proj.weight", {dkv, d}});
+  s.reads.push_back({"W_o", P + "." + mod + ".o_proj.weight", {d, da}});
+  // (The projections before the rotation, q_unrotated and k_unrotated, are in a full recording
+  // (`stepformer trace`), not in the stepper's kept steps.)
+  s.writes = {{rotary ? "Q (rotated)" : "Q", L + "." + mod + ".q", qd},
+              {rotary ? "K (rotated)" : "K", L + "." + mod + ".k", kd},
               {"V", L + "." + mod + ".v", kd},
               {"mask", L + "." + mod + ".mask", {x.rows, nk}},
               {"scores", L + "." + mod + ".scores", map},
               {"weights", L + "." + mod + ".weights", map},
-              {"concat", L + "." + mod + ".concat", nd},
+              {"concat", L + "." + mod + ".concat", qd},
               {"attention", L + "." + mod + ".out", nd}};
   if (pre) s.writes.push_back({"x", L + "." + blk + ".output", nd});
 }
@@ -195,33 +242,63 @@ void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
 void describe_ffn(const Ctx& x, const StageKey& k, Stage& s) {
   const Config& c = x.c;
   const bool pre = c.norm == NormPlacement::Pre;
+  const bool parallel = c.residual == Residual::Parallel;
   const std::string L = layer_rec(x, k.layer), P = layer_param(x, k.layer);
   const int64_t d = x.d(), dff = x.side == Side::Encoder ? c.encoder_d_ff() : c.d_ff;
   const std::vector<int64_t> nd{x.rows, d}, nf{x.rows, dff};
   const std::string in = pre ? "x̂" : "x";
-  const char* act = c.activation == Activation::Relu ? "ReLU" : c.activation == Activation::Swish ? "swish" : "GELU";
-  s.title = std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · feed-forward";
-  s.formula = std::string("FFN(") + in + ") = " + act + "(" + in + " W_1ᵀ + b_1) W_2ᵀ + b_2: " + shape_str(nd) + " → " +
-              shape_str(nf) + " → " + shape_str(nd);
-  if (pre) s.formula += "; x = x + FFN(x̂)";
-  s.reads = {{in, L + ".ffn_block.sublayer_in", nd},
-             {"W_1", P + ".ffn.fc1.weight", {dff, d}},
-             {"W_2", P + ".ffn.fc2.weight", {d, dff}}};
-  s.writes = {
-      {"pre-activation", L + ".ffn.hidden_pre", nf}, {"hidden", L + ".ffn.hidden", nf}, {"FFN", L + ".ffn.out", nd}};
+  const bool gated = c.mlp == Mlp::Gated && x.side == Side::Decoder;
+  const char* act = c.activation == Activation::Relu    ? "ReLU"
+                    : c.activation == Activation::Swish ? (gated ? "silu" : "swish")
+                                                        : "GELU";
+  s.title =
+      std::string(to_string(x.side)) + " layer " + std::to_string(k.layer) + " · " +
+      (gated ? (c.activation == Activation::Swish ? "SwiGLU feed-forward" : "gated feed-forward") : "feed-forward");
+  if (gated) {
+    // down(act(gate(x)) ⊙ up(x)): the gate's activation multiplies the up projection element-wise.
+    s.formula = "FFN(" + in + ") = down(" + act + "(gate(" + in + ")) ⊙ up(" + in + ")): gate, up " + shape_str(nd) +
+                " → " + shape_str(nf) + ", ⊙ " + shape_str(nf) + ", down → " + shape_str(nd);
+    s.reads = {{in, L + ".ffn_block.sublayer_in", nd},
+               {"W_gate", P + ".ffn.gate.weight", {dff, d}},
+               {"W_up", P + ".ffn.fc1.weight", {dff, d}},
+               {"W_down", P + ".ffn.fc2.weight", {d, dff}}};
+    s.writes = {{"gate(x̂)", L + ".ffn.gate_pre", nf},
+                {std::string(act) + "(gate)", L + ".ffn.gate", nf},
+                {"up(x̂)", L + ".ffn.up", nf},
+                {"⊙", L + ".ffn.hidden", nf},
+                {"FFN", L + ".ffn.out", nd}};
+  } else {
+    s.formula = std::string("FFN(") + in + ") = " + act + "(" + in + " W_1ᵀ + b_1) W_2ᵀ + b_2: " + shape_str(nd) +
+                " → " + shape_str(nf) + " → " + shape_str(nd);
+    s.reads = {{in, L + ".ffn_block.sublayer_in", nd},
+               {"W_1", P + ".ffn.fc1.weight", {dff, d}},
+               {"W_2", P + ".ffn.fc2.weight", {d, dff}}};
+    s.writes = {
+        {"pre-activation", L + ".ffn.hidden_pre", nf}, {"hidden", L + ".ffn.hidden", nf}, {"FFN", L + ".ffn.out", nd}};
+  }
+  if (parallel)
+    s.formula +=
+        "; x = x + attention(LN1(x)) + FFN(LN2(x)): both branches read the layer's input x (parallel residual)";
+  else if (pre)
+    s.formula += "; x = x + FFN(x̂)";
   if (pre) s.writes.push_back({"x", L + ".ffn_block.output", nd});
 }
 
 void describe_final_norm(const Ctx& x, Stage& s) {
   const std::vector<int64_t> nd{x.rows, x.d()};
-  s.title = std::string(to_string(x.side)) + " · final LayerNorm (pre-LN)";
-  s.formula = "y = LN(x): " + shape_str(nd) + " → " + shape_str(nd);
+  s.title = std::string(to_string(x.side)) + " · final " + (rms(x.c) ? "RMSNorm" : "LayerNorm") + " (pre-LN)";
+  s.formula = "y = " + std::string(rms(x.c) ? "RMSNorm" : "LN") + "(x): " + norm_formula(x.c) + ", " + shape_str(nd) +
+              " → " + shape_str(nd);
   const std::string last = layer_rec(x, (x.side == Side::Encoder ? x.c.n_encoder_layers : x.c.n_decoder_layers) - 1);
-  s.reads = {{"x", last + ".ffn_block.output", nd},
-             {"γ", x.param + ".norm.weight", {x.d()}},
-             {"β", x.param + ".norm.bias", {x.d()}}};
-  s.writes = {
-      {"mean", x.rec + ".norm.mean", {x.rows}}, {"var", x.rec + ".norm.var", {x.rows}}, {"y", x.rec + ".norm.out", nd}};
+  s.reads = {{"x", last + ".ffn_block.output", nd}, {rms(x.c) ? "g" : "γ", x.param + ".norm.weight", {x.d()}}};
+  if (rms(x.c)) {
+    s.writes = {{"rms", x.rec + ".norm.rms", {x.rows}}, {"y", x.rec + ".norm.out", nd}};
+  } else {
+    s.reads.push_back({"β", x.param + ".norm.bias", {x.d()}});
+    s.writes = {{"mean", x.rec + ".norm.mean", {x.rows}},
+                {"var", x.rec + ".norm.var", {x.rows}},
+                {"y", x.rec + ".norm.out", nd}};
+  }
 }
 
 void describe_layer_stage(const Ctx& x, const StageKey& k, Stage& s) {
@@ -382,15 +459,19 @@ Stage describe_decoder_stage(const Config& c, int j, const StepDims& dims) {
       // As the model computes it: × √d only when the config scales (Vaswani, Marian; not GPT-2),
       // a learned table's row P[t] or the sinusoid p_t, LayerNorm when the model has one there.
       const std::string scaled = c.scale_embeddings ? "E[id] · √" + std::to_string(d) : "E[id]";
-      const std::string sum =
-          scaled + (c.positional == Positional::Learned ? " + P[t] (learned)" : " + p_t (sinusoidal)");
+      // Rotary models add nothing here: the position turns q and k inside every self-attention.
+      const bool rotary = c.positional == Positional::Rotary;
+      const std::string sum = scaled + (rotary                                ? ""
+                                        : c.positional == Positional::Learned ? " + P[t] (learned)"
+                                                                              : " + p_t (sinusoidal)");
       s.formula = "x = " + (c.embed_norm ? "LN(" + sum + ")" : sum) + ", " + pos + ": " + shape_str({m, d});
+      if (rotary) s.formula += "; no position added (rotary: q and k are turned by position in each attention)";
       if (!dims.cached) s.formula += " (cache off: all " + std::to_string(r) + " rows recomputed)";
       s.reads = {{"ids", top + "tgt_ids", {r}}, {"E", "tgt_embed.weight", {V, d}}};
       if (c.positional == Positional::Learned) s.reads.push_back({"P", "pos_embed.weight", {c.max_len, d}});
-      s.writes = {{c.scale_embeddings ? "E[id]·√d" : "E[id]", top + "decoder.embed.scaled", nd},
-                  {"p_t", top + "decoder.embed.pe", nd},
-                  {"x", top + "decoder.embed.sum", nd}};
+      s.writes = {{c.scale_embeddings ? "E[id]·√d" : "E[id]", top + "decoder.embed.scaled", nd}};
+      if (!rotary) s.writes.push_back({"p_t", top + "decoder.embed.pe", nd});
+      s.writes.push_back({"x", top + "decoder.embed.sum", nd});
       break;
     }
     case StageKind::Logits: {

@@ -1,6 +1,7 @@
 // residual.cpp — "Residual & LayerNorm": per sublayer connection, the norm of the residual stream
-// entering and leaving it per token, and the mean and variance its LayerNorm saw — the numbers
-// behind pre-LN vs post-LN (pre-LN lets the stream grow with depth; post-LN renormalises it).
+// entering and leaving it per token, and the mean and variance its LayerNorm saw (an RMSNorm's
+// root mean square per token) — the numbers behind pre-LN vs post-LN (pre-LN lets the stream grow
+// with depth; post-LN renormalises it).
 //
 // [SECTION] growth through depth
 // [SECTION] per block
@@ -23,10 +24,20 @@ class ResidualPanel : public Panel {
     const Snapshot& s = c.snap;
     const Config& cfg = s.model->config;
     const Palette& pal = palette();
-    ImGui::TextWrapped("%s: %s", cfg.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",
-                       cfg.norm == NormPlacement::Pre
-                           ? "x = x + Sublayer(LN(x)) — the stream itself is never normalised"
-                           : "x = LN(x + Sublayer(x)) — every block renormalises the stream");
+    const bool rms = cfg.norm_kind == NormKind::RMSNorm;
+    if (cfg.residual == Residual::Parallel)
+      ImGui::TextWrapped(
+          "pre-LN, parallel residual: x = x + Attn(LN1(x)) + MLP(LN2(x)) — both branches read the same x, and the "
+          "stream itself is never normalised");
+    else if (rms)
+      ImGui::TextWrapped(
+          "pre-LN with RMSNorm: x = x + Sublayer(RMSNorm(x)), RMSNorm(x) = x / √(mean(x²) + ε) ⊙ g — no mean "
+          "subtracted and no variance: one number per token, rms = ‖x‖ / √d");
+    else
+      ImGui::TextWrapped("%s: %s", cfg.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",
+                         cfg.norm == NormPlacement::Pre
+                             ? "x = x + Sublayer(LN(x)) — the stream itself is never normalised"
+                             : "x = LN(x + Sublayer(x)) — every block renormalises the stream");
     if (s.blocks.empty()) {
       ImGui::TextDisabled("nothing computed yet at this stage");
       return;
@@ -70,9 +81,17 @@ class ResidualPanel : public Panel {
       std::vector<Series> n = {{&b.stat.norm_in, pal.accent2, "‖x‖ in"}, {&b.stat.norm_out, pal.accent, "‖x‖ out"}};
       line_plot("norm", n, &b.tokens, ImVec2(w, fs * 7), c.fonts, "residual norm per token");
       ImGui::SameLine();
-      std::vector<Series> ln = {{&b.stat.ln_mean, pal.ok, "LN mean μ"}, {&b.stat.ln_var, pal.warn, "LN var σ²"}};
-      line_plot("ln", ln, &b.tokens, ImVec2(w, fs * 7), c.fonts,
-                cfg.norm == NormPlacement::Pre ? "LN of the input" : "LN of x + sublayer", true);
+      if (rms) {
+        std::vector<Series> r = {{&b.stat.ln_rms, pal.warn, "rms = √mean(x²)"}};
+        line_plot("ln", r, &b.tokens, ImVec2(w, fs * 7), c.fonts, "RMSNorm of the input: rms per token", true);
+      } else {
+        std::vector<Series> ln = {{&b.stat.ln_mean, pal.ok, "LN mean μ"}, {&b.stat.ln_var, pal.warn, "LN var σ²"}};
+        line_plot("ln", ln, &b.tokens, ImVec2(w, fs * 7), c.fonts,
+                  cfg.norm == NormPlacement::Pre ? "LN of the input" : "LN of x + sublayer", true);
+      }
+      if (rms && !b.stat.ln_rms.empty())
+        ImGui::TextDisabled("mean rms over tokens %s: each token's row is divided by its rms, then scaled by g",
+                            fmt_value(static_cast<float>(b.stat.mean_ln_rms()), 4).c_str());
       ImGui::PopID();
     }
     ImGui::EndChild();

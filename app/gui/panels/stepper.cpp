@@ -168,27 +168,34 @@ class StepperPanel : public Panel {
       b.push_back({"Output", Side::Encoder, StageKind::Memory});
     return b;
   }
+  // Rotary models add no position at the embedding (q and k turn in each self-attention),
+  // RMSNorm strips say RMS, a gated MLP is SwiGLU.
   std::vector<Box> decoder_boxes(const Config& m) const {
     std::vector<Box> b;
-    b.push_back({"Embed+PE", Side::Decoder, StageKind::Embed, Block::None, -1, 1.3f});
+    const bool rotary = m.positional == Positional::Rotary;
+    b.push_back(
+        {rotary ? "Embed" : "Embed+PE", Side::Decoder, StageKind::Embed, Block::None, -1, rotary ? 1.0f : 1.3f});
+    const char* ffn = m.mlp != Mlp::Gated ? "FFN" : m.activation == Activation::Swish ? "SwiGLU" : "Gated FFN";
     for (int l = 0; l < m.n_decoder_layers; ++l) {
-      add_sublayer(b, m, Side::Decoder, Block::SelfAttention, StageKind::SelfAttention, "Masked self", l);
+      add_sublayer(b, m, Side::Decoder, Block::SelfAttention, StageKind::SelfAttention,
+                   rotary ? "Self+RoPE" : "Masked self", l);
       if (m.has_encoder())
         add_sublayer(b, m, Side::Decoder, Block::CrossAttention, StageKind::CrossAttention, "Cross", l);
-      add_sublayer(b, m, Side::Decoder, Block::FeedForward, StageKind::FeedForward, "FFN", l);
+      add_sublayer(b, m, Side::Decoder, Block::FeedForward, StageKind::FeedForward, ffn, l);
     }
     if (m.norm == NormPlacement::Pre)
-      b.push_back({"LN", Side::Decoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
+      b.push_back({norm_label(m), Side::Decoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
     b.push_back({"Logits", Side::Decoder, StageKind::Logits});
     b.push_back({"Choose", Side::Decoder, StageKind::Choose});
     return b;
   }
+  static const char* norm_label(const Config& m) { return m.norm_kind == NormKind::RMSNorm ? "RMS" : "LN"; }
   static void add_sublayer(std::vector<Box>& b, const Config& m, Side side, Block block, StageKind kind,
                            const char* label, int layer) {
     const bool pre = m.norm == NormPlacement::Pre;
-    if (pre) b.push_back({"LN", side, StageKind::Norm, block, layer, 0.5f, true});
+    if (pre) b.push_back({norm_label(m), side, StageKind::Norm, block, layer, 0.5f, true});
     b.push_back({label, side, kind, block, layer, 1.0f});
-    if (!pre) b.push_back({"LN", side, StageKind::AddNorm, block, layer, 0.5f, true});
+    if (!pre) b.push_back({norm_label(m), side, StageKind::AddNorm, block, layer, 0.5f, true});
   }
 
   static void shorten(std::vector<Box>& boxes) {
@@ -200,7 +207,9 @@ class StepperPanel : public Panel {
           {"Memory", {"Mem", "M"}},          {"Embed+PE", {"Emb", "E"}},
           {"Masked self", {"Masked", "MS"}}, {"Cross", {"X", "X"}},
           {"Logits", {"Logit", "L"}},        {"Choose", {"Pick", "C"}},
-          {"MLM head", {"MLM", "M"}},        {"Output", {"Out", "O"}}};
+          {"MLM head", {"MLM", "M"}},        {"Output", {"Out", "O"}},
+          {"Self+RoPE", {"RoPE", "A"}},      {"SwiGLU", {"GLU", "F"}},
+          {"Gated FFN", {"Gated", "F"}}};
       for (auto& [full, s] : names)
         if (b.label == full) b.short_label = s.first, b.tiny_label = s.second;
     }
@@ -302,10 +311,54 @@ class StepperPanel : public Panel {
       if (b.kind == StageKind::CrossAttention && cross_tops) cross_tops->push_back(ImVec2((a.x + z.x) * 0.5f, a.y));
       if (b.kind == StageKind::Memory && memory_pos) *memory_pos = ImVec2((a.x + z.x) * 0.5f, z.y);
     }
-    // Flow arrows between consecutive boxes.
+    // Flow arrows between consecutive boxes. A parallel-residual layer (GPT-NeoX) has none from the
+    // attention to the MLP's norm: that norm reads the layer's input, drawn as a fork below the row.
+    const bool parallel = s.model->config.residual == Residual::Parallel;
     for (size_t i = 0; i + 1 < boxes.size(); ++i) {
+      const Box& n = boxes[i + 1];
+      if (parallel && n.norm && n.kind == StageKind::Norm && n.block == Block::FeedForward) continue;
       const float y = origin.y + h * 0.5f;
-      dl->AddLine(ImVec2(boxes[i].x1, y), ImVec2(boxes[i + 1].x0, y), pal.text_dim, 1.5f);
+      dl->AddLine(ImVec2(boxes[i].x1, y), ImVec2(n.x0, y), pal.text_dim, 1.5f);
+    }
+    if (parallel) draw_parallel_forks(c, boxes, origin, h);
+  }
+
+  // Parallel residual: x + Attn(LN1(x)) + MLP(LN2(x)). From each layer's input a line runs below
+  // the row to the MLP's norm (both branches read the same x), and the attention's output to the
+  // sum after the MLP.
+  static void draw_parallel_forks(Ctx& c, const std::vector<Box>& boxes, ImVec2 origin, float h) {
+    const Palette& pal = palette();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImFont* small = c.fonts.small;
+    const float below = origin.y + h + small->FontSize * 0.9f, mid = origin.y + h * 0.5f;
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      const Box& ln1 = boxes[i];
+      if (!(ln1.norm && ln1.kind == StageKind::Norm && ln1.block == Block::SelfAttention)) continue;
+      const Box* ln2 = nullptr;
+      const Box* att = nullptr;
+      const Box* ffn = nullptr;
+      for (size_t j = i + 1; j < boxes.size() && boxes[j].layer == ln1.layer; ++j) {
+        if (boxes[j].kind == StageKind::SelfAttention) att = &boxes[j];
+        if (boxes[j].kind == StageKind::FeedForward) ffn = &boxes[j];
+        if (boxes[j].norm && boxes[j].block == Block::FeedForward) ln2 = &boxes[j];
+      }
+      if (!ln2 || !att || !ffn) continue;
+      // The attention's output over the MLP branch to the sum after it.
+      const float over = origin.y - 5, xa = att->x1 - (att->x1 - att->x0) * 0.2f, xs = ffn->x1 + 4;
+      dl->AddLine(ImVec2(xa, origin.y), ImVec2(xa, over), pal.accent, 2);
+      dl->AddLine(ImVec2(xa, over), ImVec2(xs, over), pal.accent, 2);
+      dl->AddLine(ImVec2(xs, over), ImVec2(xs, mid - 5), pal.accent, 2);
+      dl->AddCircleFilled(ImVec2(xs, mid), 5, pal.accent);
+      dl->AddText(small, small->FontSize, ImVec2(xs - 3, mid - small->FontSize * 0.5f), pal.text, "+");
+      const float x_in = ln1.x0 - 3, x2 = (ln2->x0 + ln2->x1) * 0.5f, top2 = origin.y + h * 0.85f;
+      const ImU32 col = pal.accent2;
+      dl->AddLine(ImVec2(x_in, mid), ImVec2(x_in, below), col, 2);
+      dl->AddLine(ImVec2(x_in, below), ImVec2(x2, below), col, 2);
+      dl->AddLine(ImVec2(x2, below), ImVec2(x2, top2 + 3), col, 2);
+      dl->AddTriangleFilled(ImVec2(x2 - 4, top2 + 8), ImVec2(x2 + 4, top2 + 8), ImVec2(x2, top2 + 2), col);
+      const char* note = "same x";
+      const ImVec2 ts = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0, note);
+      dl->AddText(small, small->FontSize, ImVec2((x_in + x2 - ts.x) * 0.5f, below + 1), pal.text_dim, note);
     }
   }
 
@@ -331,7 +384,8 @@ class StepperPanel : public Panel {
     const float avail = ImGui::GetContentRegionAvail().x - label_w - 4;
     const float unit = std::min(fs * 6.0f, avail / std::max(units(enc), units(dec)));
     const int rows = (enc.empty() ? 0 : 1) + (dec.empty() ? 0 : 1);
-    const float need = c.fonts.small->FontSize + 2 + rows * fs * 1.8f + (rows - 1) * fs * 2.4f + fs * 0.5f;
+    const float need = c.fonts.small->FontSize + 2 + rows * fs * 1.8f + (rows - 1) * fs * 2.4f + fs * 0.5f +
+                       (m.residual == Residual::Parallel ? c.fonts.small->FontSize * 2.0f : 0.0f);
     const float fit = std::clamp(ImGui::GetContentRegionAvail().y / need, 0.35f, 1.0f);
     const float h = fs * 1.8f * fit;
     const float row_gap = fs * 2.4f * fit;
@@ -369,7 +423,9 @@ class StepperPanel : public Panel {
       const float tx = xmax + 6 + tw <= right ? xmax + 6 : std::max(p.x, xmin - 6 - tw);
       dl->AddText(sm, sm->FontSize, ImVec2(tx, bus_y - sm->FontSize - 1), pal.text_dim, note);
     }
-    ImGui::SetCursorScreenPos(ImVec2(p.x, y + h + 4));
+    // A parallel-residual model draws its forks below the decoder row.
+    const float forks = m.residual == Residual::Parallel ? c.fonts.small->FontSize * 2.0f : 0.0f;
+    ImGui::SetCursorScreenPos(ImVec2(p.x, y + h + 4 + forks));
     ImGui::Dummy(ImVec2(1, 1));
   }
 
