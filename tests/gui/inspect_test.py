@@ -9,6 +9,9 @@ against the command line or an identity:
   attribution  the parts add up to the total, and the total is `stepformer trace`'s logit there
   heads        every score lies in [0, 1]; a head's map opens on the probe
   rollout      every row of R sums to 1 (rollout redistributes, never creates, mass)
+  ablation     the ablated run's top 5 equal `stepformer trace --ablate`'s probabilities; the
+               clean run's equal plain `stepformer trace`'s; KL > 0
+  patching     the patching grid equals `stepformer patch`'s CSV; a cell opens its patched run
 
 usage: inspect_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR [--models DIR]
 """
@@ -122,6 +125,75 @@ def case_rollout(t):
     got = rows(t.path("rollout.csv"))
     sums = [sum(float(v) for k, v in r.items() if k.startswith("from")) for r in got]
     t.check(len(sums) > 0 and all(abs(s - 1) <= 1e-4 for s in sums), f"every row of R sums to 1 ({sums})")
+
+
+LM_CLEAN, LM_CORRUPT = "the keys to the cabinet", "the key to the cabinet"
+
+
+def case_ablation(t):
+    s = f"""model {model(t, 'en-lm-preln')}
+input {LM_CLEAN}
+inspect ablation
+ablate 0.3,1.0 zero
+inspect-csv {t.path('ablation.csv')}
+screenshot {t.path('ablation.png')}
+quit
+"""
+    p = t.run([], s)
+    t.check(p.returncode == 0, f"the ablation script ran without errors (exit {p.returncode})")
+    img, lay = t.shot("ablation")
+    if img:
+        check_heatmap(t, img, lay, "inspect", "ablation")
+    got = rows(t.path("ablation.csv"))
+    runs = {}
+    for r in got:
+        runs.setdefault(r["run"], []).append(r)
+    t.check(set(runs) == {"clean", "ablated", "kl"}, f"the CSV has both top-5 lists and the KL ({sorted(runs)})")
+    kl = float(runs["kl"][0]["prob"])
+    t.check(kl > 0, f"removing the heads moves the distribution (KL {kl:.4f})")
+    for name, extra in (("clean", []), ("ablated", ["--ablate", "0.3,1.0"])):
+        out = t.path(name + ".safetensors")
+        q = subprocess.run([t.exe, "trace", "--model", model(t, "en-lm-preln"), "--src", LM_CLEAN, "--out", out] + extra,
+                           capture_output=True, text=True)
+        t.check(q.returncode == 0, f"stepformer trace {' '.join(extra)} ran ({q.stderr.strip()})")
+        shape, probs = read_safetensors(out)["probs"]
+        m, V = shape
+        row = probs[(m - 1) * V:m * V]
+        worst = max(abs(row[int(r["id"])] - float(r["prob"])) for r in runs[name])
+        top = max(range(V), key=lambda j: row[j])
+        t.check(int(runs[name][0]["id"]) == top, f"the {name} top token is trace's argmax ({top})")
+        t.check(worst <= 1e-6, f"the {name} probabilities equal trace's (worst difference {worst:.2e})")
+
+
+def case_patching(t):
+    s = f"""model {model(t, 'en-lm-preln')}
+input {LM_CLEAN}
+inspect patching
+patch resid are is | {LM_CLEAN} | {LM_CORRUPT}
+inspect-csv {t.path('patch.csv')}
+patch-cell 0 2
+screenshot {t.path('patching.png')}
+quit
+"""
+    p = t.run([], s)
+    t.check(p.returncode == 0, f"the patching script ran without errors (exit {p.returncode})")
+    img, lay = t.shot("patching")
+    if img:
+        check_heatmap(t, img, lay, "inspect", "patching")
+    want = t.path("cli.csv")
+    q = subprocess.run([t.exe, "patch", "--model", model(t, "en-lm-preln"), "--clean", LM_CLEAN, "--corrupt", LM_CORRUPT,
+                        "--answer", "are", "--wrong", "is", "--what", "resid", "--out", want],
+                       capture_output=True, text=True)
+    t.check(q.returncode == 0, f"stepformer patch ran ({q.stderr.strip()})")
+    got, ref = rows(t.path("patch.csv")), rows(want)
+    t.check(len(got) == len(ref) and len(got) > 0, f"the grids have the same cells ({len(got)} and {len(ref)})")
+    worst = max((abs(float(a["recovered"]) - float(b["recovered"])) for a, b in zip(got, ref)), default=1.0)
+    same = all((a["layer"], a["position"], a["token"]) == (b["layer"], b["position"], b["token"]) for a, b in zip(got, ref))
+    t.check(same and worst <= 1e-7, f"the panel's grid is the command line's (worst difference {worst:.2e})")
+    # The stream entering layer 0 differs only at the corrupted token: 1 there, 0 elsewhere.
+    row0 = {int(r["position"]): float(r["recovered"]) for r in got if r["layer"] == "0"}
+    t.check(abs(row0[2] - 1) <= 1e-6 and all(abs(v) <= 1e-9 for i, v in row0.items() if i != 2),
+            f"layer 0 recovers only at 'keys' ({row0})")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

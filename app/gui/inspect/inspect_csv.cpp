@@ -90,6 +90,38 @@ bool InspectPanel::csv(std::string& out, std::string& error) const {
       }
       break;
     }
+    case InspectTab::Ablation: {
+      if (abl_sel_.empty())
+        return error = "inspect-csv: nothing is ablated (click heads, or the script's ablate)", false;
+      if (!d->ablation || d->ablation_run != d->run)
+        return error = "inspect-csv: no ablation computed (" + d->ablation_error + ")", false;
+      const AblationResult& a = *d->ablation;
+      const Vocab& v = output_vocab(d->run->in.model->config);
+      o << "run,rank,id,token,prob\n";
+      for (auto [name, list] : {std::pair<const char*, const std::vector<TokenProb>*>{"clean", &a.clean_top_k},
+                                {"ablated", &a.ablated_top_k}})
+        for (size_t k = 0; k < list->size(); ++k)
+          o << name << "," << k << "," << (*list)[k].id << "," << field(display_token(v, (*list)[k].id)) << ","
+            << num((*list)[k].prob) << "\n";
+      o << "kl,,,," << num(a.kl) << "\n";
+      break;
+    }
+    case InspectTab::Patching: {
+      if (!d->patch) return error = "inspect-csv: nothing patched yet (" + d->patch_error + ")", false;
+      const PatchView& pv = *d->patch;
+      const Config& cfg = pv.request.model->config;
+      const std::vector<int>& ids = cfg.has_decoder() ? pv.inputs.corrupt.tgt_ids : pv.inputs.corrupt.src_ids;
+      const Vocab& v = cfg.has_decoder() ? cfg.tgt_vocab : cfg.src_vocab;
+      const bool heads = per_head(pv.result.what);
+      o << (heads ? "layer,head,recovered\n" : "layer,position,token,recovered\n");
+      for (int l = 0; l < pv.result.rows(); ++l)
+        for (int i = 0; i < pv.result.cols(); ++i) {
+          o << l << "," << i << ",";
+          if (!heads) o << field(v.token(ids[size_t(i)])) << ",";
+          o << num(pv.result.recovered[size_t(l)][size_t(i)]) << "\n";
+        }
+      break;
+    }
   }
   out = o.str();
   return true;

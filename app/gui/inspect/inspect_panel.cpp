@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "analysis/rollout.h"
+#include "gfx/style.h"
 #include "app.h"
 #include "io/atomic_file.h"
 #include "widgets.h"
@@ -30,6 +31,10 @@ const char* to_string(InspectTab t) {
       return "heads";
     case InspectTab::Rollout:
       return "rollout";
+    case InspectTab::Ablation:
+      return "ablation";
+    case InspectTab::Patching:
+      return "patching";
   }
   return "?";
 }
@@ -49,6 +54,7 @@ void InspectPanel::sync(const Snapshot& s) {
     posted_ = in;
     pin_point_ = pin_pos_ = -1;
     last_ticket_ = worker_->post([in](InspectEngine& e) { e.record(in); });
+    if (!abl_sel_.empty()) post_ablation();  // the same heads removed from the new input
   }
   if (want_detect_ && want_detect_ != detect_posted_) {
     detect_posted_ = want_detect_;
@@ -97,6 +103,59 @@ void InspectPanel::set_rollout(int stack, int layer) {
   roll_layer_ = layer;
 }
 
+void InspectPanel::post_ablation() {
+  ensure_worker();
+  const std::vector<AblationTarget> t = abl_sel_;
+  const EditMode mode = abl_mode_ == 1 ? EditMode::Mean : EditMode::Zero;
+  last_ticket_ = worker_->post([t, mode](InspectEngine& e) { e.ablate(t, mode); });
+}
+
+void InspectPanel::set_ablation(std::vector<AblationTarget> targets, EditMode mode) {
+  abl_sel_ = std::move(targets);
+  abl_mode_ = mode == EditMode::Mean ? 1 : 0;
+  post_ablation();
+}
+
+void InspectPanel::toggle_ablation(const AblationTarget& t) {
+  auto it = std::find(abl_sel_.begin(), abl_sel_.end(), t);
+  if (it == abl_sel_.end())
+    abl_sel_.push_back(t);
+  else
+    abl_sel_.erase(it);
+  post_ablation();
+}
+
+void InspectPanel::run_patch(const PatchRequest& req) {
+  ensure_worker();
+  // The boxes show what runs (a script's request too).
+  const auto put = [](char* dst, size_t n, const std::string& src) { std::snprintf(dst, n, "%s", src.c_str()); };
+  put(patch_clean_, sizeof patch_clean_, req.clean);
+  put(patch_corrupt_, sizeof patch_corrupt_, req.corrupt);
+  put(patch_answer_, sizeof patch_answer_, req.answer);
+  put(patch_wrong_, sizeof patch_wrong_, req.wrong);
+  patch_what_ = static_cast<int>(req.what);
+  if (patch_progress_) patch_progress_->cancel = true;  // a running job stops between runs
+  auto progress = std::make_shared<PatchProgress>();
+  patch_progress_ = progress;
+  patch_ticket_ = last_ticket_ = worker_->post([req, progress](InspectEngine& e) {
+    e.run_patching(req, progress);
+    glfwPostEmptyEvent();
+  });
+}
+
+void InspectPanel::cancel_patch() {
+  if (patch_progress_) patch_progress_->cancel = true;
+}
+
+bool InspectPanel::patch_running() const {
+  return worker_ && patch_ticket_ > 0 && worker_->snapshot()->ticket < patch_ticket_;
+}
+
+void InspectPanel::open_patch_cell(int layer, int index) {
+  ensure_worker();
+  last_ticket_ = worker_->post([layer, index](InspectEngine& e) { e.open_patch_cell(layer, index); });
+}
+
 void InspectPanel::export_csv(App& app) const {
   std::string text, error;
   const std::string path = app.default_export_path(std::string("inspect-") + to_string(tab_), ".csv");
@@ -116,6 +175,10 @@ const Heatmap* InspectPanel::main_heatmap() const {
       return heads_hm_.empty() ? nullptr : &heads_hm_[static_cast<size_t>(heads_pattern_)];
     case InspectTab::Rollout:
       return &roll_hm_;
+    case InspectTab::Ablation:
+      return &abl_hm_;
+    case InspectTab::Patching:
+      return &patch_hm_;
   }
   return nullptr;
 }
@@ -126,7 +189,7 @@ void InspectPanel::Draw(Ctx& c) {
   const auto d = data();
   if (ImGui::BeginTabBar("inspect_tabs")) {
     for (int t = 0; t < kInspectTabs; ++t) {
-      static const char* titles[] = {"Logit lens", "Attribution", "Head detectors", "Rollout"};
+      static const char* titles[] = {"Logit lens", "Attribution", "Head detectors", "Rollout", "Ablation", "Patching"};
       const ImGuiTabItemFlags f = tab_request_ == t ? ImGuiTabItemFlags_SetSelected : 0;
       if (ImGui::BeginTabItem(titles[t], nullptr, f)) {
         tab_ = static_cast<InspectTab>(t);
@@ -139,6 +202,7 @@ void InspectPanel::Draw(Ctx& c) {
     ImGui::EndTabBar();
   }
   if (tab_ == InspectTab::Heads) want_detect_ = c.snap.model;
+  if (tab_ == InspectTab::Patching) return draw_patching(c, *d);
   if (tab_ != InspectTab::Heads && (!d->run || d->run->in.model != c.snap.model)) {
     ImGui::TextDisabled("recording the input in full…");
     return;
@@ -152,6 +216,10 @@ void InspectPanel::Draw(Ctx& c) {
       return draw_heads(c, *d);
     case InspectTab::Rollout:
       return draw_rollout(c, *d);
+    case InspectTab::Ablation:
+      return draw_ablation(c, *d);
+    case InspectTab::Patching:
+      return draw_patching(c, *d);
   }
 }
 
@@ -518,6 +586,267 @@ void InspectPanel::draw_rollout(Ctx& c, const InspectSnap& d) {
                       roll_layer_ + 1, hit.row, hit.col, double(m(hit.row, hit.col)), hit.row, hit.col,
                       rows_[size_t(hit.col)].c_str());
   colour_bar(cbar_, Colormap::Viridis, 0.0f, 1.0f, fs * 10, "share");
+}
+
+// [SECTION] ablation
+
+namespace {
+
+// The columns of the ablation grid: every self-attention head, every cross-attention head (an
+// encoder-decoder's decoder), the whole MLP.
+std::vector<AblationTarget> ablation_columns(const Config& cfg, int layer) {
+  std::vector<AblationTarget> cols;
+  const int heads = cfg.has_decoder() ? cfg.n_heads : cfg.encoder_heads();
+  for (int h = 0; h < heads; ++h) cols.push_back({SiteKind::SelfAttention, layer, h});
+  if (cfg.has_cross_attention())
+    for (int h = 0; h < cfg.n_heads; ++h) cols.push_back({SiteKind::CrossAttention, layer, h});
+  if (cfg.d_ff > 0) cols.push_back({SiteKind::Mlp, layer, -1});
+  return cols;
+}
+
+std::string column_label(const Config& cfg, const AblationTarget& t) {
+  if (t.kind == SiteKind::Mlp) return "MLP";
+  if (t.kind == SiteKind::CrossAttention) return "cross " + std::to_string(t.head);
+  return (cfg.has_cross_attention() ? "self " : "h") + std::to_string(t.head);
+}
+
+// Top-5 lists side by side: one column per list, each row "token  p" with a bar.
+void top_lists(const Vocab& v, const std::vector<std::pair<std::string, const std::vector<TokenProb>*>>& lists,
+               int highlight) {
+  const float fs = ImGui::GetFontSize();
+  if (!ImGui::BeginTable("tops", int(lists.size()), ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_BordersInnerV))
+    return;
+  for (auto& l : lists) ImGui::TableSetupColumn(l.first.c_str());
+  ImGui::TableHeadersRow();
+  size_t rows = 0;
+  for (auto& l : lists) rows = std::max(rows, l.second->size());
+  for (size_t k = 0; k < rows; ++k) {
+    ImGui::TableNextRow();
+    for (size_t j = 0; j < lists.size(); ++j) {
+      ImGui::TableSetColumnIndex(int(j));
+      if (k >= lists[j].second->size()) continue;
+      const TokenProb& t = (*lists[j].second)[k];
+      char label[160];
+      std::snprintf(label, sizeof label, "%zu. %s  %.4f", k + 1, display_token(v, t.id).c_str(), double(t.prob));
+      if (t.id == highlight) ImGui::PushStyleColor(ImGuiCol_PlotHistogram, palette().accent2);
+      ImGui::ProgressBar(t.prob, ImVec2(-1, fs * 1.3f), label);
+      if (t.id == highlight) ImGui::PopStyleColor();
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
+  const InspectRun& r = *d.run;
+  const Config& cfg = r.in.model->config;
+  const float fs = ImGui::GetFontSize();
+  const Vocab& v = output_vocab(cfg);
+  if (!cfg.has_decoder() && !cfg.mlm_head) {
+    ImGui::TextDisabled("this encoder has no masked-LM head: there is no output distribution to compare");
+    return;
+  }
+  ImGui::TextWrapped(
+      "Click heads (or an MLP) to remove them; the run re-executes on the same input. A head is removed in the "
+      "concatenated head outputs, before W_o; an MLP in its output. zero: set to 0 · mean: each column set to its "
+      "mean over this run's positions.");
+  int mode = abl_mode_;
+  ImGui::RadioButton("zero", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("mean", &mode, 1);
+  ImGui::SameLine();
+  if (mode != abl_mode_) {
+    abl_mode_ = mode;
+    if (!abl_sel_.empty()) post_ablation();
+  }
+  if (ImGui::Button("Clear") && !abl_sel_.empty()) {
+    abl_sel_.clear();
+    post_ablation();
+  }
+  ImGui::SameLine();
+  std::string sel;
+  for (const AblationTarget& t : abl_sel_) sel += (sel.empty() ? "" : ",") + target_label(t);
+  ImGui::TextDisabled("ablated: %s", sel.empty() ? "nothing (click the grid)" : sel.c_str());
+  // The grid: rows = layers of the stack the model predicts from, columns = heads and the MLP.
+  const int L = cfg.has_decoder() ? cfg.n_decoder_layers : cfg.n_encoder_layers;
+  const std::vector<AblationTarget> cols0 = ablation_columns(cfg, 0);
+  const int C = static_cast<int>(cols0.size());
+  std::vector<float> val(static_cast<size_t>(L * C), 0.0f);
+  for (int l = 0; l < L; ++l) {
+    const std::vector<AblationTarget> cols = ablation_columns(cfg, l);
+    for (int j = 0; j < C; ++j)
+      if (std::find(abl_sel_.begin(), abl_sel_.end(), cols[size_t(j)]) != abl_sel_.end()) val[size_t(l * C + j)] = 1;
+  }
+  uint64_t key = 1469598103934665603ull;
+  for (float x : val) key = mix_key(key, x > 0 ? 1 : 2);
+  abl_hm_.update(val.data(), L, C, mix_key(key, uint64_t(L * 1000 + C)), Colormap::Viridis, 0.0f, 1.0f);
+  cols_.clear();
+  for (const AblationTarget& t : cols0) cols_.push_back(column_label(cfg, t));
+  rows_ = numbered(L, "layer ");
+  HeatmapOpts o;
+  o.row_labels = &rows_;
+  o.col_labels = &cols_;
+  o.row_title = cfg.has_decoder() ? "decoder layer ↓" : "encoder layer ↓";
+  o.col_title = "click to remove (bright) or restore →";
+  o.square = false;
+  o.max_cell = 70;
+  o.max_cell_h = 34;
+  o.fonts = &c.fonts;
+  o.max_size = ImVec2(ImGui::GetContentRegionAvail().x,
+                      std::max(std::min(ImGui::GetContentRegionAvail().y * 0.45f, fs * 18), float(L) * fs * 1.8f));
+  const HeatmapHit hit = heatmap_widget("ablation", abl_hm_, o);
+  heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
+  const ImVec2 after = ImGui::GetCursorScreenPos();
+  {  // "off" written in the removed cells
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float cw = (hit.max.x - hit.min.x) / float(C), ch = (hit.max.y - hit.min.y) / float(L);
+    ImFont* font = c.fonts.small ? c.fonts.small : ImGui::GetFont();
+    const float tfs = std::min(font->FontSize, ch * 0.8f);
+    const ImVec2 sz = font->CalcTextSizeA(tfs, FLT_MAX, 0, "off");
+    if (sz.x < cw - 2)
+      for (int l = 0; l < L; ++l)
+        for (int j = 0; j < C; ++j)
+          if (val[size_t(l * C + j)] > 0)
+            dl->AddText(
+                font, tfs,
+                ImVec2(hit.min.x + cw * float(j) + (cw - sz.x) / 2, hit.min.y + ch * float(l) + (ch - sz.y) / 2),
+                IM_COL32(20, 20, 20, 255), "off");
+  }
+  if (hit.hovered) {
+    const AblationTarget t = ablation_columns(cfg, hit.row)[size_t(hit.col)];
+    ImGui::SetTooltip("%s %s: click to %s", target_label(t).c_str(), t.kind == SiteKind::Mlp ? "the MLP" : "a head",
+                      val[size_t(hit.row * C + hit.col)] > 0 ? "restore" : "remove");
+    if (hit.clicked) toggle_ablation(t);
+  }
+  ImGui::SetCursorScreenPos(after);
+  if (abl_sel_.empty()) {
+    ImGui::TextDisabled("nothing removed: the output is the model's own");
+    return;
+  }
+  if (!d.ablation || d.ablation_run != d.run) {
+    ImGui::TextDisabled("%s", d.ablation_error.empty() ? "running the ablated model…" : d.ablation_error.c_str());
+    return;
+  }
+  const AblationResult& a = *d.ablation;
+  const std::vector<int>& ids = r.ids;
+  const std::string at = a.position < int(ids.size()) ? r.tokens[size_t(a.position)] : std::string("?");
+  ImGui::Text("at position %d ('%s'):  KL(clean ‖ ablated) = %.4f nats", a.position, at.c_str(), a.kl);
+  ImGui::SameLine();
+  const std::string from = display_token(v, a.clean_top), to = display_token(v, a.ablated_top);
+  if (a.top_changed())
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn), "·  top token '%s' → '%s' (changed)",
+                       from.c_str(), to.c_str());
+  else
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().ok), "·  top token '%s' kept", from.c_str());
+  top_lists(v, {{"clean run", &a.clean_top_k}, {"ablated (" + sel + ", " + to_string(a.mode) + ")", &a.ablated_top_k}},
+            a.clean_top);
+}
+
+// [SECTION] activation patching
+
+void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
+  const float fs = ImGui::GetFontSize();
+  if (!c.snap.model) {
+    ImGui::TextDisabled("load a model first");
+    return;
+  }
+  const Config& cfg = c.snap.model->config;
+  ImGui::TextWrapped(
+      "The corrupted prompt run again with one activation of the clean run put back: recovered = (ld(patched) − "
+      "ld(corrupted)) / (ld(clean) − ld(corrupted)), ld = logit(answer) − logit(wrong) at the last position. "
+      "0 = corrupted, 1 = clean.");
+  ImGui::SetNextItemWidth(fs * 16);
+  ImGui::InputTextWithHint("clean", cfg.has_encoder() && cfg.has_decoder() ? "source" : "prompt", patch_clean_,
+                           sizeof patch_clean_);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 16);
+  ImGui::InputTextWithHint("corrupted", "same number of tokens", patch_corrupt_, sizeof patch_corrupt_);
+  ImGui::SetNextItemWidth(fs * 6);
+  ImGui::InputText("answer", patch_answer_, sizeof patch_answer_);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 6);
+  ImGui::InputText("wrong", patch_wrong_, sizeof patch_wrong_);
+  ImGui::SameLine();
+  static const char* whats[] = {"resid", "attn", "cross", "mlp", "heads", "cross-heads"};
+  ImGui::SetNextItemWidth(fs * 7);
+  ImGui::Combo("patch", &patch_what_, whats, 6);
+  ImGui::SameLine();
+  const bool running = patch_running();
+  if (running) {
+    if (ImGui::Button("Cancel")) cancel_patch();
+    ImGui::SameLine();
+    const int done = patch_progress_ ? patch_progress_->done.load() : 0;
+    const int total = patch_progress_ ? patch_progress_->total.load() : 0;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%d / %d patched runs", done, total);
+    ImGui::ProgressBar(total > 0 ? float(done) / float(total) : 0.0f, ImVec2(fs * 14, 0), buf);
+  } else if (ImGui::Button("Run")) {
+    PatchRequest req;
+    req.model = c.snap.model;
+    req.clean = patch_clean_;
+    req.corrupt = patch_corrupt_;
+    req.answer = patch_answer_;
+    req.wrong = patch_wrong_;
+    req.what = static_cast<PatchWhat>(patch_what_);
+    run_patch(req);
+  }
+  if (!running && !d.patch_error.empty() && d.patch && d.patch->request.model == c.snap.model)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
+  if (!d.patch || d.patch->request.model != c.snap.model) {
+    if (!running && !d.patch_error.empty())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
+    else if (!running)
+      ImGui::TextDisabled("type two prompts of the same number of tokens, the answer and a wrong token, then Run");
+    return;
+  }
+  const PatchView& pv = *d.patch;
+  const PatchResult& pr = pv.result;
+  const Vocab& v = output_vocab(cfg);
+  ImGui::Text("patched: %s · logit('%s') − logit('%s') at position %d: clean %.4f, corrupted %.4f", to_string(pr.what),
+              display_token(v, pv.inputs.answer).c_str(), display_token(v, pv.inputs.wrong).c_str(), pr.position,
+              pr.clean_ld, pr.corrupt_ld);
+  const int R = pr.rows(), C = pr.cols();
+  std::vector<float> val;
+  for (const auto& row : pr.recovered)
+    for (double x : row) val.push_back(float(x));
+  float lo, hi;
+  symmetric_range(val.data(), val.size(), lo, hi);
+  lo = std::min(lo, -1.0f), hi = std::max(hi, 1.0f);
+  patch_hm_.update(val.data(), R, C, mix_key(d.generation, uint64_t(reinterpret_cast<uintptr_t>(&pv))),
+                   Colormap::Diverging, lo, hi);
+  HeatmapOpts o;
+  o.row_labels = &pv.row_labels;
+  o.col_labels = &pv.col_labels;
+  o.row_title = "layer ↓";
+  o.col_title = per_head(pr.what) ? "head → (every position)" : "position (corrupted token) →";
+  o.square = false;
+  o.max_cell = 80;
+  o.max_cell_h = 40;
+  o.show_values = true;
+  o.fonts = &c.fonts;
+  o.sel_row = pv.cell_layer, o.sel_col = pv.cell_index;
+  // Rows at least two text lines high (the panel scrolls when the top-5 lists do not fit under it).
+  o.max_size = ImVec2(ImGui::GetContentRegionAvail().x - fs * 1,
+                      std::max(ImGui::GetContentRegionAvail().y - fs * 11, float(R) * fs * 2.2f));
+  const HeatmapHit hit = heatmap_widget("patching", patch_hm_, o);
+  heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
+  if (hit.hovered) {
+    ImGui::SetTooltip("layer %d · %s %s: recovered %.4f\nclick: open this patched run's output", hit.row,
+                      per_head(pr.what) ? "head" : "position", pv.col_labels[size_t(hit.col)].c_str(),
+                      double(val[size_t(hit.row * C + hit.col)]));
+    if (hit.clicked) open_patch_cell(hit.row, hit.col);
+  }
+  colour_bar(cbar_, Colormap::Diverging, lo, hi, fs * 12, "recovered");
+  if (pv.cell_layer < 0) {
+    top_lists(v, {{"clean run", &pv.clean_top}, {"corrupted run", &pv.corrupt_top}}, pv.inputs.answer);
+    return;
+  }
+  const double rec = pr.recovered[size_t(pv.cell_layer)][size_t(pv.cell_index)];
+  ImGui::Text("patched run: layer %d %s %s: ld %.4f, recovered %.4f", pv.cell_layer,
+              per_head(pr.what) ? "head" : "position", pv.col_labels[size_t(pv.cell_index)].c_str(), pv.cell_ld, rec);
+  top_lists(v, {{"clean run", &pv.clean_top}, {"corrupted run", &pv.corrupt_top}, {"patched run", &pv.cell_top}},
+            pv.inputs.answer);
 }
 
 std::unique_ptr<Panel> make_inspect_panel() { return std::make_unique<InspectPanel>(); }

@@ -4,6 +4,8 @@
 //   Attribution   direct logit attribution per head / attention bias / MLP (layer × part grid)
 //   Heads         previous-token, duplicate-token, induction and first-token scores per head
 //   Rollout       attention rollout through a stack
+//   Ablation      heads and MLPs picked on a layer × head grid, removed; the output before and after
+//   Patching      activation patching of a clean prompt into a corrupted one: the recovered grid
 // The script commands that drive it (inspect_script.cpp) reach it through these methods.
 #pragma once
 
@@ -18,9 +20,9 @@
 
 namespace sf::gui {
 
-enum class InspectTab { Lens = 0, Attribution = 1, Heads = 2, Rollout = 3 };
-constexpr int kInspectTabs = 4;
-const char* to_string(InspectTab t);  // "lens", "attribution", "heads", "rollout"
+enum class InspectTab { Lens = 0, Attribution = 1, Heads = 2, Rollout = 3, Ablation = 4, Patching = 5 };
+constexpr int kInspectTabs = 6;
+const char* to_string(InspectTab t);  // "lens", "attribution", "heads", "rollout", "ablation", "patching"
 
 class InspectPanel : public Panel {
  public:
@@ -48,6 +50,15 @@ class InspectPanel : public Panel {
   // The head whose attention on the probe is opened (stack 0 = the first the detection scored).
   void open_head(int stack, int layer, int head);
   void set_rollout(int stack, int layer);
+  // Ablation: the heads and sublayers removed (empty: none) and how; re-runs the recorded input.
+  void set_ablation(std::vector<AblationTarget> targets, EditMode mode);
+  void toggle_ablation(const AblationTarget& t);
+  const std::vector<AblationTarget>& ablation_targets() const { return abl_sel_; }
+  // Patching: starts a job on the worker (progress and cancel through patch_progress_).
+  void run_patch(const PatchRequest& req);
+  void cancel_patch();
+  bool patch_running() const;
+  void open_patch_cell(int layer, int index);
   // The current tab's grid as CSV text; false (and `error`) when nothing is computed in it.
   bool csv(std::string& out, std::string& error) const;
 
@@ -60,6 +71,9 @@ class InspectPanel : public Panel {
   void draw_heads(Ctx& c, const InspectSnap& d);
   void draw_head_map(Ctx& c, const HeadDetection& det);
   void draw_rollout(Ctx& c, const InspectSnap& d);
+  void draw_ablation(Ctx& c, const InspectSnap& d);
+  void draw_patching(Ctx& c, const InspectSnap& d);
+  void post_ablation();
 
   std::unique_ptr<InspectWorker> worker_;
   InspectInput posted_;
@@ -83,8 +97,16 @@ class InspectPanel : public Panel {
   int heads_pattern_ = static_cast<int>(HeadPattern::Induction);
   int roll_stack_ = 1, roll_layer_ = -1;  // −1: the last layer
 
+  std::vector<AblationTarget> abl_sel_;
+  int abl_mode_ = 0;                            // 0 zero, 1 mean
+  const InspectRun* abl_posted_for_ = nullptr;  // the recording the ablation was last posted for
+  char patch_clean_[256] = {0}, patch_corrupt_[256] = {0}, patch_answer_[64] = {0}, patch_wrong_[64] = {0};
+  int patch_what_ = 0;
+  std::shared_ptr<PatchProgress> patch_progress_;
+  uint64_t patch_ticket_ = 0;
+
   std::vector<std::string> cols_, rows_;  // scratch labels
-  Heatmap lens_hm_, attr_hm_, roll_hm_, probe_hm_, cbar_;
+  Heatmap lens_hm_, attr_hm_, roll_hm_, probe_hm_, cbar_, abl_hm_, patch_hm_;
   std::vector<Heatmap> heads_hm_;  // [stack · kHeadPatterns + pattern]
 };
 

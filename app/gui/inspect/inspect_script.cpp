@@ -5,6 +5,10 @@
 //   detect [R [SEED]]                          run the head detectors on R random tokens repeated
 //   detect-head enc|dec LAYER HEAD             open a head's attention on the probe
 //   rollout [enc|dec] [LAYER]                  attention rollout through LAYER
+//   ablate none | LIST [zero|mean]             remove heads / MLPs (L.H, L.xH, L.mlp, …) and re-run
+//   patch WHAT ANSWER WRONG | CLEAN | CORRUPT  activation patching (texts between the bars)
+//   patch-cell LAYER INDEX                     open one cell's patched run
+//   patch-cancel                               stop the running patching job
 //   inspect-csv FILE                           the current tab's grid as CSV
 // Each waits until the panel's worker has published what it asked for.
 #include "app.h"
@@ -45,7 +49,8 @@ int run_inspect_command(App& app, const std::vector<std::string>& a, std::string
                         std::function<bool(std::string&)>& until) {
   const std::string& cmd = a[0];
   if (cmd != "inspect" && cmd != "lens-cell" && cmd != "attribute" && cmd != "detect" && cmd != "detect-head" &&
-      cmd != "rollout" && cmd != "inspect-csv")
+      cmd != "rollout" && cmd != "inspect-csv" && cmd != "ablate" && cmd != "patch" && cmd != "patch-cell" &&
+      cmd != "patch-cancel")
     return -1;
   InspectPanel* p = inspect_panel(app);
   const auto snap = app.snapshot();
@@ -65,7 +70,8 @@ int run_inspect_command(App& app, const std::vector<std::string>& a, std::string
       int found = -1;
       for (int i = 0; i < kInspectTabs; ++i)
         if (a[1] == to_string(static_cast<InspectTab>(i))) found = i;
-      if (found < 0) return fail("expected lens, attribution, heads or rollout, found '" + a[1] + "'");
+      if (found < 0)
+        return fail("expected lens, attribution, heads, rollout, ablation or patching, found '" + a[1] + "'");
       t = static_cast<InspectTab>(found);
     }
     tab(t);
@@ -137,6 +143,54 @@ int run_inspect_command(App& app, const std::vector<std::string>& a, std::string
       return fail("layer " + std::to_string(layer) + " does not exist (" + std::to_string(layers) + ")");
     tab(InspectTab::Rollout);
     p->set_rollout(stack, layer);
+  } else if (cmd == "ablate") {
+    tab(InspectTab::Ablation);
+    if (a.size() < 2 || a.size() > 3) return fail("expected none, or LIST [zero|mean] (LIST as 1.3,0.mlp)");
+    if (a[1] == "none") {
+      p->set_ablation({}, EditMode::Zero);
+    } else {
+      auto targets = parse_ablation(*snap->model, a[1]);
+      if (!targets) return fail(targets.error());
+      auto mode = parse_ablation_mode(a.size() > 2 ? a[2] : "zero");
+      if (!mode) return fail(mode.error());
+      p->set_ablation(*targets, *mode);
+    }
+  } else if (cmd == "patch") {
+    // patch WHAT ANSWER WRONG | clean text | corrupted text
+    std::string rest;
+    for (size_t i = 1; i < a.size(); ++i) rest += (i > 1 ? " " : "") + a[i];
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+      const size_t bar = rest.find('|', at);
+      parts.push_back(rest.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
+      if (bar == std::string::npos) break;
+      at = bar + 1;
+    }
+    for (std::string& s : parts) {
+      while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+    }
+    const std::vector<std::string> head = parts.empty() ? std::vector<std::string>{} : split_words(parts[0]);
+    if (parts.size() != 3 || head.size() != 3) return fail("expected WHAT ANSWER WRONG | CLEAN | CORRUPTED");
+    auto what = parse_patch_what(head[0]);
+    if (!what) return fail(what.error());
+    tab(InspectTab::Patching);
+    PatchRequest req;
+    req.model = snap->model;
+    req.what = *what;
+    req.answer = head[1];
+    req.wrong = head[2];
+    req.clean = parts[1];
+    req.corrupt = parts[2];
+    p->run_patch(req);
+  } else if (cmd == "patch-cell") {
+    int layer, index;
+    if (a.size() != 3 || !parse_int(a[1], layer) || !parse_int(a[2], index) || layer < 0 || index < 0)
+      return fail("expected LAYER INDEX (a row and a column of the patching grid)");
+    tab(InspectTab::Patching);
+    p->open_patch_cell(layer, index);
+  } else if (cmd == "patch-cancel") {
+    p->cancel_patch();
   } else if (cmd == "inspect-csv") {
     if (a.size() != 2) return fail("expected a file name");
     std::string text;

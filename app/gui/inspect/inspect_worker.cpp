@@ -101,6 +101,95 @@ void InspectEngine::detect(std::shared_ptr<const Model> m, int r, uint64_t seed)
   detection_error.clear();
 }
 
+void InspectEngine::ablate(const std::vector<AblationTarget>& targets, EditMode mode) {
+  ablation.reset();
+  ablation_error.clear();
+  if (!run) return error("ablation: nothing recorded yet");
+  if (targets.empty()) return;
+  ablation_run = run;
+  auto r = run_ablation(*run->in.model, run->in.input, targets, mode, run->in.run);
+  if (!r) {
+    ablation_error = r.error();
+    return error(r.error());
+  }
+  ablation = std::make_shared<const AblationResult>(std::move(*r));
+}
+
+namespace {
+
+std::vector<TokenProb> top_probs(const Mat& logits, int row) {
+  const LensCell cell = lens_top_k(logits, row, 5);
+  std::vector<TokenProb> out;
+  for (size_t i = 0; i < cell.ids.size(); ++i) out.push_back({cell.ids[i], cell.probs[i]});
+  return out;
+}
+
+Result<int> gui_token(const Vocab& v, const char* what, const std::string& text) {
+  if (const int id = find_token(v, text); id >= 0) return id;
+  return token_from_text(v, what, text);
+}
+
+}  // namespace
+
+void InspectEngine::run_patching(const PatchRequest& req, std::shared_ptr<PatchProgress> progress) {
+  patch_error.clear();
+  const auto fail = [&](const std::string& m) {
+    patch_error = m;
+    error("patching: " + m);
+  };
+  if (!req.model) return fail("no model");
+  const Model& m = *req.model;
+  const Config& c = m.config;
+  auto view = std::make_shared<PatchView>();
+  view->request = req;
+  auto clean = prepare_input(m, req.clean);
+  if (!clean) return fail("clean: " + clean.error());
+  auto corrupt = prepare_input(m, req.corrupt);
+  if (!corrupt) return fail("corrupted: " + corrupt.error());
+  const Vocab& v = output_vocab(c);
+  auto answer = gui_token(v, "answer", req.answer);
+  if (!answer) return fail(answer.error());
+  auto wrong = gui_token(v, "wrong", req.wrong);
+  if (!wrong) return fail(wrong.error());
+  view->inputs = {std::move(*clean), std::move(*corrupt), *answer, *wrong};
+  auto r = activation_patching(
+      m, view->inputs, req.what,
+      [&](int done, int total) {
+        progress->done = done;
+        progress->total = total;
+      },
+      &progress->cancel);
+  if (!r) return fail(r.error());
+  if (r->cancelled)
+    return fail("cancelled after " + std::to_string(progress->done.load()) + " of " +
+                std::to_string(progress->total.load()) + " patched runs");
+  view->result = std::move(*r);
+  const bool heads = per_head(req.what);
+  const std::vector<int>& ids = c.has_decoder() ? view->inputs.corrupt.tgt_ids : view->inputs.corrupt.src_ids;
+  const Vocab& in_vocab = c.has_decoder() ? c.tgt_vocab : c.src_vocab;
+  for (int i = 0; i < view->result.cols(); ++i)
+    view->col_labels.push_back(heads ? "h" + std::to_string(i)
+                                     : std::to_string(i) + " " + display_token(in_vocab, ids[size_t(i)]));
+  for (int l = 0; l < view->result.rows(); ++l) view->row_labels.push_back("L" + std::to_string(l));
+  const Trace tc = run_forward(m, view->inputs.clean), tk = run_forward(m, view->inputs.corrupt);
+  view->clean_top = top_probs(stack_logits(m, tc), view->result.position);
+  view->corrupt_top = top_probs(stack_logits(m, tk), view->result.position);
+  patch = view;
+}
+
+void InspectEngine::open_patch_cell(int layer, int index) {
+  if (!patch) return error("patching: nothing patched yet");
+  const Model& m = *patch->request.model;
+  auto t = patched_run(m, patch->inputs, patch->request.what, layer, index);
+  if (!t) return error("patching: " + t.error());
+  auto view = std::make_shared<PatchView>(*patch);
+  view->cell_layer = layer;
+  view->cell_index = index;
+  view->cell_ld = logit_difference(m, *t, view->result.position, view->inputs.answer, view->inputs.wrong);
+  view->cell_top = top_probs(stack_logits(m, *t), view->result.position);
+  patch = view;
+}
+
 namespace {
 
 std::shared_ptr<const InspectSnap> publish(InspectEngine& e, uint64_t generation) {
@@ -112,6 +201,11 @@ std::shared_ptr<const InspectSnap> publish(InspectEngine& e, uint64_t generation
   s->detection = e.detection;
   s->detection_model = e.detection_model;
   s->detection_error = e.detection_error;
+  s->ablation = e.ablation;
+  s->ablation_run = e.ablation_run;
+  s->ablation_error = e.ablation_error;
+  s->patch = e.patch;
+  s->patch_error = e.patch_error;
   return s;
 }
 
