@@ -37,6 +37,7 @@ std::vector<AttnKind> attention_kinds(const Config& c);
 bool has_kind(const Config& c, AttnKind k);
 int kind_layers(const Config& c, AttnKind k);  // layers of that kind
 int kind_heads(const Config& c, AttnKind k);   // heads of that kind (Marian's stacks may differ)
+int kind_d_k(const Config& c, AttnKind k);     // d_k of those heads (the √d_k the scores divide by)
 
 // One attention sublayer (all heads) as the panels show it: an AttentionTrace with B = 1 whose rows
 // are the queries decoded so far. Cells whose key did not exist yet when the query ran (a cached
@@ -66,8 +67,9 @@ struct BlockStats {
   BlockStat stat;                   // (n) ‖x‖ in/out, LN μ and σ² per token (no entropy)
 };
 
-// Source order demonstration (positional-encoding panel): the encoder run on the source and on
-// its reverse, with and without PE. Without PE, a token's output does not depend on where it is.
+// Source order demonstration (positional-encoding panel; core's analysis/word_order.h): the
+// encoder run on the source and on its reverse, with and without PE. Without PE, a token's output
+// does not depend on where it is.
 struct OrderDemo {
   std::vector<std::string> tokens, reversed;
   float max_diff_pe = 0;                             // max |memory(x)[i] − memory(rev x)[n−1−i]| with PE
@@ -76,7 +78,7 @@ struct OrderDemo {
   std::string next_pe, next_rev_pe, next_no_pe, next_rev_no_pe;  // greedy first output token
 };
 
-// Teacher-forced run with and without the causal mask (masks panel).
+// Teacher-forced run with and without the causal mask (masks panel; core's analysis/causal_leak.h).
 struct LeakDemo {
   std::vector<std::string> tokens;  // decoder input
   AttentionTrace causal, leaky;     // decoder layer 0 self-attention, all heads
@@ -142,7 +144,8 @@ struct Snapshot {
 // Fills the cursor-dependent views of `s` from s.session.
 void build_views(Snapshot& s);
 
-// Builds the demos (run on the worker: they run the model).
+// Builds the demos out of core's (analysis/word_order.h, analysis/causal_leak.h), with the tokens
+// as shown; run on the worker: they run the model.
 std::shared_ptr<const OrderDemo> make_order_demo(const Model& m, const PreparedInput& in);
 std::shared_ptr<const LeakDemo> make_leak_demo(const Model& m, const PreparedInput& in,
                                                const std::vector<int>& tgt_ids);
