@@ -26,6 +26,24 @@ Comparison make(std::shared_ptr<const Model> a, std::shared_ptr<const Model> b, 
 
 // Every fixture's stage keys increase strictly along its stage list (the property the alignment
 // rests on).
+TEST(Compare, WeightDifferenceOverTheCommonCells) {
+  Mat a(2, 3), b(3, 2);
+  a << 0.5f, 0.25f, 0.25f, 1, 0, 0;
+  b << 0.75f, 0.25f, 0.5f, 0.5f, 1, 0;
+  const WeightDifference d = weight_difference(a, b);
+  ASSERT_EQ(d.diff.rows(), 2);
+  ASSERT_EQ(d.diff.cols(), 2);
+  EXPECT_FLOAT_EQ(d.diff(0, 0), -0.25f);
+  EXPECT_FLOAT_EQ(d.diff(0, 1), 0.0f);
+  EXPECT_FLOAT_EQ(d.diff(1, 0), 0.5f);
+  EXPECT_FLOAT_EQ(d.diff(1, 1), -0.5f);
+  EXPECT_FLOAT_EQ(d.max_abs, 0.5f);
+  EXPECT_TRUE(d.cut);
+  EXPECT_FALSE(weight_difference(a, a).cut);
+  EXPECT_EQ(weight_difference(a, a).max_abs, 0.0f);
+  EXPECT_EQ(weight_difference(Mat(0, 0), a).max_abs, 0.0f);
+}
+
 TEST(Compare, KeysIncreaseAlongEveryStageList) {
   for (const char* f :
        {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned", "encdec_pre_gelu_shared",

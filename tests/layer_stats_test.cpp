@@ -44,6 +44,22 @@ TEST(LayerStats, MaskedKeysDropOut) {
   EXPECT_NEAR(head_entropy(a, {2})[0], std::log(3.0), 1e-6);
 }
 
+TEST(LayerStats, RowEntropiesCountTheVisibleKeys) {
+  Mat s = Mat::Zero(3, 3);
+  Mat mask(3, 3);
+  mask << 0, kMasked, kMasked, 0, 0, kMasked, 0, 0, 0;
+  masked_softmax(s, mask);
+  const RowEntropies e = row_entropies(s, mask);
+  EXPECT_EQ(e.visible, (std::vector<int>{1, 2, 3}));
+  ASSERT_EQ(e.max.size(), 3u);
+  EXPECT_EQ(e.max[0], 0.0f);  // one key: nothing to spread over
+  EXPECT_NEAR(e.max[1], std::log(2.0), 1e-6);
+  EXPECT_NEAR(e.max[2], std::log(3.0), 1e-6);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(e.entropy[static_cast<size_t>(i)], e.max[static_cast<size_t>(i)], 1e-6);
+  EXPECT_NEAR(e.mean, (std::log(2.0) + std::log(3.0)) / 3, 1e-6);
+  EXPECT_EQ(row_entropies(Mat(0, 3), Mat(0, 3)).mean, 0.0f);
+}
+
 TEST(LayerStats, BlockNormsAndLnStatsByHand) {
   ResidualTrace r;
   r.input.resize(2, 2);

@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+#include "model/mask.h"
+
 namespace sf {
 namespace {
 
@@ -62,6 +64,61 @@ TEST(WorkedAttention, MismatchedLengthsAreNamed) {
   EXPECT_NE(w.error().find("v2"), std::string::npos);
   EXPECT_FALSE(worked_attention({1}, {}, {}).ok());
   EXPECT_FALSE(worked_attention({}, {{}}, {{1}}).ok());
+}
+
+}  // namespace
+}  // namespace sf
+
+namespace sf {
+namespace {
+
+// A recorded attention (2 query heads reading 1 K/V head, causal mask over 3 positions): every
+// cell's written-out arithmetic gives the recorded raw score and weight.
+TEST(AttentionCell, ReproducesTheRecordedCell) {
+  Mat q(3, 4), k(3, 2), v(3, 2);
+  q << 0.5f, -1, 0.25f, 2, 1, 0.5f, -0.5f, 1, -1, 1.5f, 0.75f, -0.25f;
+  k << 1, 0.5f, -0.5f, 2, 0.25f, -1;
+  v << 1, 0, 0, 1, 1, 1;
+  Mat mask(3, 3);
+  mask << 0, kMasked, kMasked, 0, 0, kMasked, 0, 0, 0;
+  AttentionTrace a;
+  Mat concat;
+  attend(q, k, v, Heads(2, 1), {mask}, concat, &a);
+  a.q = q, a.k = k, a.v = v;  // as attention_forward records them
+  for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) {
+        const AttentionCell c = attention_cell(a, h, i, j);
+        EXPECT_EQ(c.d_k, 2);
+        EXPECT_FLOAT_EQ(c.sqrt_dk, std::sqrt(2.0f));
+        EXPECT_EQ(c.q, (std::vector<float>{q(i, 2 * h), q(i, 2 * h + 1)}));
+        EXPECT_EQ(c.k, (std::vector<float>{k(j, 0), k(j, 1)}));  // the one K/V head
+        EXPECT_NEAR(c.dot, c.raw, 1e-6);
+        EXPECT_EQ(c.visible, i + 1);
+        EXPECT_EQ(c.masked, j > i);
+        EXPECT_TRUE(c.computed);
+        EXPECT_NEAR(c.softmax, c.weight, 1e-6) << h << i << j;
+        if (j > i) {
+          EXPECT_EQ(c.softmax, 0.0f);
+        }
+        ASSERT_EQ(c.row.size(), 3u);
+        EXPECT_EQ(c.row[static_cast<size_t>(j)], j > i ? kMasked : a.score(static_cast<size_t>(h), i, j));
+      }
+    }
+  }
+}
+
+TEST(AttentionCell, AScoreNotComputedStaysOutOfTheRow) {
+  Mat q = Mat::Ones(2, 2), k = Mat::Ones(2, 2), v = Mat::Ones(2, 2);
+  AttentionTrace a;
+  Mat concat;
+  attend(q, k, v, Heads(1), {Mat::Zero(2, 2)}, concat, &a);
+  a.raw_scores[0](0, 1) = NAN;  // as a view of cached steps leaves a key the row never saw
+  a.masks[0](0, 1) = kMasked;
+  const AttentionCell c = attention_cell(a, 0, 0, 1);
+  EXPECT_FALSE(c.computed);
+  EXPECT_EQ(c.softmax, 0.0f);
+  EXPECT_EQ(attention_cell(a, 0, 0, 0).visible, 1);
 }
 
 }  // namespace

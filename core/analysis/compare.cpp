@@ -29,6 +29,15 @@ const char* block_word(int b) { return b == 0 ? "self-attention" : b == 1 ? "cro
 
 }  // namespace
 
+WeightDifference weight_difference(const Mat& a, const Mat& b) {
+  WeightDifference d;
+  const Eigen::Index r = std::min(a.rows(), b.rows()), c = std::min(a.cols(), b.cols());
+  d.diff = a.topLeftCorner(r, c) - b.topLeftCorner(r, c);
+  d.max_abs = d.diff.size() ? d.diff.cwiseAbs().maxCoeff() : 0.0f;
+  d.cut = a.rows() != b.rows() || a.cols() != b.cols();
+  return d;
+}
+
 bool AlignKey::operator<(const AlignKey& o) const { return tie(*this) < tie(o); }
 bool AlignKey::operator==(const AlignKey& o) const { return tie(*this) == tie(o); }
 

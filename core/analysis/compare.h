@@ -56,6 +56,15 @@ std::string describe(const AlignKey& k);
 // were trained on, so the outputs change — which is the point of looking.
 Model with_norm_placement(const Model& m, NormPlacement p);
 
+// One head's attention weights in two runs, A − B: over the query rows and keys both maps have (a
+// run that decoded fewer tokens has fewer), with the largest |A − B|.
+struct WeightDifference {
+  Mat diff;           // (min rows, min cols) A − B
+  float max_abs = 0;  // max |A − B|; 0 when there is no common cell
+  bool cut = false;   // the shapes differ: only the common rows and keys are compared
+};
+WeightDifference weight_difference(const Mat& a, const Mat& b);
+
 class Comparison {
  public:
   // Both runs get the same source/target text and decoding settings. Either may refuse the input

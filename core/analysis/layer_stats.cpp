@@ -117,6 +117,27 @@ std::vector<double> head_entropy(const AttentionTrace& a, const std::vector<int>
   return out;
 }
 
+RowEntropies row_entropies(const Mat& w, const Mat& mask) {
+  RowEntropies out;
+  const size_t n = static_cast<size_t>(w.rows());
+  out.entropy.assign(n, 0);
+  out.visible.assign(n, 0);
+  out.max.assign(n, 0);
+  double sum = 0;
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    int visible = 0;
+    for (Eigen::Index j = 0; j < mask.cols(); ++j)
+      if (std::isfinite(mask(i, j))) ++visible;
+    const size_t k = static_cast<size_t>(i);
+    out.entropy[k] = static_cast<float>(row_entropy(w, i));
+    out.visible[k] = visible;
+    out.max[k] = visible > 1 ? std::log(static_cast<float>(visible)) : 0.0f;
+    sum += out.entropy[k];
+  }
+  out.mean = n ? static_cast<float>(sum / static_cast<double>(n)) : 0.0f;
+  return out;
+}
+
 double BlockStat::mean_norm_in() const { return mean_of(norm_in); }
 double BlockStat::mean_norm_out() const { return mean_of(norm_out); }
 double BlockStat::mean_ln_mean() const { return mean_of(ln_mean); }

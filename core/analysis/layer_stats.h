@@ -29,6 +29,16 @@ double row_entropy(const Mat& w, Eigen::Index row);
 // Per head (h): the mean over `rows` (query rows of batch element 0) of row_entropy.
 std::vector<double> head_entropy(const AttentionTrace& a, const std::vector<int>& rows);
 
+// Every row of one head's weights (n_q, n_k) with its additive mask: the entropy, the keys the
+// mask leaves visible and the largest entropy those allow, ln(visible) (0 with one key or none).
+struct RowEntropies {
+  std::vector<float> entropy;  // (n_q) nats
+  std::vector<int> visible;    // (n_q) keys with a finite mask
+  std::vector<float> max;      // (n_q) ln(visible)
+  float mean = 0;              // mean of entropy over the rows (0 without rows)
+};
+RowEntropies row_entropies(const Mat& w, const Mat& mask);
+
 // One sublayer connection (self-attention, cross-attention or feed-forward) of one layer.
 struct BlockStat {
   Block block = Block::None;

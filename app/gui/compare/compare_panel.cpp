@@ -326,14 +326,10 @@ class ComparePanel : public HubPanel {
     const Mat* m[2] = {nullptr, nullptr};
     for (int i = 0; i < 2; ++i)
       if (v[i] && sel.head < v[i]->trace.n_heads) m[i] = &v[i]->trace.weights[static_cast<size_t>(sel.head)];
-    // The difference over the rows and keys both runs have.
-    Mat diff;
-    int dr = 0, dc = 0;
-    if (m[0] && m[1]) {
-      dr = static_cast<int>(std::min(m[0]->rows(), m[1]->rows()));
-      dc = static_cast<int>(std::min(m[0]->cols(), m[1]->cols()));
-      diff = m[0]->topLeftCorner(dr, dc) - m[1]->topLeftCorner(dr, dc);
-    }
+    // The difference over the rows and keys both runs have (core/analysis/compare.h).
+    const WeightDifference wd = m[0] && m[1] ? weight_difference(*m[0], *m[1]) : WeightDifference{};
+    const Mat& diff = wd.diff;
+    const int dr = static_cast<int>(diff.rows()), dc = static_cast<int>(diff.cols());
     const char* titles[3] = {"A", "B", "A − B"};
     for (int i = 0; i < 3; ++i) {
       if (i) ImGui::SameLine();
@@ -384,15 +380,13 @@ class ComparePanel : public HubPanel {
           ImGui::EndTooltip();
         }
         if (i < 2) {
-          // Mean entropy of this head over its query rows (masked keys excluded).
-          double e = 0;
-          for (Eigen::Index r = 0; r < mm->rows(); ++r) e += row_entropy(*mm, r);
+          // Mean entropy of this head over its query rows (core/analysis/layer_stats.h).
           ImGui::TextDisabled("entropy %.3f nats (mean over %d queries)",
-                              mm->rows() ? e / static_cast<double>(mm->rows()) : 0.0, static_cast<int>(mm->rows()));
+                              static_cast<double>(row_entropies(*mm, v[i]->trace.masks[0]).mean),
+                              static_cast<int>(mm->rows()));
         } else {
-          ImGui::TextDisabled(
-              "max |A − B| = %s%s", fmt_value(std::max(-lo, hi), 4).c_str(),
-              (m[0]->rows() != m[1]->rows() || m[0]->cols() != m[1]->cols()) ? " (common rows/keys only)" : "");
+          ImGui::TextDisabled("max |A − B| = %s%s", fmt_value(wd.max_abs, 4).c_str(),
+                              wd.cut ? " (common rows/keys only)" : "");
         }
       }
       ImGui::PopID();

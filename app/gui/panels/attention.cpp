@@ -21,20 +21,6 @@ namespace sf::gui {
 
 namespace {
 
-// Entropy of each row of a weight matrix in nats (core/analysis/layer_stats.h, the same numbers the compare
-// view shows), and the most it could be (ln of the number of visible keys).
-void row_entropy(const Mat& w, const Mat& mask, std::vector<float>& h, std::vector<float>& hmax) {
-  h.assign(static_cast<size_t>(w.rows()), 0);
-  hmax.assign(static_cast<size_t>(w.rows()), 0);
-  for (Eigen::Index i = 0; i < w.rows(); ++i) {
-    int visible = 0;
-    for (Eigen::Index j = 0; j < w.cols(); ++j)
-      if (std::isfinite(mask(i, j))) ++visible;
-    h[static_cast<size_t>(i)] = static_cast<float>(sf::row_entropy(w, i));
-    hmax[static_cast<size_t>(i)] = visible > 1 ? std::log(static_cast<float>(visible)) : 0;
-  }
-}
-
 class AttentionPanel : public Panel {
  public:
   AttentionPanel() : Panel({"Attention", "attention", ImVec4(0.24f, 0.40f, 0.42f, 0.60f), true}) {}
@@ -174,12 +160,12 @@ class AttentionPanel : public Panel {
                     ui.head, g, group.front(), group.back());
         ImGui::SameLine();
         ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_%d K_%dᵀ / √%d + mask)", static_cast<long>(w.rows()),
-                            static_cast<long>(w.cols()), ui.head, g, m.d_k());
+                            static_cast<long>(w.cols()), ui.head, g, kind_d_k(m, v->kind));
       } else {
         ImGui::Text("%s · layer %d · head %d", to_string(v->kind), v->layer, ui.head);
         ImGui::SameLine();
         ImGui::TextDisabled("weights (%ld × %ld) = softmax(Q_h K_hᵀ / √%d + mask)", static_cast<long>(w.rows()),
-                            static_cast<long>(w.cols()), m.d_k());
+                            static_cast<long>(w.cols()), kind_d_k(m, v->kind));
       }
       if (v->new_rows > 0) {
         ImGui::SameLine();
@@ -208,9 +194,9 @@ class AttentionPanel : public Panel {
     heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     const ImVec2 after = ImGui::GetCursorScreenPos();
 
-    // Entropy per row.
-    std::vector<float> h, hmax;
-    row_entropy(w, a.masks[0], h, hmax);
+    // Entropy per row (core/analysis/layer_stats.h, the numbers the compare view shows).
+    const RowEntropies e = row_entropies(w, a.masks[0]);
+    const std::vector<float>&h = e.entropy, &hmax = e.max;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float ch = (hit.max.y - hit.min.y) / static_cast<float>(std::max<Eigen::Index>(1, w.rows()));
     const float x0 = hit.max.x + fs * 0.6f;
@@ -226,7 +212,7 @@ class AttentionPanel : public Panel {
         ImGui::SetTooltip(
             "row %zu '%s'\nentropy H = −Σ p·ln p = %.3f nats\nmaximum ln(%d visible keys) = %.3f\n"
             "low: the query looks at few keys; high: it spreads its attention",
-            i, v->q_labels[i].c_str(), h[i], static_cast<int>(std::lround(std::exp(hmax[i]))), hmax[i]);
+            i, v->q_labels[i].c_str(), h[i], e.visible[i], hmax[i]);
     }
     ImGui::SetCursorScreenPos(after);
     if (!side) {
@@ -250,7 +236,7 @@ class AttentionPanel : public Panel {
   void cell_tooltip(Ctx& c, const AttnView& v, int i, int j) {
     const AttentionTrace& a = v.trace;
     const int hd = c.ui.head;
-    const int dk = c.snap.model->config.d_k();
+    const int dk = kind_d_k(c.snap.model->config, v.kind);
     const float raw = a.raw_scores[static_cast<size_t>(hd)](i, j), sc = a.score(static_cast<size_t>(hd), i, j);
     const float mask = a.masks[0](i, j), wt = a.weights[static_cast<size_t>(hd)](i, j);
     ImGui::BeginTooltip();
@@ -333,12 +319,8 @@ class AttentionPanel : public Panel {
         const bool sel = l == ui.layer && h == ui.head;
         if (ImGui::IsMouseHoveringRect(a, b)) {
           dl->AddRect(a2 - ImVec2(2, 2), b2 + ImVec2(2, 2), IM_COL32(255, 255, 255, 255), 0, 0, 2);
-          std::vector<float> e, emax;
-          row_entropy(w, v->trace.masks[0], e, emax);
-          float me = 0;
-          for (float x : e) me += x;
           ImGui::SetTooltip("%s · layer %d · head %d\nmean entropy %.3f nats\nclick to open", to_string(ui.kind), l, h,
-                            e.empty() ? 0.0f : me / static_cast<float>(e.size()));
+                            row_entropies(w, v->trace.masks[0]).mean);
           if (ImGui::IsMouseClicked(0)) {
             ui.layer = l, ui.head = h;
             ui.attn_mode = AttnMode::Heatmap;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/worked_attention.h"
 #include "app.h"
 #include "ui.h"
 #include "widgets.h"
@@ -44,7 +45,7 @@ class QkvPanel : public Panel {
  private:
   // [SECTION] Q, K, V matrices
   void draw_matrices(Ctx& c, const AttnView& v) {
-    const int dk = c.snap.model->config.d_k(), h = c.ui.head;
+    const int dk = kind_d_k(c.snap.model->config, v.kind), h = c.ui.head;
     const AttentionTrace& a = v.trace;
     const int kvh = a.kv_head(h);  // grouped-query attention: the K/V head this query head reads
     const Mat q = a.q.middleCols(h * dk, dk), k = a.k.middleCols(kvh * dk, dk), val = a.v.middleCols(kvh * dk, dk);
@@ -131,8 +132,7 @@ class QkvPanel : public Panel {
   }
 
   void draw_cell(Ctx& c, const AttnView& v) {
-    const Config& m = c.snap.model->config;
-    const int dk = m.d_k(), h = c.ui.head;
+    const int h = c.ui.head;
     const AttentionTrace& a = v.trace;
     const int nq = static_cast<int>(a.weights[0].rows()), nk = static_cast<int>(a.weights[0].cols());
     int i = c.ui.cell_row, j = c.ui.cell_col;
@@ -157,28 +157,25 @@ class QkvPanel : public Panel {
       ImGui::TextDisabled("  q from query head %d, k from the K/V head %d it shares", h, a.kv_head(h));
     }
 
-    const RowVec q = a.q.row(i).segment(h * dk, dk);
-    const RowVec k = a.k.row(j).segment(a.kv_head(h) * dk, dk);
-    const RowVec prod = q.cwiseProduct(k);
+    // The arithmetic is core's (analysis/worked_attention.h); the panel writes it out.
+    const AttentionCell cell = attention_cell(a, h, i, j);
+    const int dk = cell.d_k;
     float lo, hi;
-    std::vector<float> all(q.data(), q.data() + dk);
-    all.insert(all.end(), k.data(), k.data() + dk);
+    std::vector<float> all = cell.q;
+    all.insert(all.end(), cell.k.begin(), cell.k.end());
     symmetric_range(all.data(), all.size(), lo, hi);
     const std::vector<std::string> dims = numbered(dk);
     const uint64_t key =
         mix_key(mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(h)),
                 static_cast<uint64_t>(i * 100003 + j));
-    strip(c, "qi", qs_, q.data(), dk, key, lo, hi, &dims, "q_i");
+    strip(c, "qi", qs_, cell.q.data(), dk, key, lo, hi, &dims, "q_i");
     heat_rect = strip_rect_;
-    strip(c, "kj", ks_, k.data(), dk, key, lo, hi, &dims, "k_j");
+    strip(c, "kj", ks_, cell.k.data(), dk, key, lo, hi, &dims, "k_j");
     float plo, phi;
-    symmetric_range(prod.data(), static_cast<size_t>(dk), plo, phi);
-    strip(c, "qk", ps_, prod.data(), dk, key, plo, phi, &dims, "q_i⊙k_j");
+    symmetric_range(cell.prod.data(), cell.prod.size(), plo, phi);
+    strip(c, "qk", ps_, cell.prod.data(), dk, key, plo, phi, &dims, "q_i⊙k_j");
 
-    const float raw = a.raw_scores[static_cast<size_t>(h)](i, j);
-    const float sc = a.score(static_cast<size_t>(h), i, j);
-    const float mask = a.masks[0](i, j);
-    const float w = a.weights[static_cast<size_t>(h)](i, j);
+    const float raw = cell.raw, sc = cell.scaled, w = cell.weight;
     ImGui::Spacing();
     // The arithmetic, one line per step, in a monospace font made smaller when the widest line
     // would not fit the panel (a wrapped number would break after its decimal point).
@@ -192,42 +189,34 @@ class QkvPanel : public Panel {
     // 1. the dot product, term by term (first terms, then the total)
     std::string terms;
     for (int t = 0; t < std::min(dk, 2); ++t)
-      terms += (t ? " + " : "") + std::string("(") + fmt_value(q(t), 2) + ")(" + fmt_value(k(t), 2) + ")";
+      terms += (t ? " + " : "") + std::string("(") + fmt_value(cell.q[static_cast<size_t>(t)], 2) + ")(" +
+               fmt_value(cell.k[static_cast<size_t>(t)], 2) + ")";
     if (dk > 2) terms += " + …";
     std::snprintf(b, sizeof b, "1. q·k = Σ_c q[c]·k[c]   (c = 0 … %d)", dk - 1);
     line(pal.text, b);
-    line(pal.text, "       = " + terms + " = " + fmt_value(prod.sum(), 4));
-    const float root = std::sqrt(static_cast<float>(dk));
-    bool done = std::isnan(raw);
+    line(pal.text, "       = " + terms + " = " + fmt_value(cell.dot, 4));
+    bool done = !cell.computed;
     if (!done) {
       line(pal.text_dim, "   recorded raw score: " + fmt_value(raw, 4));
       std::snprintf(b, sizeof b, "2. ÷ √d_k = %s / √%d = %s / %.3f = %s", fmt_value(raw, 4).c_str(), dk,
-                    fmt_value(raw, 4).c_str(), static_cast<double>(root), fmt_value(sc, 4).c_str());
+                    fmt_value(raw, 4).c_str(), static_cast<double>(cell.sqrt_dk), fmt_value(sc, 4).c_str());
       line(pal.text, b);
-      if (std::isinf(mask)) {
+      if (cell.masked) {
         line(pal.error, "3. + mask = " + fmt_value(sc, 4) + " + (−∞) = −∞   (masked key)");
         line(pal.text, "4. softmax: exp(−∞) = 0, so the weight is exactly " + fmt_value(w, 4));
         done = true;
       } else {
-        line(pal.text, "3. + mask = " + fmt_value(sc, 4) + " + 0 = " + fmt_value(sc + mask, 4) + "   (visible key)");
+        line(pal.text, "3. + mask = " + fmt_value(sc, 4) + " + 0 = " + fmt_value(sc, 4) + "   (visible key)");
       }
     }
-    const Mat srow = a.scores(static_cast<size_t>(h));
     if (!done) {
       // 4. softmax over the row: the scores of every visible key, max subtracted.
-      float mx = -INFINITY;
-      for (int t = 0; t < nk; ++t)
-        if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) mx = std::max(mx, srow(i, t));
-      float z = 0;
-      int visible = 0;
-      for (int t = 0; t < nk; ++t)
-        if (std::isfinite(a.masks[0](i, t)) && std::isfinite(srow(i, t))) z += std::exp(srow(i, t) - mx), ++visible;
-      const float num = std::exp(sc - mx);
-      std::snprintf(b, sizeof b, "4. softmax over the %d visible keys of row %d,", visible, i);
+      std::snprintf(b, sizeof b, "4. softmax over the %d visible keys of row %d,", cell.visible, i);
       line(pal.text, b);
-      line(pal.text, "   m = max_j s_j = " + fmt_value(mx, 4) + ":");
-      line(pal.text, "   exp(" + fmt_value(sc, 3) + " − " + fmt_value(mx, 3) + ") / Σ_j exp(s_j − m)");
-      line(pal.text, "   = " + fmt_value(num, 4) + " / " + fmt_value(z, 4) + " = " + fmt_value(num / z, 4));
+      line(pal.text, "   m = max_j s_j = " + fmt_value(cell.row_max, 4) + ":");
+      line(pal.text, "   exp(" + fmt_value(sc, 3) + " − " + fmt_value(cell.row_max, 3) + ") / Σ_j exp(s_j − m)");
+      line(pal.text, "   = " + fmt_value(cell.exp_cell, 4) + " / " + fmt_value(cell.exp_sum, 4) + " = " +
+                         fmt_value(cell.softmax, 4));
       line(pal.text_dim, "   recorded weight: " + fmt_value(w, 4));
     }
     ImGui::PushFont(c.fonts.mono);
@@ -252,11 +241,8 @@ class QkvPanel : public Panel {
     if (done) return;
 
     // The whole row of masked scores and weights, with this cell marked.
-    std::vector<float> masked(static_cast<size_t>(nk)), wrow(static_cast<size_t>(nk));
-    for (int t = 0; t < nk; ++t) {
-      masked[static_cast<size_t>(t)] = std::isinf(a.masks[0](i, t)) ? a.masks[0](i, t) : srow(i, t);
-      wrow[static_cast<size_t>(t)] = a.weights[static_cast<size_t>(h)](i, t);
-    }
+    const std::vector<float>& masked = cell.row;
+    const RowVec wrow = a.weights[static_cast<size_t>(h)].row(i);
     ImGui::Spacing();
     float slo, shi;
     symmetric_range(masked.data(), masked.size(), slo, shi);
