@@ -15,14 +15,12 @@ void tune_allocator() {
 #endif
 }
 
-void advise_huge_pages(void* p, size_t bytes) {
+void advise_huge_pages([[maybe_unused]] void* p, [[maybe_unused]] size_t bytes) {
 #ifdef MADV_HUGEPAGE
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
   const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
   if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
-#else
-  (void)p, (void)bytes;
 #endif
 }
 

@@ -1,12 +1,12 @@
 // threads.h — how many cores inference uses on the calling thread.
 //
-// The matrix products run on Eigen's OpenMP threads (when the build has OpenMP); their count is
-// OpenMP's per-thread setting, so the CLI's main thread, the GUI's worker and each training shard
-// choose their own without touching each other. A thread that has not chosen takes the process
-// default at its first product: one core in the library (so tests running side by side do not
-// oversubscribe the machine), every core in the stepformer executable (`--threads N`). Eigen
-// computes its blocking for one thread and splits the output between threads, so a result does not
-// depend on the thread count beyond float rounding.
+// The matrix products (base/gemm.h, model/linear.cpp) split over OpenMP threads when the build has
+// OpenMP; the count is OpenMP's per-thread setting, so the CLI's main thread, the GUI's worker and
+// each training shard choose their own without touching each other. A thread that has not chosen
+// takes the process default at its first product: one core in the library (so tests running side
+// by side do not oversubscribe the machine), every core in the stepformer executable (`--threads
+// N`). A result does not depend on the thread count beyond float rounding (gemm's not at all:
+// it accumulates every output element in one order whatever the count).
 #pragma once
 
 namespace sf {

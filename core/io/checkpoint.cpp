@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/shape.h"
 #include "io/hf_model.h"
 #include "io/mapped_file.h"
 #include "io/tensor_placement.h"
@@ -39,11 +40,10 @@ Result<Model> model_from_tensors(const TensorFile& f, const std::string& what) {
     expected.insert(p.name);
     const Tensor* t = f.find(p.name);
     std::vector<int64_t> want = p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols};
-    if (!t) return Error{what + ": missing tensor '" + p.name + "' of shape " + shape_string(want)};
+    if (!t) return Error{what + ": missing tensor '" + p.name + "' of shape " + shape_str(want)};
     if (t->dtype != DType::F32) return Error{what + ": tensor '" + p.name + "' has dtype I64, expected F32"};
     if (t->shape != want)
-      return Error{what + ": tensor '" + p.name + "': shape " + shape_string(t->shape) + ", expected " +
-                   shape_string(want)};
+      return Error{what + ": tensor '" + p.name + "': shape " + shape_str(t->shape) + ", expected " + shape_str(want)};
     for (int64_t i = 0; i < p.numel(); ++i) {
       const float v = t->f32[static_cast<size_t>(i)];
       if (!std::isfinite(v))

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/shape.h"
+
 namespace sf {
 
 using nlohmann::json;
@@ -56,12 +58,6 @@ constexpr uint64_t kMaxElements = 1ULL << 40;
 std::string short_dump(const json& j) {
   std::string s = j.dump();
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
-}
-
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
 }
 
 // The header's dtypes and their element sizes (the safetensors specification's list).

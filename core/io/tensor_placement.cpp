@@ -5,6 +5,8 @@
 #include <cstring>
 #include <set>
 
+#include "base/shape.h"
+
 namespace sf {
 
 namespace {
@@ -149,8 +151,8 @@ void place_file(MappedFile& file, const SafetensorsHeader& header, std::map<std:
     if (!is_float_dtype(e.dtype))
       throw InputError(what + ": tensor '" + e.name + "' has dtype " + e.dtype + ", expected F32 (or F16, BF16)");
     if (e.shape != plan.shape)
-      throw InputError(what + ": tensor '" + e.name + "': shape " + shape_string(e.shape) + ", expected " +
-                       shape_string(plan.shape));
+      throw InputError(what + ": tensor '" + e.name + "': shape " + shape_str(e.shape) + ", expected " +
+                       shape_str(plan.shape));
     if (std::find(report.dtypes.begin(), report.dtypes.end(), e.dtype) == report.dtypes.end())
       report.dtypes.push_back(e.dtype);
     Placer placer(file, header.data_start, e, what);
@@ -167,7 +169,7 @@ void check_placed(const std::map<std::string, TensorPlan>& plans, const std::map
                   const std::string& what) {
   for (auto& [name, plan] : plans)
     if (plan.required && !plan.ignore && !seen.count(name))
-      throw InputError(what + ": missing tensor '" + name + "' of shape " + shape_string(plan.shape));
+      throw InputError(what + ": missing tensor '" + name + "' of shape " + shape_str(plan.shape));
 }
 
 PlacementReport place(MappedFile& file, const SafetensorsHeader& header, std::map<std::string, TensorPlan>& plans,
@@ -225,12 +227,6 @@ Result<bool> check_all_placed(const std::map<std::string, TensorPlan>& plans,
   } catch (const InputError& e) {
     return Error{e.what()};
   }
-}
-
-std::string shape_string(const std::vector<int64_t>& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
 }
 
 }  // namespace sf

@@ -68,6 +68,4 @@ Result<bool> place_shard(MappedFile& file, const SafetensorsHeader& header, std:
 Result<bool> check_all_placed(const std::map<std::string, TensorPlan>& plans,
                               const std::map<std::string, std::string>& seen, const std::string& what);
 
-std::string shape_string(const std::vector<int64_t>& s);  // "(2, 3)"
-
 }  // namespace sf

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "base/shape.h"
+
 namespace sf {
 
 const char* to_string(Side s) { return s == Side::Encoder ? "encoder" : "decoder"; }
@@ -55,12 +57,6 @@ void add_block(std::vector<StageKey>& out, NormPlacement p, StageKind sublayer, 
   if (p == NormPlacement::Pre) out.push_back({StageKind::Norm, b, layer});
   out.push_back({sublayer, b, layer});
   if (p == NormPlacement::Post) out.push_back({StageKind::AddNorm, b, layer});
-}
-
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + ")";
 }
 
 // The norm that wraps a block: checkpoint names (model-format.md).
