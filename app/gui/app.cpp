@@ -100,9 +100,8 @@ App::App(GLFWwindow* window, AppOptions opt, std::vector<std::unique_ptr<Panel>>
   g_app = this;
   worker_ = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
   for (auto& p : panels_) p->open = p->default_open();
-  set_heatmap_export(
-      [](const std::string& stem) { return g_app->default_export_path(stem, ".png"); },
-      [](bool ok, const std::string& text) { g_app->notify(ok ? Message::Info : Message::Error, text); });
+  set_heatmap_export({[this](const std::string& stem) { return default_export_path(stem, ".png"); },
+                      [this](bool ok, const std::string& text) { notify(ok ? Message::Info : Message::Error, text); }});
 
   // Settings (scale, presentation, open panels) live in imgui.ini next to the window layout.
   // Scripted and headless runs neither read nor write it, so they are reproducible.

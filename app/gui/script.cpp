@@ -67,6 +67,23 @@ uint64_t change_settings(Worker& w, std::function<void(DecodeSettings&)> f) {
   });
 }
 
+// "expected USAGE" unless the line has at least n words (the command's included).
+bool need(const std::vector<std::string>& a, size_t n, std::string& error, const char* usage) {
+  if (a.size() >= n) return true;
+  error = std::string("'") + a[0] + "': expected " + usage;
+  return false;
+}
+
+// The optional count after the command (`def` without one); −1 with `error` when it is not one.
+int count(const std::vector<std::string>& a, int def, std::string& error) {
+  int n = def;
+  if (a.size() > 1 && (!parse_int(a[1], n) || n < 0)) {
+    error = "'" + a[0] + "': expected a count, found '" + a[1] + "'";
+    return -1;
+  }
+  return n;
+}
+
 }  // namespace
 
 bool ScriptRunner::load(const std::string& path, std::string& error) {
@@ -205,28 +222,14 @@ bool ScriptRunner::run(App& app, const Line& l, std::string& error) {
   return run(app, a, l, placed, error);
 }
 
-bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
-                       std::string& error) {
+// Model, input, source, target: the model and what it reads.
+int ScriptRunner::run_input_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string&,
+                                    std::string& error) {
   const std::string& cmd = a[0];
   Worker& w = app.worker();
-  UiState& ui = app.ui();
   const auto snap = app.snapshot();
-  const auto count = [&](int def) {
-    int n = def;
-    if (a.size() > 1 && (!parse_int(a[1], n) || n < 0)) {
-      error = "'" + cmd + "': expected a count, found '" + a[1] + "'";
-      return -1;
-    }
-    return n;
-  };
-  const auto need = [&](size_t n, const char* usage) {
-    if (a.size() >= n) return true;
-    error = std::string("'") + cmd + "': expected " + usage;
-    return false;
-  };
-
   if (cmd == "model") {
-    if (!need(2, "a model file: model PATH | model default")) return false;
+    if (!need(a, 2, error, "a model file: model PATH | model default")) return false;
     std::string path = a[1];
     if (path == "default") {
       auto shipped = shipped_models();
@@ -247,8 +250,16 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     act::set_input(w, snap->src_text, tgt);
     return true;
   }
+  return -1;
+}
+
+// Decode, temperature, top-p, top-k, beam-width, seed, max-len, cache, pe, causal: how it decodes.
+int ScriptRunner::run_decoding_command(App& app, const std::vector<std::string>& a, const Line&, const std::string&,
+                                       std::string& error) {
+  const std::string& cmd = a[0];
+  Worker& w = app.worker();
   if (cmd == "decode") {
-    if (!need(2, "greedy | sample | beam | forced")) return false;
+    if (!need(a, 2, error, "greedy | sample | beam | forced")) return false;
     Strategy s;
     if (a[1] == "greedy")
       s = Strategy::Greedy;
@@ -265,14 +276,15 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   }
   if (cmd == "temperature" || cmd == "top-p") {
     float v;
-    if (!need(2, "a number") || !parse_float(a[1], v)) return error = cmd + ": expected a number", false;
+    if (!need(a, 2, error, "a number") || !parse_float(a[1], v)) return error = cmd + ": expected a number", false;
     const bool t = cmd == "temperature";
     change_settings(w, [t, v](DecodeSettings& d) { (t ? d.temperature : d.top_p) = v; });
     return true;
   }
   if (cmd == "top-k" || cmd == "beam-width" || cmd == "seed" || cmd == "max-len") {
     int v;
-    if (!need(2, "an integer") || !parse_int(a[1], v) || v < 0) return error = cmd + ": expected an integer ≥ 0", false;
+    if (!need(a, 2, error, "an integer") || !parse_int(a[1], v) || v < 0)
+      return error = cmd + ": expected an integer ≥ 0", false;
     const std::string c = cmd;
     change_settings(w, [c, v](DecodeSettings& d) {
       if (c == "top-k")
@@ -288,7 +300,7 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   }
   if (cmd == "cache" || cmd == "pe" || cmd == "causal") {
     bool on;
-    if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = cmd + ": expected on or off", false;
+    if (!need(a, 2, error, "on | off") || !parse_onoff(a[1], on)) return error = cmd + ": expected on or off", false;
     if (cmd == "cache")
       act::set_cache(w, on);
     else if (cmd == "pe")
@@ -297,8 +309,17 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
       change_settings(w, [on](DecodeSettings& d) { d.run.causal_mask = on; });
     return true;
   }
+  return -1;
+}
+
+// Step, back, next-token, prev-token, jump, home, end, run, reset, speed, play: moving the stepper.
+int ScriptRunner::run_stepping_command(App& app, const std::vector<std::string>& a, const Line&, const std::string&,
+                                       std::string& error) {
+  const std::string& cmd = a[0];
+  Worker& w = app.worker();
+  UiState& ui = app.ui();
   if (cmd == "step" || cmd == "back" || cmd == "next-token" || cmd == "prev-token") {
-    const int n = count(1);
+    const int n = count(a, 1, error);
     if (n < 0) return false;
     for (int i = 0; i < n; ++i) {
       if (cmd == "step")
@@ -314,7 +335,7 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   }
   if (cmd == "jump") {
     int s;
-    if (!need(2, "a stage index") || !parse_int(a[1], s) || s < 0)
+    if (!need(a, 2, error, "a stage index") || !parse_int(a[1], s) || s < 0)
       return error = "jump: expected a stage index ≥ 0", false;
     act::jump(w, s);
     return true;
@@ -322,8 +343,28 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   if (cmd == "home") return act::home(w), true;
   if (cmd == "end" || cmd == "run") return act::run_to_end(w), true;
   if (cmd == "reset") return act::reset(w), true;
+  if (cmd == "speed") {
+    float s;
+    if (!need(a, 2, error, "stages per second") || !parse_float(a[1], s) || s <= 0)
+      return error = "speed: expected a positive number", false;
+    ui.speed = s;
+    return true;
+  }
+  if (cmd == "play") {
+    bool on = true;
+    if (a.size() > 1 && !parse_onoff(a[1], on)) return error = "play: expected on or off", false;
+    ui.playing = on;
+    return true;
+  }
+  return -1;
+}
+
+// Panel, panels, scale, presentation, layout, key, and the lesson commands: the window.
+int ScriptRunner::run_window_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string&,
+                                     std::string& error) {
+  const std::string& cmd = a[0];
   if (cmd == "panel") {
-    if (!need(2, "a panel name")) return false;
+    if (!need(a, 2, error, "a panel name")) return false;
     Panel* p = app.find_panel(a[1]);
     if (!p) {
       std::string names;
@@ -340,7 +381,7 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   }
   if (cmd == "panels") {
     bool on;
-    if (!need(2, "on | off | default")) return false;
+    if (!need(a, 2, error, "on | off | default")) return false;
     if (a[1] == "default") {
       for (auto& p : app.panels()) p->open = p->default_open();
       return true;
@@ -349,6 +390,53 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     for (auto& p : app.panels()) p->open = on;
     return true;
   }
+  if (cmd == "scale") {
+    float s;
+    if (!need(a, 2, error, "a number") || !parse_float(a[1], s) || s < 0.5f || s > 4.0f)
+      return error = "scale: expected a number in [0.5, 4]", false;
+    app.set_scale(s);
+    return true;
+  }
+  if (cmd == "presentation") {
+    bool on;
+    if (!need(a, 2, error, "on | off") || !parse_onoff(a[1], on))
+      return error = "presentation: expected on or off", false;
+    app.set_presentation(on);
+    return true;
+  }
+  if (cmd == "layout") {
+    if (a.size() == 2 && a[1] == "reset") return app.clear_lesson_layout(), app.reset_layout(), true;
+    auto plan = parse_layout(a);
+    if (!plan) return error = plan.error(), false;
+    for (const LayoutItem& it : plan->items)
+      if (!app.find_panel(it.panel) || it.panel == "caption")
+        return error = "layout: no panel '" + it.panel + "' to place (the caption always spans the top)", false;
+    app.set_lesson_layout(*plan);
+    return true;
+  }
+  if (cmd == "caption" || cmd == "worked" || cmd == "lesson") return run_lesson_command(app, a, l, error);
+  if (cmd == "key") {
+    // A key press through the keyboard handlers: F1..F12, Ctrl+KEY, Space, PageUp/PageDown, arrows, Home, End.
+    if (!need(a, 2, error, "a key: F11, Ctrl+=, Ctrl+-, Ctrl+0, Space, PageDown, …")) return false;
+    int code = -1;
+    bool ctrl = false;
+    if (!parse_key(a[1], code, ctrl))
+      return error = "key: unknown key '" + a[1] +
+                     "' (F1..F12, Ctrl+X, Space, Left, Right, Up, Down, PageUp, PageDown, Home, End)",
+             false;
+    app.press_key(code, ctrl);
+    return true;
+  }
+  return -1;
+}
+
+// Attention, cell, leak, masks-view, example, pad, pe-view, kv-layer: what a panel shows.
+int ScriptRunner::run_panel_command(App& app, const std::vector<std::string>& a, const Line&, const std::string&,
+                                    std::string& error) {
+  const std::string& cmd = a[0];
+  Worker& w = app.worker();
+  UiState& ui = app.ui();
+  const auto snap = app.snapshot();
   if (cmd == "attention") {
     app.show_panel(app.find_panel("attention"));
     for (size_t i = 1; i < a.size(); ++i) {
@@ -400,109 +488,14 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   if (cmd == "cell") {
     int r, c;
     if (a.size() == 2 && a[1] == "none") return ui.cell_pinned = false, ui.cell_row = ui.cell_col = -1, true;
-    if (!need(3, "ROW COL") || !parse_int(a[1], r) || !parse_int(a[2], c) || r < 0 || c < 0)
+    if (!need(a, 3, error, "ROW COL") || !parse_int(a[1], r) || !parse_int(a[2], c) || r < 0 || c < 0)
       return error = "cell: expected two indices ROW COL (or 'none')", false;
     ui.cell_row = r, ui.cell_col = c, ui.cell_pinned = true;
     return true;
   }
-  if (cmd == "scale") {
-    float s;
-    if (!need(2, "a number") || !parse_float(a[1], s) || s < 0.5f || s > 4.0f)
-      return error = "scale: expected a number in [0.5, 4]", false;
-    app.set_scale(s);
-    return true;
-  }
-  if (cmd == "presentation") {
-    bool on;
-    if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = "presentation: expected on or off", false;
-    app.set_presentation(on);
-    return true;
-  }
-  if (cmd == "layout") {
-    if (a.size() == 2 && a[1] == "reset") return app.clear_lesson_layout(), app.reset_layout(), true;
-    auto plan = parse_layout(a);
-    if (!plan) return error = plan.error(), false;
-    for (const LayoutItem& it : plan->items)
-      if (!app.find_panel(it.panel) || it.panel == "caption")
-        return error = "layout: no panel '" + it.panel + "' to place (the caption always spans the top)", false;
-    app.set_lesson_layout(*plan);
-    return true;
-  }
-  if (cmd == "caption" || cmd == "worked" || cmd == "lesson") return run_lesson_command(app, a, l, error);
-  if (cmd == "key") {
-    // A key press through the keyboard handlers: F1..F12, Ctrl+KEY, Space, PageUp/PageDown, arrows, Home, End.
-    if (!need(2, "a key: F11, Ctrl+=, Ctrl+-, Ctrl+0, Space, PageDown, …")) return false;
-    int code = -1;
-    bool ctrl = false;
-    if (!parse_key(a[1], code, ctrl))
-      return error = "key: unknown key '" + a[1] +
-                     "' (F1..F12, Ctrl+X, Space, Left, Right, Up, Down, PageUp, PageDown, Home, End)",
-             false;
-    app.press_key(code, ctrl);
-    return true;
-  }
-  if (cmd == "speed") {
-    float s;
-    if (!need(2, "stages per second") || !parse_float(a[1], s) || s <= 0)
-      return error = "speed: expected a positive number", false;
-    ui.speed = s;
-    return true;
-  }
-  if (cmd == "wait") {
-    const int n = count(10);
-    if (n < 0) return false;
-    frames_ = n;
-    return true;
-  }
-  if (cmd == "screenshot") {
-    if (!need(2, "a file name")) return false;
-    app.request_screenshot(placed.empty() ? rest_after(l.text, cmd) : placed, placed.empty());
-    return true;
-  }
-  if (cmd == "export-panel" || cmd == "export-heatmap") {
-    if (!need(3, "PANEL FILE")) return false;
-    Panel* p = app.find_panel(a[1]);
-    if (!p) return error = cmd + ": no panel '" + a[1] + "'", false;
-    if (cmd == "export-panel") {
-      if (!p->open) return error = "export-panel: panel '" + a[1] + "' is hidden (use: panel " + a[1] + ")", false;
-      app.request_panel_png(p, a[2]);
-      return true;
-    }
-    return p->export_heatmap(a[2], error);
-  }
-  if (cmd == "export-recording") {
-    if (!need(2, "a file name (.safetensors, .npy, .csv)")) return false;
-    return app.export_recording(a[1], error);
-  }
-  if (cmd == "expect-error") {
-    if (!last_failed_) return error = "expect-error: the previous line succeeded", false;
-    --failures_;
-    app.notify(Message::Info, "script line " + std::to_string(l.number) + ": the expected error happened");
-    return true;
-  }
-  if (cmd == "expect") {
-    if (!need(2, "finished | stage TEXT | tokens N | model-loaded")) return false;
-    if (a[1] == "finished") {
-      if (!snap->ok() || !snap->session->finished()) return error = "expect finished: decoding has not finished", false;
-      return true;
-    }
-    if (a[1] == "model-loaded") {
-      if (!snap->model) return error = "expect model-loaded: no model is loaded", false;
-      return true;
-    }
-    if (a[1] == "stage") {
-      const std::string want = rest_after(l.text, "stage");
-      if (snap->stage.title.find(want) == std::string::npos)
-        return error = "expect stage: the current stage is '" + snap->stage.title + "', expected it to contain '" +
-                       want + "'",
-               false;
-      return true;
-    }
-    return error = "expect: unknown condition '" + a[1] + "'", false;
-  }
   if (cmd == "leak") {
     bool on;
-    if (!need(2, "on | off") || !parse_onoff(a[1], on)) return error = "leak: expected on or off", false;
+    if (!need(a, 2, error, "on | off") || !parse_onoff(a[1], on)) return error = "leak: expected on or off", false;
     if (on && snap && snap->model && !snap->model->config.has_decoder())
       return error = "leak: an encoder-only model has no causal mask to remove", false;
     ui.leak_demo = on;
@@ -510,7 +503,7 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     return true;
   }
   if (cmd == "masks-view") {
-    if (!need(2, "input | batch") || (a[1] != "input" && a[1] != "batch"))
+    if (!need(a, 2, error, "input | batch") || (a[1] != "input" && a[1] != "batch"))
       return error = "masks-view: expected input or batch", false;
     ui.masks_batch = a[1] == "batch";
     app.show_panel(app.find_panel("masks"));
@@ -526,7 +519,7 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   }
   if (cmd == "pe-view") {
     static const char* tabs[] = {"curves", "similarity", "rotation", "order", "rotary"};
-    if (!need(2, "curves | similarity | rotation | order | rotary")) return false;
+    if (!need(a, 2, error, "curves | similarity | rotation | order | rotary")) return false;
     int t = -1;
     for (int i = 0; i < 5; ++i)
       if (a[1] == tabs[i]) t = i;
@@ -569,17 +562,78 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
   }
   if (cmd == "kv-layer") {
     int n;
-    if (!need(2, "a layer index") || !parse_int(a[1], n) || n < 0)
+    if (!need(a, 2, error, "a layer index") || !parse_int(a[1], n) || n < 0)
       return error = "kv-layer: expected a layer index", false;
     ui.kv_layer = n;
     app.show_panel(app.find_panel("kv"));
     return true;
   }
-  if (cmd == "play") {
-    bool on = true;
-    if (a.size() > 1 && !parse_onoff(a[1], on)) return error = "play: expected on or off", false;
-    ui.playing = on;
+  return -1;
+}
+
+// Wait, screenshot, export-panel, export-heatmap, export-recording: waiting and writing files.
+int ScriptRunner::run_output_command(App& app, const std::vector<std::string>& a, const Line& l,
+                                     const std::string& placed, std::string& error) {
+  const std::string& cmd = a[0];
+  if (cmd == "wait") {
+    const int n = count(a, 10, error);
+    if (n < 0) return false;
+    frames_ = n;
     return true;
+  }
+  if (cmd == "screenshot") {
+    if (!need(a, 2, error, "a file name")) return false;
+    app.request_screenshot(placed.empty() ? rest_after(l.text, cmd) : placed, placed.empty());
+    return true;
+  }
+  if (cmd == "export-panel" || cmd == "export-heatmap") {
+    if (!need(a, 3, error, "PANEL FILE")) return false;
+    Panel* p = app.find_panel(a[1]);
+    if (!p) return error = cmd + ": no panel '" + a[1] + "'", false;
+    if (cmd == "export-panel") {
+      if (!p->open) return error = "export-panel: panel '" + a[1] + "' is hidden (use: panel " + a[1] + ")", false;
+      app.request_panel_png(p, a[2]);
+      return true;
+    }
+    return p->export_heatmap(a[2], error);
+  }
+  if (cmd == "export-recording") {
+    if (!need(a, 2, error, "a file name (.safetensors, .npy, .csv)")) return false;
+    return app.export_recording(a[1], error);
+  }
+  return -1;
+}
+
+// Expect-error, expect, quit: checks and the end of a run.
+int ScriptRunner::run_check_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string&,
+                                    std::string& error) {
+  const std::string& cmd = a[0];
+  const auto snap = app.snapshot();
+  if (cmd == "expect-error") {
+    if (!last_failed_) return error = "expect-error: the previous line succeeded", false;
+    --failures_;
+    app.notify(Message::Info, "script line " + std::to_string(l.number) + ": the expected error happened");
+    return true;
+  }
+  if (cmd == "expect") {
+    if (!need(a, 2, error, "finished | stage TEXT | tokens N | model-loaded")) return false;
+    if (a[1] == "finished") {
+      if (!snap->ok() || !snap->session->finished()) return error = "expect finished: decoding has not finished", false;
+      return true;
+    }
+    if (a[1] == "model-loaded") {
+      if (!snap->model) return error = "expect model-loaded: no model is loaded", false;
+      return true;
+    }
+    if (a[1] == "stage") {
+      const std::string want = rest_after(l.text, "stage");
+      if (snap->stage.title.find(want) == std::string::npos)
+        return error = "expect stage: the current stage is '" + snap->stage.title + "', expected it to contain '" +
+                       want + "'",
+               false;
+      return true;
+    }
+    return error = "expect: unknown condition '" + a[1] + "'", false;
   }
   if (cmd == "quit") {
     int code = failures_ > 0 ? 1 : 0;
@@ -587,9 +641,20 @@ bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& 
     app.quit(failures_ > 0 ? std::max(code, 1) : code);
     return true;
   }
+  return -1;
+}
+
+// One command: each group answers the commands it knows (−1: not one of its own).
+bool ScriptRunner::run(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                       std::string& error) {
+  for (auto group :
+       {&ScriptRunner::run_input_command, &ScriptRunner::run_decoding_command, &ScriptRunner::run_stepping_command,
+        &ScriptRunner::run_window_command, &ScriptRunner::run_panel_command, &ScriptRunner::run_output_command,
+        &ScriptRunner::run_check_command})
+    if (const int r = (this->*group)(app, a, l, placed, error); r >= 0) return r == 1;
   if (const int r = run_inspect_command(app, a, error, until_); r >= 0) return r == 1;          // docs/inspect.md
   if (const int r = run_prepost_command(app, a, l.text, error, until_); r >= 0) return r == 1;  // docs/compare.md
-  error = "unknown command '" + cmd + "' (see docs/explorer.md for the script language)";
+  error = "unknown command '" + a[0] + "' (see docs/explorer.md for the script language)";
   return false;
 }
 

@@ -47,6 +47,21 @@ class ScriptRunner final : public FrameDriver {
   };
   bool run(App& app, const Line& l, std::string& error);
   bool run(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed, std::string& error);
+  // The command groups run() tries in turn: 1 done, 0 failed (`error` says why), −1 not theirs.
+  int run_input_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                        std::string& error);
+  int run_decoding_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                           std::string& error);
+  int run_stepping_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                           std::string& error);
+  int run_window_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                         std::string& error);
+  int run_panel_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                        std::string& error);
+  int run_output_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                         std::string& error);
+  int run_check_command(App& app, const std::vector<std::string>& a, const Line& l, const std::string& placed,
+                        std::string& error);
   void fail(App& app, const Line& l, const std::string& what);
   std::string resolve(const std::string& path, bool model) const;
   // Safe mode: refuses what a lesson may not do and moves the line's output into the exports

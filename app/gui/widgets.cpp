@@ -64,12 +64,6 @@ std::string fmt_flops(int64_t n) {
   return buf;
 }
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + ")";
-}
-
 std::vector<std::string> numbered(int n, const char* prefix) {
   std::vector<std::string> v;
   for (int i = 0; i < n; ++i) v.push_back(prefix + std::to_string(i));
@@ -166,81 +160,81 @@ std::string fit_text(ImFont* font, float size, const std::string& text, float ma
 }  // namespace
 
 namespace {
-std::string (*g_export_path)(const std::string&) = nullptr;
-void (*g_export_notify)(bool, const std::string&) = nullptr;
-}  // namespace
 
-void set_heatmap_export(std::string (*path_for)(const std::string&), void (*notify)(bool, const std::string&)) {
-  g_export_path = path_for;
-  g_export_notify = notify;
-}
+HeatmapExport g_export;  // installed once by the app (set_heatmap_export)
 
-HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o) {
-  HeatmapHit hit;
-  if (hm.empty()) {
-    ImGui::TextDisabled("(empty)");
-    return hit;
-  }
-  const float scale = ImGui::GetFontSize() / 16.0f;
-  ImFont* small = o.fonts && o.fonts->small ? o.fonts->small : ImGui::GetFont();
-  const float fs = small->FontSize;
+// Where everything of one heatmap goes on screen: label gutters, the cell size, the image.
+struct HeatmapLayout {
+  ImFont* small = nullptr;
+  float fs = 0;                // label font size
+  float scale = 1;             // UI scale (font size / 16)
+  float row_w = 0, col_w = 0;  // label gutters
+  float cw = 0, ch = 0;        // cell width, height
+  bool rotate = false;         // column labels written vertically
+  ImVec2 p0, img0, img1;       // widget origin; image rectangle
+};
+
+// Gutters for labels: row labels on the left, column labels on top (rotated when narrow). A
+// gutter takes at most a fifth of the room (longer labels are abbreviated with "…"), so that the
+// cells, not the labels, get the space. Cell size: fit the region, bounded. Column labels are
+// written horizontally when the cells can be made as wide as the widest label (cells may then be
+// wider than tall, even when `square` is asked); otherwise they are rotated, which costs a taller
+// gutter.
+HeatmapLayout heatmap_layout(const Heatmap& hm, const HeatmapOpts& o) {
+  HeatmapLayout L;
+  L.scale = ImGui::GetFontSize() / 16.0f;
+  L.small = o.fonts && o.fonts->small ? o.fonts->small : ImGui::GetFont();
+  L.fs = L.small->FontSize;
+  const float fs = L.fs;
   const int R = hm.rows(), C = hm.cols();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   if (o.max_size.x > 0) avail.x = std::min(avail.x, o.max_size.x);
   if (o.max_size.y > 0) avail.y = std::min(avail.y, o.max_size.y);
-
-  // Gutters for labels: row labels on the left, column labels on top (rotated when narrow). A
-  // gutter takes at most a fifth of the room (longer labels are abbreviated with "…"), so that
-  // the cells, not the labels, get the space.
-  float row_w = 0, col_w = 0;
   if (o.row_labels)
-    for (auto& s : *o.row_labels) row_w = std::max(row_w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
+    for (auto& s : *o.row_labels) L.row_w = std::max(L.row_w, L.small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
   if (o.col_labels)
-    for (auto& s : *o.col_labels) col_w = std::max(col_w, small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
-  row_w = std::min({row_w, 140.0f * scale, std::max(fs * 3, avail.x * 0.2f)});
-  col_w = std::min({col_w, 140.0f * scale, std::max(fs * 3, avail.y * 0.2f)});
+    for (auto& s : *o.col_labels) L.col_w = std::max(L.col_w, L.small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
+  L.row_w = std::min({L.row_w, 140.0f * L.scale, std::max(fs * 3, avail.x * 0.2f)});
+  L.col_w = std::min({L.col_w, 140.0f * L.scale, std::max(fs * 3, avail.y * 0.2f)});
   const float title_h = (o.col_title || o.row_title) ? fs + 4 : 0;
-  const float left = (o.row_labels ? row_w + 6 : 0) + (o.row_title ? fs + 4 : 0);
+  const float left = (o.row_labels ? L.row_w + 6 : 0) + (o.row_title ? fs + 4 : 0);
 
-  // Cell size: fit the region, bounded. Column labels are written horizontally when the cells can
-  // be made as wide as the widest label (cells may then be wider than tall, even when `square`
-  // is asked); otherwise they are rotated, which costs a taller gutter.
   const float cw_max = (avail.x - left - 2) / static_cast<float>(C);
-  const float cell_cap = o.max_cell * scale;
+  const float cell_cap = o.max_cell * L.scale;
   const float h_cap = o.max_cell_h > 0 ? o.max_cell_h : cell_cap;
   float top = o.col_labels ? fs + 6 : 0;
-  float ch = std::clamp((avail.y - top - title_h - 2) / static_cast<float>(R), o.min_cell, h_cap);
-  float cw = std::clamp(cw_max, o.min_cell, cell_cap);
+  L.ch = std::clamp((avail.y - top - title_h - 2) / static_cast<float>(R), o.min_cell, h_cap);
+  L.cw = std::clamp(cw_max, o.min_cell, cell_cap);
   if (o.square) {
-    const float sq = std::min(cw, ch);
-    cw = o.col_labels ? std::min(cw, std::max(sq, col_w + 6)) : sq;
-    ch = sq;
+    const float sq = std::min(L.cw, L.ch);
+    L.cw = o.col_labels ? std::min(L.cw, std::max(sq, L.col_w + 6)) : sq;
+    L.ch = sq;
   }
-  const bool rotate = o.col_labels && cw < col_w + 4;
-  if (rotate) {
-    top = col_w + 6;
-    ch = std::clamp((avail.y - top - title_h - 2) / static_cast<float>(R), o.min_cell, h_cap);
-    if (o.square) cw = ch = std::min(std::clamp(cw_max, o.min_cell, cell_cap), ch);
+  L.rotate = o.col_labels && L.cw < L.col_w + 4;
+  if (L.rotate) {
+    top = L.col_w + 6;
+    L.ch = std::clamp((avail.y - top - title_h - 2) / static_cast<float>(R), o.min_cell, h_cap);
+    if (o.square) L.cw = L.ch = std::min(std::clamp(cw_max, o.min_cell, cell_cap), L.ch);
   }
+  L.p0 = ImGui::GetCursorScreenPos();
+  L.img0 = ImVec2(L.p0.x + left, L.p0.y + title_h + top);
+  L.img1 = ImVec2(L.img0.x + L.cw * C, L.img0.y + L.ch * R);
+  return L;
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
+// Axis titles and every label: in a smaller size when the cells are smaller than the text, and
+// abbreviated when longer than its gutter.
+void draw_heatmap_labels(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& hm, const HeatmapOpts& o) {
   const Palette& pal = palette();
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  const ImVec2 img0(p0.x + left, p0.y + title_h + top);
-  const ImVec2 img1(img0.x + cw * C, img0.y + ch * R);
-  hit.min = img0;
-  hit.max = img1;
-
-  // Axis titles.
-  if (o.col_title) dl->AddText(small, fs, ImVec2(img0.x, p0.y), pal.text_dim, o.col_title);
-  if (o.row_title) text_rotated(dl, small, fs, ImVec2(p0.x, img1.y), pal.text_dim, o.row_title, -1.5707963f);
-
-  // Every label is written: in a smaller size when the cells are smaller than the text, and
-  // abbreviated when longer than its gutter.
+  ImFont* small = L.small;
+  const float fs = L.fs, cw = L.cw, ch = L.ch;
+  const ImVec2 img0 = L.img0;
+  if (o.col_title) dl->AddText(small, fs, ImVec2(img0.x, L.p0.y), pal.text_dim, o.col_title);
+  if (o.row_title) text_rotated(dl, small, fs, ImVec2(L.p0.x, L.img1.y), pal.text_dim, o.row_title, -1.5707963f);
   if (o.row_labels) {
     const float lfs = std::min(fs, std::max(ch * 0.92f, fs * 0.5f));
-    for (int r = 0; r < R && r < static_cast<int>(o.row_labels->size()); ++r) {
-      const std::string s = fit_text(small, lfs, (*o.row_labels)[static_cast<size_t>(r)], row_w);
+    for (int r = 0; r < hm.rows() && r < static_cast<int>(o.row_labels->size()); ++r) {
+      const std::string s = fit_text(small, lfs, (*o.row_labels)[static_cast<size_t>(r)], L.row_w);
       const float w = small->CalcTextSizeA(lfs, FLT_MAX, 0, s.c_str()).x;
       const bool isnew = r >= o.new_row0 && r < o.new_row0 + o.new_rows;
       dl->AddText(small, lfs, ImVec2(img0.x - 6 - w, img0.y + ch * (r + 0.5f) - lfs * 0.5f),
@@ -248,12 +242,12 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
     }
   }
   if (o.col_labels) {
-    const float lfs = rotate ? std::min(fs, std::max(cw * 0.92f, fs * 0.5f)) : fs;
-    for (int c = 0; c < C && c < static_cast<int>(o.col_labels->size()); ++c) {
-      const std::string s = fit_text(small, lfs, (*o.col_labels)[static_cast<size_t>(c)], rotate ? col_w : cw);
+    const float lfs = L.rotate ? std::min(fs, std::max(cw * 0.92f, fs * 0.5f)) : fs;
+    for (int c = 0; c < hm.cols() && c < static_cast<int>(o.col_labels->size()); ++c) {
+      const std::string s = fit_text(small, lfs, (*o.col_labels)[static_cast<size_t>(c)], L.rotate ? L.col_w : cw);
       const bool isnew = c >= o.new_col0 && c < o.new_col0 + o.new_cols;
       const ImU32 col = isnew ? pal.highlight : pal.text;
-      if (rotate) {
+      if (L.rotate) {
         text_rotated(dl, small, lfs, ImVec2(img0.x + cw * (c + 0.5f) - lfs * 0.5f, img0.y - 4), col, s.c_str(),
                      -1.5707963f);
       } else {
@@ -262,73 +256,80 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
       }
     }
   }
+}
 
-  dl->AddImage(hm.texture(), img0, img1);
-  drawn_heatmaps().note(hm);
-  dl->AddRect(ImVec2(img0.x - 1, img0.y - 1), ImVec2(img1.x + 1, img1.y + 1), pal.grid);
-
-  // Numbers inside the cells when they fit: with the decimals asked for, else fewer, in the label
-  // size or down to three quarters of it.
-  if (o.show_values && cw >= fs * 1.2f && ch >= fs * 0.7f) {
-    ImFont* mono = o.fonts && o.fonts->small ? o.fonts->small : ImGui::GetFont();
-    const auto text_of = [&](float v, int decimals) {
-      return (o.inf_text && std::isinf(v)) ? std::string(o.inf_text) : fmt_value(v, decimals);
-    };
-    int decimals = -1;
-    float nfs = fs;
-    for (float size : {fs, fs * 0.85f, fs * 0.75f}) {
-      if (ch < size + 2) continue;
-      for (int d = o.decimals; d >= std::min(o.decimals, 1) && decimals < 0; --d) {
-        float widest = 0;
-        for (int r = 0; r < R && widest + 4 <= cw; ++r)
-          for (int c = 0; c < C; ++c)
-            widest = std::max(widest, mono->CalcTextSizeA(size, FLT_MAX, 0, text_of(hm.at(r, c), d).c_str()).x);
-        if (widest + 4 <= cw) decimals = d, nfs = size;
+// Numbers inside the cells when they fit: with the decimals asked for, else fewer, in the label
+// size or down to three quarters of it.
+void draw_heatmap_values(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& hm, const HeatmapOpts& o) {
+  const float fs = L.fs, cw = L.cw, ch = L.ch;
+  if (!o.show_values || cw < fs * 1.2f || ch < fs * 0.7f) return;
+  const int R = hm.rows(), C = hm.cols();
+  ImFont* mono = L.small;
+  const auto text_of = [&](float v, int decimals) {
+    return (o.inf_text && std::isinf(v)) ? std::string(o.inf_text) : fmt_value(v, decimals);
+  };
+  int decimals = -1;
+  float nfs = fs;
+  for (float size : {fs, fs * 0.85f, fs * 0.75f}) {
+    if (ch < size + 2) continue;
+    for (int d = o.decimals; d >= std::min(o.decimals, 1) && decimals < 0; --d) {
+      float widest = 0;
+      for (int r = 0; r < R && widest + 4 <= cw; ++r)
+        for (int c = 0; c < C; ++c)
+          widest = std::max(widest, mono->CalcTextSizeA(size, FLT_MAX, 0, text_of(hm.at(r, c), d).c_str()).x);
+      if (widest + 4 <= cw) decimals = d, nfs = size;
+    }
+    if (decimals >= 0) break;
+  }
+  if (decimals < 0) return;
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) {
+      const float v = hm.at(r, c);
+      const std::string s = text_of(v, decimals);
+      const ImVec2 ts = mono->CalcTextSizeA(nfs, FLT_MAX, 0, s.c_str());
+      const ImVec2 tp(L.img0.x + cw * (c + 0.5f) - ts.x * 0.5f, L.img0.y + ch * (r + 0.5f) - ts.y * 0.5f);
+      if (std::isinf(v)) {  // on the hatching: white text on a dark plate
+        dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + ts.x + 3, tp.y + ts.y), IM_COL32(30, 30, 34, 235), 3);
+        dl->AddText(mono, nfs, tp, IM_COL32(255, 255, 255, 255), s.c_str());
+        continue;
       }
-      if (decimals >= 0) break;
+      const ImU32 tc = light_cell(hm, v) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+      dl->AddText(mono, nfs, tp, tc, s.c_str());
     }
-    if (decimals >= 0) {
-      for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) {
-          const float v = hm.at(r, c);
-          const std::string s = text_of(v, decimals);
-          const ImVec2 ts = mono->CalcTextSizeA(nfs, FLT_MAX, 0, s.c_str());
-          const ImVec2 tp(img0.x + cw * (c + 0.5f) - ts.x * 0.5f, img0.y + ch * (r + 0.5f) - ts.y * 0.5f);
-          if (std::isinf(v)) {  // on the hatching: white text on a dark plate
-            dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + ts.x + 3, tp.y + ts.y), IM_COL32(30, 30, 34, 235),
-                              3);
-            dl->AddText(mono, nfs, tp, IM_COL32(255, 255, 255, 255), s.c_str());
-            continue;
-          }
-          const ImU32 tc = light_cell(hm, v) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-          dl->AddText(mono, nfs, tp, tc, s.c_str());
-        }
-    }
-  }
+}
 
-  // Rows or columns new at this step.
-  const float th = std::max(2.0f, 2.0f * scale);
+// Rows or columns new at this step, outlined.
+void draw_heatmap_new_bands(ImDrawList* dl, const HeatmapLayout& L, const HeatmapOpts& o, float th) {
+  const ImU32 hl = palette().highlight;
   if (o.new_rows > 0 && o.new_row0 >= 0)
-    dl->AddRect(ImVec2(img0.x - 2, img0.y + ch * o.new_row0 - 1),
-                ImVec2(img1.x + 2, img0.y + ch * (o.new_row0 + o.new_rows) + 1), pal.highlight, 0, 0, th);
+    dl->AddRect(ImVec2(L.img0.x - 2, L.img0.y + L.ch * o.new_row0 - 1),
+                ImVec2(L.img1.x + 2, L.img0.y + L.ch * (o.new_row0 + o.new_rows) + 1), hl, 0, 0, th);
   if (o.new_cols > 0 && o.new_col0 >= 0)
-    dl->AddRect(ImVec2(img0.x + cw * o.new_col0 - 1, img0.y - 2),
-                ImVec2(img0.x + cw * (o.new_col0 + o.new_cols) + 1, img1.y + 2), pal.highlight, 0, 0, th);
+    dl->AddRect(ImVec2(L.img0.x + L.cw * o.new_col0 - 1, L.img0.y - 2),
+                ImVec2(L.img0.x + L.cw * (o.new_col0 + o.new_cols) + 1, L.img1.y + 2), hl, 0, 0, th);
+}
 
-  // Interaction.
-  ImGui::SetCursorScreenPos(img0);
-  ImGui::InvisibleButton(id, ImVec2(std::max(1.0f, cw * C), std::max(1.0f, ch * R)));
-  if (g_export_path && ImGui::BeginPopupContextItem()) {
-    if (ImGui::MenuItem("Export heatmap as PNG")) {
-      std::string stem;
-      for (const char* c = id; *c; ++c) stem += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '-';
-      const std::string path = g_export_path("heatmap-" + stem);
-      std::string err;
-      const bool ok = hm.write_png(path, err);
-      if (g_export_notify) g_export_notify(ok, ok ? "wrote " + path : err);
-    }
-    ImGui::EndPopup();
+// The right-click menu of the last item: "Export heatmap as PNG", to the path the app gives for
+// the widget's id, reported through the app's notifier.
+void heatmap_export_menu(const char* id, const Heatmap& hm) {
+  if (!g_export.path_for || !ImGui::BeginPopupContextItem()) return;
+  if (ImGui::MenuItem("Export heatmap as PNG")) {
+    std::string stem;
+    for (const char* c = id; *c; ++c) stem += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '-';
+    const std::string path = g_export.path_for("heatmap-" + stem);
+    std::string err;
+    const bool ok = hm.write_png(path, err);
+    if (g_export.notify) g_export.notify(ok, ok ? "wrote " + path : err);
   }
+  ImGui::EndPopup();
+}
+
+// The hovered cell (outlined in white) and the selected one (outlined in the highlight colour).
+void heatmap_interaction(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& hm, const HeatmapOpts& o, float th,
+                         HeatmapHit& hit) {
+  const int R = hm.rows(), C = hm.cols();
+  const float cw = L.cw, ch = L.ch;
+  const ImVec2 img0 = L.img0;
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     hit.col = std::clamp(static_cast<int>((m.x - img0.x) / cw), 0, C - 1);
@@ -342,11 +343,39 @@ HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& 
   if (o.sel_row >= 0 && o.sel_col >= 0 && o.sel_row < R && o.sel_col < C) {
     const ImVec2 a(img0.x + cw * o.sel_col, img0.y + ch * o.sel_row), b(a.x + cw, a.y + ch);
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, th + 2);
-    dl->AddRect(a, b, pal.highlight, 0, 0, th);
+    dl->AddRect(a, b, palette().highlight, 0, 0, th);
   }
+}
+
+}  // namespace
+
+void set_heatmap_export(HeatmapExport e) { g_export = std::move(e); }
+
+HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o) {
+  HeatmapHit hit;
+  if (hm.empty()) {
+    ImGui::TextDisabled("(empty)");
+    return hit;
+  }
+  const HeatmapLayout L = heatmap_layout(hm, o);
+  hit.min = L.img0;
+  hit.max = L.img1;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  draw_heatmap_labels(dl, L, hm, o);
+  dl->AddImage(hm.texture(), L.img0, L.img1);
+  drawn_heatmaps().note(hm);
+  dl->AddRect(ImVec2(L.img0.x - 1, L.img0.y - 1), ImVec2(L.img1.x + 1, L.img1.y + 1), palette().grid);
+  draw_heatmap_values(dl, L, hm, o);
+  const float th = std::max(2.0f, 2.0f * L.scale);
+  draw_heatmap_new_bands(dl, L, o, th);
+
+  ImGui::SetCursorScreenPos(L.img0);
+  ImGui::InvisibleButton(id, ImVec2(std::max(1.0f, L.cw * hm.cols()), std::max(1.0f, L.ch * hm.rows())));
+  heatmap_export_menu(id, hm);
+  heatmap_interaction(dl, L, hm, o, th, hit);
   // Leave the cursor under the whole widget.
-  ImGui::SetCursorScreenPos(ImVec2(p0.x, img1.y + 4));
-  ImGui::Dummy(ImVec2(img1.x - p0.x, 0));
+  ImGui::SetCursorScreenPos(ImVec2(L.p0.x, L.img1.y + 4));
+  ImGui::Dummy(ImVec2(L.img1.x - L.p0.x, 0));
   return hit;
 }
 

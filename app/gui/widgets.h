@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "base/shape.h"  // shape_str
 #include "gfx/heatmap.h"
 #include "gfx/style.h"
 #include "imgui.h"
@@ -17,7 +19,6 @@ std::string fmt_value(float v, int decimals = 3);  // "−∞" for −inf, "—"
 std::string fmt_bytes(int64_t b);                  // "1.5 KiB"
 std::string fmt_count(int64_t n);                  // "1 234 567"
 std::string fmt_flops(int64_t n);                  // "3.2 MFLOP"
-std::string shape_str(const std::vector<int64_t>& s);
 
 // "0", "1", … "n−1" (each after `prefix`): axis labels of dimensions and positions.
 std::vector<std::string> numbered(int n, const char* prefix = "");
@@ -65,11 +66,15 @@ struct HeatmapHit {
   ImVec2 min, max;  // image rectangle on screen
 };
 
-// Right-clicking the map offers "Export heatmap as PNG" (to export_path(id)); the result is
-// reported through the notifier the app installs.
+// Right-clicking the map offers "Export heatmap as PNG" (to path_for("heatmap-" + id)); the
+// result is reported through `notify`. The app installs both once (set_heatmap_export); without
+// them there is no menu.
 HeatmapHit heatmap_widget(const char* id, const Heatmap& hm, const HeatmapOpts& o);
-void set_heatmap_export(std::string (*path_for)(const std::string& stem),
-                        void (*notify)(bool ok, const std::string& text));
+struct HeatmapExport {
+  std::function<std::string(const std::string& stem)> path_for;
+  std::function<void(bool ok, const std::string& text)> notify;
+};
+void set_heatmap_export(HeatmapExport e);
 
 // A horizontal colour bar from lo to hi with its end values written under it.
 void colour_bar(Heatmap& bar, Colormap map, float lo, float hi, float width, const char* label = nullptr);
