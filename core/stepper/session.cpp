@@ -70,6 +70,117 @@ void compact(DecoderTrace& tr, int step, int position0, int fed) {
   tr.probs.resize(0, 0);
   tr.kind = Recording::Compact;
 }
+
+// What a step reads of the Session.
+struct StepContext {
+  const Model& m;
+  const EncoderContext& enc;
+  const DecodeSettings& settings;
+  const PreparedInput& input;
+  const std::vector<int>& keep;  // tokens the first steps keep instead of deciding
+  bool use_cache;
+  int limit;  // most steps
+};
+
+// Greedy, sampling and forced decoding: the one hypothesis runs, and a token is chosen (drawn,
+// forced, or kept from before a settings change).
+void step_one_hypothesis(const StepContext& x, int t, int fed, Hypothesis& hyp, Beam& beam, Rng& rng, StepRecord& rec) {
+  const Model& m = x.m;
+  const EncoderContext& enc = x.enc;
+  const int eos = m.config.tgt_vocab.eos();
+  auto tr = std::make_shared<DecoderTrace>();
+  tr->kind = x.use_cache ? Recording::Compact : Recording::Full;  // see compact() above
+  const RowVec logits = next_logits(m, enc, hyp, x.use_cache, tr.get(), x.settings.run);
+  rec.top = top_alternatives(logits, 10);
+  rec.argmax = argmax(logits);
+  int chosen = rec.argmax;
+  rec.kept = t < static_cast<int>(x.keep.size());
+  if (rec.kept) {
+    chosen = x.keep[static_cast<size_t>(t)];  // no draw: the random stream starts at the first new step
+  } else if (x.settings.strategy == Strategy::Sample) {
+    chosen = sample_token(logits, x.settings, rng, &rec.sample);
+  } else if (x.settings.strategy == Strategy::Forced) {
+    chosen = forced_tokens(m, x.input)[static_cast<size_t>(t)];
+  }
+  if (x.settings.strategy == Strategy::Sample) {
+    rec.sampling = sampling_table(logits, x.settings, 10, chosen);
+    if (rec.kept)
+      for (const SamplingRow& r : rec.sampling.rows)
+        if (r.id == chosen) rec.sample = {rec.sampling.kept, rec.sampling.kept_mass, -1.0f, r.p_kept};
+  }
+  const float log_p = log_softmax_rows(logits)(0, chosen);
+  rec.chosen = chosen;
+  rec.chosen_prob = std::exp(log_p);
+  // Beam search is left whole: its hypotheses' rows come from different parents at each step.
+  if (x.use_cache) compact(*tr, t, rec.position0, fed);
+  rec.trace = std::move(tr);
+  hyp.ids.push_back(chosen);
+  Beam& b = beam;
+  b.tokens.push_back(chosen);
+  b.score += log_p;
+  b.finished = chosen == eos;
+  rec.tokens = b.tokens;
+  if (chosen == eos) {
+    rec.finish_reason = "</s>";
+  } else if (static_cast<int>(b.tokens.size()) >= x.limit) {
+    rec.finish_reason = "max length " + std::to_string(x.limit);
+  }
+}
+
+// Beam search: every live beam runs, beam_step keeps the best continuations, and each new beam
+// takes its parent's hypothesis.
+void step_beams(const StepContext& x, int t, std::vector<Hypothesis>& hyps, std::vector<Beam>& beams, StepRecord& rec) {
+  const Model& m = x.m;
+  const EncoderContext& enc = x.enc;
+  const int eos = m.config.tgt_vocab.eos();
+  const size_t B = beams.size();
+  rec.beams_before = beams;
+  rec.beam_traces.resize(B);
+  std::vector<RowVec> log_probs(B);
+  for (size_t b = 0; b < B; ++b) {
+    if (beams[b].finished) continue;
+    auto tr = std::make_shared<DecoderTrace>();
+    next_logits(m, enc, hyps[b], x.use_cache, tr.get(), x.settings.run);
+    log_probs[b] = last_row(tr->log_probs);
+    rec.beam_traces[b] = std::move(tr);
+  }
+  std::vector<Beam> next = beam_step(beams, log_probs, x.settings.beam_width, eos, &rec.candidates);
+
+  // Each new beam takes its parent's hypothesis: moved for the last child, copied before that.
+  std::vector<int> children(B, 0);
+  for (const Beam& nb : next) ++children[static_cast<size_t>(nb.parent)];
+  std::vector<Hypothesis> next_hyps;
+  next_hyps.reserve(next.size());
+  for (const Beam& nb : next) {
+    const size_t p = static_cast<size_t>(nb.parent);
+    next_hyps.push_back(--children[p] == 0 ? std::move(hyps[p]) : hyps[p]);
+    if (nb.tokens.size() > rec.beams_before[p].tokens.size()) next_hyps.back().ids.push_back(nb.tokens.back());
+  }
+  // The focus: the best beam extended at this step (a finished beam carried forward was not run).
+  size_t best = 0;
+  while (next[best].tokens.size() == rec.beams_before[static_cast<size_t>(next[best].parent)].tokens.size()) ++best;
+  rec.focus = next[best].parent;
+  rec.trace = rec.beam_traces[static_cast<size_t>(rec.focus)];
+  const RowVec& lp = log_probs[static_cast<size_t>(rec.focus)];
+  rec.top = top_alternatives(lp, 10);
+  rec.argmax = argmax(lp);
+  rec.chosen = next[best].tokens.back();
+  rec.chosen_prob = std::exp(lp(rec.chosen));
+  rec.tokens = next[0].tokens;
+  bool all_finished = true;
+  for (const Beam& nb : next) all_finished = all_finished && nb.finished;
+  // Scores are sums of log-probabilities, so they only fall: once the best beam has ended, no
+  // live beam can overtake it.
+  if (next[0].finished) {
+    rec.finish_reason = all_finished ? "all beams finished" : "best beam ended with </s>";
+  } else if (t + 1 >= x.limit) {
+    rec.finish_reason = "max length " + std::to_string(x.limit);
+  }
+  rec.beams = next;
+  beams = std::move(next);
+  hyps = std::move(next_hyps);
+}
+
 }  // namespace
 
 // ---- creation -----------------------------------------------------------------------------------
@@ -150,7 +261,6 @@ bool Session::compute_next_step() {
   own_live();
   Live& L = *live_;
   const Model& m = *model_;
-  const int eos = m.config.tgt_vocab.eos();
   const int t = static_cast<int>(steps_.size());
   const auto t0 = std::chrono::steady_clock::now();
 
@@ -166,92 +276,11 @@ bool Session::compute_next_step() {
   EncoderContext enc;
   if (encoder_) enc = {&encoder_->memory, &encoder_->src_ids};
 
-  if (settings_.strategy != Strategy::Beam) {
-    auto tr = std::make_shared<DecoderTrace>();
-    tr->kind = use_cache_ ? Recording::Compact : Recording::Full;  // see compact() above
-    const RowVec logits = next_logits(m, enc, L.hyps[0], use_cache_, tr.get(), settings_.run);
-    rec->top = top_alternatives(logits, 10);
-    rec->argmax = argmax(logits);
-    int chosen = rec->argmax;
-    rec->kept = t < static_cast<int>(keep_.size());
-    if (rec->kept) {
-      chosen = keep_[static_cast<size_t>(t)];  // no draw: the random stream starts at the first new step
-    } else if (settings_.strategy == Strategy::Sample) {
-      chosen = sample_token(logits, settings_, L.rng, &rec->sample);
-    } else if (settings_.strategy == Strategy::Forced) {
-      chosen = forced_tokens(m, input_)[static_cast<size_t>(t)];
-    }
-    if (settings_.strategy == Strategy::Sample) {
-      rec->sampling = sampling_table(logits, settings_, 10, chosen);
-      if (rec->kept)
-        for (const SamplingRow& r : rec->sampling.rows)
-          if (r.id == chosen) rec->sample = {rec->sampling.kept, rec->sampling.kept_mass, -1.0f, r.p_kept};
-    }
-    const float log_p = log_softmax_rows(logits)(0, chosen);
-    rec->chosen = chosen;
-    rec->chosen_prob = std::exp(log_p);
-    // Beam search is left whole: its hypotheses' rows come from different parents at each step.
-    if (use_cache_) compact(*tr, t, rec->position0, fed);
-    rec->trace = std::move(tr);
-    L.hyps[0].ids.push_back(chosen);
-    Beam& b = L.beams[0];
-    b.tokens.push_back(chosen);
-    b.score += log_p;
-    b.finished = chosen == eos;
-    rec->tokens = b.tokens;
-    if (chosen == eos) {
-      rec->finish_reason = "</s>";
-    } else if (static_cast<int>(b.tokens.size()) >= limit_) {
-      rec->finish_reason = "max length " + std::to_string(limit_);
-    }
-  } else {
-    const size_t B = L.beams.size();
-    rec->beams_before = L.beams;
-    rec->beam_traces.resize(B);
-    std::vector<RowVec> log_probs(B);
-    for (size_t b = 0; b < B; ++b) {
-      if (L.beams[b].finished) continue;
-      auto tr = std::make_shared<DecoderTrace>();
-      next_logits(m, enc, L.hyps[b], use_cache_, tr.get(), settings_.run);
-      log_probs[b] = last_row(tr->log_probs);
-      rec->beam_traces[b] = std::move(tr);
-    }
-    std::vector<Beam> next = beam_step(L.beams, log_probs, settings_.beam_width, eos, &rec->candidates);
-
-    // Each new beam takes its parent's hypothesis: moved for the last child, copied before that.
-    std::vector<int> children(B, 0);
-    for (const Beam& nb : next) ++children[static_cast<size_t>(nb.parent)];
-    std::vector<Hypothesis> hyps;
-    hyps.reserve(next.size());
-    for (const Beam& nb : next) {
-      const size_t p = static_cast<size_t>(nb.parent);
-      hyps.push_back(--children[p] == 0 ? std::move(L.hyps[p]) : L.hyps[p]);
-      if (nb.tokens.size() > rec->beams_before[p].tokens.size()) hyps.back().ids.push_back(nb.tokens.back());
-    }
-    // The focus: the best beam extended at this step (a finished beam carried forward was not run).
-    size_t best = 0;
-    while (next[best].tokens.size() == rec->beams_before[static_cast<size_t>(next[best].parent)].tokens.size()) ++best;
-    rec->focus = next[best].parent;
-    rec->trace = rec->beam_traces[static_cast<size_t>(rec->focus)];
-    const RowVec& lp = log_probs[static_cast<size_t>(rec->focus)];
-    rec->top = top_alternatives(lp, 10);
-    rec->argmax = argmax(lp);
-    rec->chosen = next[best].tokens.back();
-    rec->chosen_prob = std::exp(lp(rec->chosen));
-    rec->tokens = next[0].tokens;
-    bool all_finished = true;
-    for (const Beam& nb : next) all_finished = all_finished && nb.finished;
-    // Scores are sums of log-probabilities, so they only fall: once the best beam has ended, no
-    // live beam can overtake it.
-    if (next[0].finished) {
-      rec->finish_reason = all_finished ? "all beams finished" : "best beam ended with </s>";
-    } else if (t + 1 >= limit_) {
-      rec->finish_reason = "max length " + std::to_string(limit_);
-    }
-    rec->beams = next;
-    L.beams = std::move(next);
-    L.hyps = std::move(hyps);
-  }
+  const StepContext x{m, enc, settings_, input_, keep_, use_cache_, limit_};
+  if (settings_.strategy == Strategy::Beam)
+    step_beams(x, rec->step, L.hyps, L.beams, *rec);
+  else
+    step_one_hypothesis(x, rec->step, fed, L.hyps[0], L.beams[0], L.rng, *rec);
 
   const int prefix = static_cast<int>(decoder_prefix(m, input_).size());
   rec->row_step = row_steps(rec->position0 + fed, prefix);
