@@ -161,5 +161,67 @@ TEST(TrainJob, BadOptionsAreRefused) {
   EXPECT_FALSE(TrainJob::start(pair_specs(p)).ok());
 }
 
+// A live view reads only what was recorded since: step by step it ends with the same curves as
+// one read of the whole document, including a step list one entry behind the other columns.
+TEST(RunCurvesUpdate, GrowingDocumentGivesTheWholeRead) {
+  nlohmann::json m = {{"format", "stepformer.metrics/1"},
+                      {"task", "copy"},
+                      {"norm", "post"},
+                      {"layers", {"encoder.layers.0"}},
+                      {"options", {{"schedule", "warmup"}, {"warmup", 2}, {"steps", 4}}},
+                      {"steps",
+                       {{"step", nlohmann::json::array()},
+                        {"loss", nlohmann::json::array()},
+                        {"accuracy", nlohmann::json::array()},
+                        {"lr", nlohmann::json::array()},
+                        {"grad_norm", nlohmann::json::array()},
+                        {"grad_norm_layer", nlohmann::json::array()}}},
+                      {"evals", {{"step", nlohmann::json::array()}, {"exact_match", nlohmann::json::array()}}},
+                      {"probes",
+                       {{"streams", {"encoder.embed"}},
+                        {"step", nlohmann::json::array()},
+                        {"residual_norm", nlohmann::json::array()}}}};
+  RunCurves live;
+  ASSERT_TRUE(update_curves(live, m).ok());
+  for (int k = 1; k <= 4; ++k) {
+    nlohmann::json& s = m["steps"];
+    s["loss"].push_back(3.0 / k);
+    s["accuracy"].push_back(0.2 * k);
+    s["lr"].push_back(k == 2 ? 1e-3 : 5e-4);
+    s["grad_norm"].push_back(1.5 * k);
+    s["grad_norm_layer"].push_back({0.5 * k});
+    if (k % 2 == 0) {
+      m["evals"]["step"].push_back(k);
+      m["evals"]["exact_match"].push_back(0.1 * k);
+      m["probes"]["step"].push_back(k);
+      m["probes"]["residual_norm"].push_back({2.0 * k});
+    }
+    ASSERT_TRUE(update_curves(live, m).ok());  // the step list not yet appended: row k is not read
+    EXPECT_EQ(live.loss.size(), static_cast<size_t>(k - 1));
+    s["step"].push_back(k);
+    ASSERT_TRUE(update_curves(live, m).ok());
+  }
+  auto whole = curves_from_metrics(m, "");
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  EXPECT_EQ(live.step, whole->step);
+  EXPECT_EQ(live.loss, whole->loss);
+  EXPECT_EQ(live.accuracy, whole->accuracy);
+  EXPECT_EQ(live.lr, whole->lr);
+  EXPECT_EQ(live.grad_norm, whole->grad_norm);
+  EXPECT_EQ(live.grad_norm_layer, whole->grad_norm_layer);
+  EXPECT_EQ(live.eval_step, whole->eval_step);
+  EXPECT_EQ(live.exact_match, whole->exact_match);
+  EXPECT_EQ(live.probe_step, whole->probe_step);
+  EXPECT_EQ(live.residual_norm, whole->residual_norm);
+  EXPECT_EQ(live.streams, whole->streams);
+  EXPECT_EQ(live.layers, whole->layers);
+  EXPECT_EQ(live.peak_lr, 1e-3);
+  EXPECT_EQ(whole->peak_lr, 1e-3);
+  EXPECT_EQ(live.norm, NormPlacement::Post);
+  EXPECT_EQ(live.warmup, 2);
+  EXPECT_EQ(live.step, (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(live.exact_match.size(), 2u);
+}
+
 }  // namespace
 }  // namespace sf

@@ -19,7 +19,7 @@
 //          place gets wide/long/busy and a thing heavy/big/full).
 //
 // Every sentence is a function of the random draws, so a seed fixes the sequence of examples. The
-// language model's examples carry probes (tasks.h): the main verb after the distractor must have
+// language model's examples carry probes (example.h): the main verb after the distractor must have
 // the subject's number, and the adjective after "too" must suit the pronoun's referent.
 #pragma once
 
@@ -28,7 +28,7 @@
 
 #include "base/rng.h"
 #include "train/lexicon.h"
-#include "train/tasks.h"
+#include "train/example.h"
 
 namespace sf::grammar {
 

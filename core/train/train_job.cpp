@@ -3,50 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <limits>
-#include <sstream>
 
 namespace sf {
 
-using nlohmann::json;
-
-// ---- curves -------------------------------------------------------------------------------------
-
-bool RunCurves::diverged() const {
-  for (double v : loss)
-    if (!std::isfinite(v)) return true;
-  return false;
-}
-
 namespace {
-
-// JSON numbers, with null (how nlohmann writes NaN/Inf) read back as NaN.
-double num(const json& v) { return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
-
-std::vector<double> nums(const json& a) {
-  std::vector<double> out;
-  if (!a.is_array()) return out;
-  out.reserve(a.size());
-  for (const json& v : a) out.push_back(num(v));
-  return out;
-}
-
-std::vector<std::vector<double>> rows_of(const json& a) {
-  std::vector<std::vector<double>> out;
-  if (!a.is_array()) return out;
-  out.reserve(a.size());
-  for (const json& r : a) out.push_back(nums(r));
-  return out;
-}
-
-std::vector<std::string> strings(const json& a) {
-  std::vector<std::string> out;
-  if (!a.is_array()) return out;
-  for (const json& v : a)
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
-}
 
 std::string lr_text(double lr) {
   char b[32];
@@ -55,82 +15,6 @@ std::string lr_text(double lr) {
 }
 
 }  // namespace
-
-namespace {
-
-// The reader proper; nlohmann's value()/operator[] throw json::type_error on a field of the wrong
-// type ("task": 5, "evals": []), which curves_from_metrics turns into an error, so that a
-// malformed metrics file cannot end the explorer.
-Result<RunCurves> read_curves(const json& m, const std::string& label) {
-  if (!m.is_object() || m.value("format", "") != "stepformer.metrics/1")
-    return Error{"metrics: expected \"format\": \"stepformer.metrics/1\", found " +
-                 (m.is_object() && m.contains("format") ? m["format"].dump() : std::string("none"))};
-  if (!m.contains("steps") || !m["steps"].is_object()) return Error{"metrics: expected a \"steps\" object, found none"};
-  RunCurves c;
-  c.label = label;
-  c.task = m.value("task", "");
-  c.norm = m.value("norm", "pre") == "post" ? NormPlacement::Post : NormPlacement::Pre;
-  const json& s = m["steps"];
-  c.step = nums(s.value("step", json::array()));
-  c.loss = nums(s.value("loss", json::array()));
-  c.accuracy = nums(s.value("accuracy", json::array()));
-  c.lr = nums(s.value("lr", json::array()));
-  c.grad_norm = nums(s.value("grad_norm", json::array()));
-  c.grad_norm_layer = rows_of(s.value("grad_norm_layer", json::array()));
-  c.layers = strings(m.value("layers", json::array()));
-  // The step list is appended after the other columns: a live copy may hold one entry less.
-  const size_t n = std::min({c.step.size(), c.loss.size(), c.lr.size(), c.grad_norm.size()});
-  for (auto* v : {&c.step, &c.loss, &c.accuracy, &c.lr, &c.grad_norm}) v->resize(std::min(v->size(), n));
-  if (c.grad_norm_layer.size() > n) c.grad_norm_layer.resize(n);
-  if (m.contains("options") && m["options"].is_object()) {
-    const json& o = m["options"];
-    c.schedule = o.value("schedule", "");
-    c.warmup = o.value("warmup", 0);
-    c.steps_planned = o.value("steps", int64_t{0});
-  }
-  double peak = 0;
-  for (double v : c.lr)
-    if (std::isfinite(v)) peak = std::max(peak, v);
-  c.peak_lr = peak;
-  if (m.contains("evals")) {
-    c.eval_step = nums(m["evals"].value("step", json::array()));
-    c.exact_match = nums(m["evals"].value("exact_match", json::array()));
-    c.exact_match.resize(std::min(c.exact_match.size(), c.eval_step.size()));
-    c.eval_step.resize(c.exact_match.size());
-  }
-  if (m.contains("probes")) {
-    const json& p = m["probes"];
-    c.streams = strings(p.value("streams", json::array()));
-    c.probe_step = nums(p.value("step", json::array()));
-    c.residual_norm = rows_of(p.value("residual_norm", json::array()));
-    c.residual_norm.resize(std::min(c.residual_norm.size(), c.probe_step.size()));
-    c.probe_step.resize(c.residual_norm.size());
-  }
-  if (m.contains("final") && m["final"].is_object()) c.final_exact_match = num(m["final"].value("exact_match", json()));
-  return c;
-}
-
-}  // namespace
-
-Result<RunCurves> curves_from_metrics(const json& m, const std::string& label) {
-  try {
-    return read_curves(m, label);
-  } catch (const json::exception& e) {
-    return Error{std::string("metrics: a field has the wrong type: ") + e.what()};
-  }
-}
-
-Result<RunCurves> curves_from_metrics_file(const std::string& path, const std::string& label) {
-  std::ifstream in(path);
-  if (!in) return Error{"metrics '" + path + "': cannot open (missing file or no permission)"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json m = json::parse(ss.str(), nullptr, false);
-  if (m.is_discarded()) return Error{"metrics '" + path + "': not valid JSON"};
-  auto c = curves_from_metrics(m, label);
-  if (!c) return Error{"metrics '" + path + "': " + c.error().substr(std::string("metrics: ").size())};
-  return c;
-}
 
 // ---- pair options -------------------------------------------------------------------------------
 
@@ -294,11 +178,13 @@ void TrainJob::save(const std::string& stem) {
 void TrainJob::publish(TrainProgress::State st, bool with_models) {
   auto p = std::make_shared<TrainProgress>();
   p->state = st;
+  curves_.resize(trainers_.size());
   for (size_t i = 0; i < trainers_.size(); ++i) {
-    auto c = curves_from_metrics(trainers_[i].metrics(), specs_[i].label);
-    RunCurves rc = c ? std::move(*c) : RunCurves{};
-    rc.label = specs_[i].label;
-    p->runs.push_back(std::move(rc));
+    // Only the rows recorded since the last publication are read.
+    RunCurves& c = curves_[i];
+    if (!update_curves(c, trainers_[i].metrics())) c = RunCurves{};
+    c.label = specs_[i].label;
+    p->runs.push_back(c);
     if (with_models) p->models.push_back(std::make_shared<const Model>(trainers_[i].model()));
   }
   p->steps_done = steps_done_.load();
@@ -313,6 +199,50 @@ void TrainJob::publish(TrainProgress::State st, bool with_models) {
   cv_.notify_all();
 }
 
+// Blocks while paused or stopped until a request or a change of state arrives; returns the request
+// to run (empty when there is none), or nothing with `stop` set when the job is being destroyed.
+std::function<void()> TrainJob::next_request(TrainProgress::State st, bool& stop) {
+  using S = TrainProgress;
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [&] {
+    if (done_ || !requests_.empty() || st == S::Running) return true;
+    if (st == S::Paused) return !paused_ || cancel_.load();
+    return false;  // cancelled / finished / failed: only requests wake the job
+  });
+  stop = done_;
+  if (stop || requests_.empty()) return {};
+  std::function<void()> req = std::move(requests_.front());
+  requests_.pop_front();
+  return req;
+}
+
+// One step of every unfinished run, in order; the final evaluations once every run has finished.
+// Returns the state after it (Running, Finished or Failed).
+TrainProgress::State TrainJob::step_runs() {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  TrainProgress::State st = TrainProgress::Running;
+  try {
+    bool any = false;
+    for (Trainer& t : trainers_) {
+      if (t.finished()) continue;
+      t.step();
+      ++steps_done_;
+      any = true;
+    }
+    if (!any) {
+      for (Trainer& t : trainers_) t.final_evaluation(seconds_);
+      st = TrainProgress::Finished;
+    }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lk(mu_);
+    messages_.push_back(std::string("training failed: ") + e.what());
+    st = TrainProgress::Failed;
+  }
+  seconds_ += std::chrono::duration<double>(clock::now() - t0).count();
+  return st;
+}
+
 void TrainJob::run() {
   using clock = std::chrono::steady_clock;
   using S = TrainProgress;
@@ -320,26 +250,13 @@ void TrainJob::run() {
   publish(st, false);
   auto last_publish = clock::now();
   for (;;) {
-    // Wait while paused or finished, until a request or a change of state arrives.
-    std::function<void()> req;
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] {
-        if (done_ || !requests_.empty() || st == S::Running) return true;
-        if (st == S::Paused) return !paused_ || cancel_.load();
-        return false;  // cancelled / finished / failed: only requests wake the job
-      });
-      if (done_) break;
-      if (!requests_.empty()) {
-        req = std::move(requests_.front());
-        requests_.pop_front();
-      }
-    }
-    if (req) {  // between steps: the trainers are not moving
+    bool stop = false;
+    if (std::function<void()> req = next_request(st, stop)) {  // between steps: the trainers are not moving
       req();
       publish(st, st != S::Running);
       continue;
     }
+    if (stop) break;
     if (cancel_) {
       st = S::Cancelled;
       publish(st, true);
@@ -350,27 +267,7 @@ void TrainJob::run() {
       publish(st, st == S::Paused);
       continue;
     }
-
-    // One step of every unfinished run, in order.
-    const auto t0 = clock::now();
-    bool any = false;
-    try {
-      for (Trainer& t : trainers_) {
-        if (t.finished()) continue;
-        t.step();
-        ++steps_done_;
-        any = true;
-      }
-      if (!any) {
-        for (Trainer& t : trainers_) t.final_evaluation(seconds_);
-        st = S::Finished;
-      }
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lk(mu_);
-      messages_.push_back(std::string("training failed: ") + e.what());
-      st = S::Failed;
-    }
-    seconds_ += std::chrono::duration<double>(clock::now() - t0).count();
+    st = step_runs();
     if (st != S::Running) {
       publish(st, true);
       continue;
