@@ -2,6 +2,7 @@
 // the real weights and the real cache.
 #include <gtest/gtest.h>
 
+#include "io/hf_model.h"
 #include "stepper/cost.h"
 #include "test_util.h"
 
@@ -62,6 +63,23 @@ TEST(Params, FormulaAgreesWithTheWeightsOfEveryFixture) {
       EXPECT_EQ(formula[i].count, counted[i].count) << cs << " " << formula[i].component;
     }
     EXPECT_EQ(param_total(m.config), count_params(m.weights, m.config)) << cs;
+  }
+}
+
+// The Llama-style fixtures: grouped K/V, head_dim of its own, SwiGLU, RMSNorm, the biases each
+// family keeps (Llama none, Qwen2 q/k/v only, Pythia all), untied heads.
+TEST(Params, FormulaAgreesWithTheWeightsOfTheHubDecoders) {
+  for (const char* f : {"llama-tiny", "qwen2-tiny-bf16", "mistral-tiny-sharded", "pythia-tiny"}) {
+    auto m = load_hf_model(test::fixture(std::string("hf/") + f));
+    ASSERT_TRUE(m.ok()) << f << ": " << m.error();
+    const auto formula = param_counts(m->config);
+    const auto counted = count_params_by_component(m->weights, m->config);
+    ASSERT_EQ(formula.size(), counted.size()) << f;
+    for (size_t i = 0; i < formula.size(); ++i) {
+      EXPECT_EQ(formula[i].component, counted[i].component) << f;
+      EXPECT_EQ(formula[i].count, counted[i].count) << f << " " << formula[i].component;
+    }
+    EXPECT_EQ(param_total(m->config), count_params(m->weights, m->config)) << f;
   }
 }
 

@@ -7,8 +7,19 @@ namespace sf {
 namespace {
 
 int64_t attention_params(int64_t d) { return 4 * d * d + 4 * d; }  // W_q, W_k, W_v, W_o (d, d) + biases
+// Decoder self-attention as the config builds it: W_q (d_attn, d), W_k and W_v (h_kv·d_k, d), W_o
+// (d, d_attn), with the biases the config keeps; 4d² + 4d without grouping or a head_dim of its own.
+int64_t self_attention_params(const Config& c) {
+  const int64_t d = c.d_model, da = c.d_attn(), dkv = c.d_kv();
+  return d * da + 2 * d * dkv + da * d + (c.qkv_bias ? da + 2 * dkv : 0) + (c.o_bias ? d : 0);
+}
 int64_t ffn_params(int64_t d, int64_t dff) { return 2 * d * dff + dff + d; }
-int64_t norm_params(int64_t d) { return 2 * d; }  // gain and shift
+// Decoder feed-forward: fc1, fc2 (and a gated MLP's gate, d_ff × d, biased like fc1).
+int64_t decoder_ffn_params(const Config& c) {
+  const int64_t d = c.d_model, dff = c.d_ff, gated = c.mlp == Mlp::Gated ? 1 : 0;
+  return (2 + gated) * d * dff + (c.mlp_bias ? (1 + gated) * dff + d : 0);
+}
+int64_t norm_params(const Config& c) { return c.norm_kind == NormKind::RMSNorm ? c.d_model : 2 * c.d_model; }
 
 // One multi-head attention over n_q queries and n_kv keys/values, everything computed (no cache).
 // Q (d → d_attn) and O (d_attn → d) run on the queries, K and V (d → d_kv) on the keys; the scores
@@ -46,24 +57,26 @@ std::vector<ParamCount> param_counts(const Config& c) {
   for (int i = 0; i < c.n_encoder_layers; ++i) {
     const std::string p = "encoder.layers." + std::to_string(i);
     out.push_back({p + ".self_attn", attention_params(d)});
-    out.push_back({p + ".norm1", norm_params(d)});
-    out.push_back({p + ".norm2", norm_params(d)});
+    out.push_back({p + ".norm1", norm_params(c)});
+    out.push_back({p + ".norm2", norm_params(c)});
     out.push_back({p + ".ffn", ffn_params(d, dff)});
   }
-  if (c.has_encoder() && c.norm == NormPlacement::Pre) out.push_back({"encoder.norm", norm_params(d)});
+  if (c.has_encoder() && c.norm == NormPlacement::Pre) out.push_back({"encoder.norm", norm_params(c)});
   for (int i = 0; i < c.n_decoder_layers; ++i) {
     const std::string p = "decoder.layers." + std::to_string(i);
-    out.push_back({p + ".self_attn", attention_params(d)});
+    out.push_back({p + ".self_attn", self_attention_params(c)});
     if (c.has_encoder()) out.push_back({p + ".cross_attn", attention_params(d)});
-    out.push_back({p + ".norm1", norm_params(d)});
-    out.push_back({p + ".norm2", norm_params(d)});
-    if (c.has_encoder()) out.push_back({p + ".norm3", norm_params(d)});
-    out.push_back({p + ".ffn", ffn_params(d, dff)});
+    out.push_back({p + ".norm1", norm_params(c)});
+    out.push_back({p + ".norm2", norm_params(c)});
+    if (c.has_encoder()) out.push_back({p + ".norm3", norm_params(c)});
+    out.push_back({p + ".ffn", decoder_ffn_params(c)});
   }
-  if (c.norm == NormPlacement::Pre) out.push_back({"decoder.norm", norm_params(d)});
+  if (c.norm == NormPlacement::Pre) out.push_back({"decoder.norm", norm_params(c)});
   // Shared embeddings: the generator's weight is tgt_embed (counted there); its bias stays, when
   // the model has one (GPT-2 has none).
-  out.push_back({"generator", (c.share_embeddings ? 0 : Vt * d) + (c.generator_bias ? Vt : 0)});
+  // A tied head without a bias (GPT-2, Qwen2) has no parameter of its own: no entry.
+  const int64_t generator = (c.share_embeddings ? 0 : Vt * d) + (c.generator_bias ? Vt : 0);
+  if (generator > 0) out.push_back({"generator", generator});
   return out;
 }
 
