@@ -62,7 +62,7 @@ TEST_P(Golden, LogitsAndAttentionMatchPyTorchWithoutPackedWeights) { check_again
 INSTANTIATE_TEST_SUITE_P(AllCases, Golden,
                          ::testing::Values("encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned",
                                            "encdec_pre_gelu_shared", "deconly_pre_gelu", "deconly_post_relu_learned",
-                                           "encdec_pre_3layer_odd"));
+                                           "encdec_pre_3layer_odd", "deconly_pre_attn_only"));
 
 }  // namespace
 }  // namespace sf

@@ -118,7 +118,7 @@ TEST_P(GradFixture, ATrainingRecordingGivesTheSameGradients) {
   if (t.decoder.layers.size() > 1) {
     EXPECT_EQ(first.ffn_block.output.size(), 0) << cs;
   }
-  EXPECT_GT(t.decoder.layers.back().ffn_block.output.size(), 0) << cs;  // the final LayerNorm's input
+  EXPECT_GT(t.decoder.layers.back().last_block(m.config).output.size(), 0) << cs;  // the final LayerNorm's input
   EXPECT_TRUE(t.decoder.probs.size() == 0 && t.decoder.log_probs.size() == 0);
   EXPECT_TRUE(t.decoder.embed.scaled.size() == 0 && t.decoder.embed.pe.size() == 0 && t.decoder.embed.sum.size() == 0);
   EXPECT_EQ(t.decoder.embed.ids, tgt);  // what embed_backward reads
@@ -145,7 +145,7 @@ TEST_P(GradFixture, OverwritingTheMatricesGivesTheSameGradients) {
 INSTANTIATE_TEST_SUITE_P(AllCases, GradFixture,
                          ::testing::Values("encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned",
                                            "encdec_pre_gelu_shared", "deconly_pre_gelu", "deconly_post_relu_learned",
-                                           "encdec_pre_3layer_odd"));
+                                           "encdec_pre_3layer_odd", "deconly_pre_attn_only"));
 
 }  // namespace
 
@@ -332,17 +332,17 @@ TEST(FiniteDifferences, SelfAttentionSumsItsThreeInputGrads) {
 
 // The whole model, every parameter tensor, both norm placements, by directional differences of
 // the label-smoothed loss (tiny models; complements the PyTorch fixtures).
-class WholeModelFd : public ::testing::TestWithParam<std::tuple<NormPlacement, Arch, Positional, float>> {};
+namespace {
 
-TEST_P(WholeModelFd, EveryParameterTensor) {
-  const auto [norm, arch, pos, dropout] = GetParam();
+// Every parameter tensor of a whole model (d_ff 0: attention-only layers) against finite differences.
+void check_whole_model(NormPlacement norm, Arch arch, Positional pos, float dropout, int d_ff) {
   Config c;
   c.arch = arch;
   c.d_model = 8;
   c.n_heads = 2;
   c.n_encoder_layers = arch == Arch::EncoderDecoder ? 2 : 0;
   c.n_decoder_layers = 2;
-  c.d_ff = 12;
+  c.d_ff = d_ff;
   c.max_len = 8;
   c.norm = norm;
   c.activation = Activation::Gelu;
@@ -379,6 +379,23 @@ TEST_P(WholeModelFd, EveryParameterTensor) {
     std::copy(p0.begin(), p0.end(), P[i].data);
     EXPECT_NEAR(fd, an, 2e-3 + 2e-2 * std::fabs(an)) << P[i].name;
   }
+}
+
+}  // namespace
+
+class WholeModelFd : public ::testing::TestWithParam<std::tuple<NormPlacement, Arch, Positional, float>> {};
+
+TEST_P(WholeModelFd, EveryParameterTensor) {
+  const auto [norm, arch, pos, dropout] = GetParam();
+  check_whole_model(norm, arch, pos, dropout, 12);
+}
+
+// An attention-only decoder (no feed-forward sublayers): the stack's gradient flows through the
+// self-attention blocks alone.
+TEST(WholeModelFdAttentionOnly, EveryParameterTensor) {
+  check_whole_model(NormPlacement::Pre, Arch::DecoderOnly, Positional::Sinusoidal, 0.0f, 0);
+  check_whole_model(NormPlacement::Post, Arch::DecoderOnly, Positional::Learned, 0.0f, 0);
+  check_whole_model(NormPlacement::Pre, Arch::DecoderOnly, Positional::Learned, 0.3f, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(

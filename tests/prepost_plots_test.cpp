@@ -1,11 +1,14 @@
 // The data behind the pre-LN vs post-LN plots (core/analysis/prepost_plots.h): the gradient norms at
 // initialisation equal what `stepformer gradnorms` prints; curve and grid builders; CSV export.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "analysis/head_detector.h"
 #include "analysis/prepost_plots.h"
+#include "io/checkpoint.h"
 #include "test_util.h"
 
 namespace sf {
@@ -110,6 +113,52 @@ TEST(PrePostPlots, CurvesAndGrid) {
   ASSERT_EQ(prof.series[0].y.size(), 2u);
   EXPECT_EQ(prof.series[0].y[1], 10);
   EXPECT_NE(plot_csv(prof).find("\"pre\",\"dec 0\",10\n"), std::string::npos) << plot_csv(prof);
+}
+
+// Head scores over training: what record_head_scores writes is what the metrics reader returns and
+// what the plot draws (the shipped induction model's metrics, and a fresh recording).
+TEST(PrePostPlots, HeadScoresOverTraining) {
+  auto r = curves_from_metrics_file(test::source_path("assets/models/induction-preln.metrics.json"), "pre");
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_TRUE(has_head_scores(*r));
+  EXPECT_EQ(r->heads,
+            (std::vector<std::string>{"L0 H0", "L0 H1", "L0 H2", "L0 H3", "L1 H0", "L1 H1", "L1 H2", "L1 H3"}));
+  EXPECT_EQ(r->head_step.front(), 1);
+  EXPECT_EQ(r->head_step[1], 50);
+  ASSERT_EQ(r->induction.size(), r->head_step.size());
+  const PlotData p = head_score_plot(*r, HeadCurve::Induction);
+  ASSERT_EQ(p.series.size(), 8u);
+  EXPECT_EQ(p.series[4].name, "L1 H0");
+  EXPECT_EQ(p.series[4].x, r->head_step);
+  EXPECT_EQ(p.series[4].y.back(), r->induction.back()[4]);
+  EXPECT_EQ(p.y_max, 1);
+  // The phase change: layer 1's best induction score is low at step 1 and high at the end.
+  const auto best_l1 = [&](size_t i) {
+    return std::max({r->induction[i][4], r->induction[i][5], r->induction[i][6], r->induction[i][7]});
+  };
+  EXPECT_LT(best_l1(0), 0.1);
+  EXPECT_GT(best_l1(r->induction.size() - 1), 0.4);
+  EXPECT_EQ(head_score_plot(*r, HeadCurve::PreviousToken).series[1].y.back(), r->previous_token.back()[1]);
+
+  // A fresh recording of the shipped model, twice: two steps, one list per layer of one score per head.
+  auto m = load_model(test::source_path("assets/models/induction-preln.safetensors"));
+  ASSERT_TRUE(m.ok()) << m.error();
+  nlohmann::json metrics = {{"format", "stepformer.metrics/1"}, {"steps", nlohmann::json::object()}};
+  record_head_scores(metrics, 7, *m);
+  record_head_scores(metrics, 9, *m);
+  ASSERT_TRUE(metrics.contains("heads"));
+  EXPECT_EQ(metrics["heads"]["step"], nlohmann::json({7, 9}));
+  ASSERT_EQ(metrics["heads"]["induction"].size(), 2u);
+  ASSERT_EQ(metrics["heads"]["induction"][1].size(), 2u);     // layers
+  ASSERT_EQ(metrics["heads"]["induction"][1][1].size(), 4u);  // heads
+  auto d = detect_heads(*m, kHeadProbeLength, kHeadProbeSeed);
+  ASSERT_TRUE(d.ok());
+  EXPECT_NEAR(metrics["heads"]["induction"][1][1][0].get<double>(),
+              d->stacks[0].score[static_cast<size_t>(HeadPattern::Induction)][1][0], 1e-4);
+  auto back = curves_from_metrics(metrics, "fresh");
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->head_step, (std::vector<double>{7, 9}));
+  EXPECT_EQ(back->heads.size(), 8u);
 }
 
 TEST(PrePostPlots, CsvIsWrittenAtomically) {

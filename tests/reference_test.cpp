@@ -181,7 +181,7 @@ struct Case {
   const char* prefix;    // the expected tensors' name prefix ("pair." for BERT's sentence pair)
 };
 
-// The fixtures with a decoder: the seven toy models, GPT-2 (stored as F32 and as F16) and Marian.
+// The fixtures with a decoder: the eight toy models (one attention-only), GPT-2 (stored as F32 and as F16) and Marian.
 const Case kDecoderCases[] = {
     {"encdec_post_relu_sin", "encdec_post_relu_sin.safetensors", "encdec_post_relu_sin.expected.safetensors", ""},
     {"encdec_pre_relu_sin", "encdec_pre_relu_sin.safetensors", "encdec_pre_relu_sin.expected.safetensors", ""},
@@ -192,6 +192,7 @@ const Case kDecoderCases[] = {
     {"deconly_post_relu_learned", "deconly_post_relu_learned.safetensors",
      "deconly_post_relu_learned.expected.safetensors", ""},
     {"encdec_pre_3layer_odd", "encdec_pre_3layer_odd.safetensors", "encdec_pre_3layer_odd.expected.safetensors", ""},
+    {"deconly_pre_attn_only", "deconly_pre_attn_only.safetensors", "deconly_pre_attn_only.expected.safetensors", ""},
     {"gpt2_tiny", "hf/gpt2-tiny", "hf/gpt2-tiny/expected.safetensors", ""},
     {"gpt2_tiny_f16", "hf/gpt2-tiny-f16", "hf/gpt2-tiny-f16/expected.safetensors", ""},
     {"marian_tiny", "hf/marian-tiny", "hf/marian-tiny/expected.safetensors", ""},

@@ -84,6 +84,49 @@ TEST(Tasks, WhatEachTaskComputes) {
   EXPECT_EQ(std::vector<std::string>(e.src.begin(), e.src.end() - 1), e.tgt);
 }
 
+// Induction: a prompt of 4–10 different letters and the first letter again; the answer is the rest
+// of the repeat, so prompt + answer is the same letters twice.
+TEST(Tasks, InductionRepeatsDistinctLetters) {
+  auto t = make_task("induction");
+  ASSERT_TRUE(t.ok()) << t.error();
+  EXPECT_EQ(t->arch, Arch::DecoderOnly);
+  EXPECT_EQ(t->tgt_symbols.size(), 26u);
+  TrainOptions o;
+  o.task = "induction";
+  const Config c = model_config(o, *t);
+  EXPECT_EQ(c.max_len, 1 + 2 * kInductionMaxHalf + 1);  // <s>, both copies, </s>
+  Rng rng(11);
+  std::set<std::string> firsts;
+  std::set<size_t> lengths;
+  for (int i = 0; i < 500; ++i) {
+    const Example e = t->generate(rng);
+    const size_t n = e.src.size() - 1;  // the length of one copy
+    ASSERT_GE(n, static_cast<size_t>(kInductionMinHalf));
+    ASSERT_LE(n, static_cast<size_t>(kInductionMaxHalf));
+    ASSERT_EQ(e.tgt.size(), n - 1);
+    const std::vector<std::string> half(e.src.begin(), e.src.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_EQ(std::set<std::string>(half.begin(), half.end()).size(), n) << joined(half) << ": distinct";
+    std::vector<std::string> whole = e.src;
+    whole.insert(whole.end(), e.tgt.begin(), e.tgt.end());
+    ASSERT_EQ(whole.size(), 2 * n);
+    for (size_t k = 0; k < n; ++k) EXPECT_EQ(whole[k], whole[k + n]) << joined(whole);
+    for (const auto& s : whole) EXPECT_GE(c.tgt_vocab.id(s), 4) << s;  // a letter, not a special
+    firsts.insert(half.front());
+    lengths.insert(n);
+  }
+  EXPECT_EQ(firsts.size(), 26u) << "every letter starts some sequence";
+  EXPECT_EQ(lengths.size(), static_cast<size_t>(kInductionMaxHalf - kInductionMinHalf + 1)) << "every length";
+  // induction_half: n different letters, at most all 26.
+  Rng r2(2);
+  EXPECT_EQ(induction_half(r2, 40).size(), 26u);
+  // Only the repeat after its first letter is scored: the batch's targets are the answer and </s>.
+  const Example e = t->generate(rng);
+  const Batch b = make_batch(c, {e});
+  int scored = 0;
+  for (int y : b.tgt_y) scored += y != c.tgt_vocab.pad();
+  EXPECT_EQ(scored, static_cast<int>(e.tgt.size()) + 1);
+}
+
 TEST(Tasks, DatesFormatsAndWeekdays) {
   EXPECT_EQ(day_of_week(2026, 11, 21), 5);  // a Saturday
   EXPECT_EQ(day_of_week(2000, 1, 1), 5);    // a Saturday

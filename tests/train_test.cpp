@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "analysis/head_detector.h"
 #include "test_util.h"
 #include "train/adam.h"
 #include "train/batch.h"
@@ -394,6 +395,41 @@ TEST(ShippedModels, EveryModelSolvesItsTask) {
       const Vocab& in_vocab = m->config.has_encoder() ? m->config.src_vocab : m->config.tgt_vocab;
       const auto out = greedy_decode_batch(*m, {in_vocab.tokenize(c.input).ids}, 16);
       EXPECT_EQ(m->config.tgt_vocab.detokenize(out[0]), c.output) << name << " on '" << c.input << "'";
+    }
+  }
+}
+
+// The induction models (attention-only, 2 layers): they continue a repeat (held-out exact match on
+// 300 examples, and one by hand), and the head detector finds their induction heads in layer 1 and
+// a previous-token head in layer 0 (the circuit of Olsson et al. 2022), well above layer 0's best
+// induction score, on TransformerLens' probe:
+// <s> r r with r = 10 random letters. On that probe a perfect induction head scores 10/21 ≈ 0.48
+// (the rows of <s> and of the first copy have no earlier copy to look at), a perfect previous-token
+// head 20/21.
+TEST(ShippedModels, InductionModelsHaveInductionHeads) {
+  for (const char* norm : {"pre", "post"}) {
+    const std::string name = std::string("induction-") + norm + "ln";
+    auto m = load_model(test::source_path("assets/models/" + name + ".safetensors"));
+    ASSERT_TRUE(m.ok()) << m.error();
+    EXPECT_FALSE(m->config.has_ffn()) << name << ": attention-only";
+    EXPECT_EQ(m->config.n_decoder_layers, 2) << name;
+    const EvalResult r = evaluate(*m, make_task("induction")->sample_many(kValidationSeed, 300, Split::Validation));
+    EXPECT_GE(r.exact_match(), 0.98) << name;
+    const auto out = greedy_decode_batch(*m, {m->config.tgt_vocab.tokenize("k d q a w m z k").ids}, 12);
+    EXPECT_EQ(m->config.tgt_vocab.detokenize(out[0]), "d q a w m z") << name;
+    for (uint64_t seed : {1, 2, 3}) {
+      auto d = detect_heads(*m, 10, seed);
+      ASSERT_TRUE(d.ok()) << d.error();
+      ASSERT_EQ(d->stacks.size(), 1u);
+      const auto& score = d->stacks[0].score;
+      const auto& induction = score[static_cast<size_t>(HeadPattern::Induction)];
+      const auto& previous = score[static_cast<size_t>(HeadPattern::PreviousToken)];
+      const double best_l1 = *std::max_element(induction[1].begin(), induction[1].end());
+      const double best_l0 = *std::max_element(induction[0].begin(), induction[0].end());
+      const double prev_l0 = *std::max_element(previous[0].begin(), previous[0].end());
+      EXPECT_GE(best_l1, 0.35) << name << " seed " << seed << ": a layer-1 induction head";
+      EXPECT_GE(best_l1 - best_l0, 0.1) << name << " seed " << seed << ": layer 0 has nothing to compose with";
+      EXPECT_GE(prev_l0, 0.25) << name << " seed " << seed << ": a layer-0 previous-token head";
     }
   }
 }

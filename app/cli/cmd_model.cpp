@@ -75,7 +75,7 @@ static int cmd_info(int argc, char** argv) {
   std::cout << "  arch         " << to_string(c.arch) << "\n"
             << "  norm         " << to_string(c.norm) << "-LN\n"
             << "  d_model      " << c.d_model << "   n_heads " << c.n_heads << "   d_k " << c.d_k() << "   d_ff "
-            << c.d_ff << "\n"
+            << c.d_ff << (c.has_ffn() ? "" : " (attention-only: no feed-forward sublayers)") << "\n"
             << (c.encoder_heads() != c.n_heads || c.encoder_d_ff() != c.d_ff
                     ? "  encoder      n_heads " + std::to_string(c.encoder_heads()) + "   d_ff " +
                           std::to_string(c.encoder_d_ff()) + "   (the line above: the decoder)\n"

@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "analysis/head_detector.h"
 #include "train/trainer.h"
 
 namespace sf::cli {
@@ -59,7 +60,7 @@ const char* kHelp =
     "  --encoder-layers N, --decoder-layers N  separately\n"
     "  --d-model D          model width (default 64)\n"
     "  --heads H            attention heads (default 4)\n"
-    "  --d-ff F             feed-forward width (default 4·D)\n"
+    "  --d-ff F             feed-forward width (default 4·D; 0: attention-only layers, decoder-only tasks)\n"
     "  --activation relu|gelu, --positional sinusoidal|learned  (defaults relu, sinusoidal)\n"
     "  --warmup N           warm-up steps of the inverse-square-root schedule (default 400)\n"
     "  --factor F           the schedule's factor (default 1)\n"
@@ -76,7 +77,7 @@ const char* kHelp =
     "  --eval-every N       held-out exact match every N steps (default 250; 0: off)\n"
     "  --eval-examples N    examples per evaluation (default 200)\n"
     "  --final-eval-examples N  examples of the final evaluation (default 1000)\n"
-    "  --probe-every N      record gradient norms every N steps (default 50; 0: off)\n"
+    "  --probe-every N      record stream norms, attention entropy and head scores every N steps (default 50; 0: off)\n"
     "  --checkpoint-every N write M.ckpt.safetensors every N steps (default 500; 0: off)\n"
     "  --keep-checkpoint    keep the checkpoint after a successful run\n"
     "  --quiet              no progress bar\n"
@@ -190,7 +191,7 @@ static int cmd_train(int argc, char** argv) {
     o.decoder_layers = static_cast<int>(a.integer("--decoder-layers", layers, 1, 64));
     o.d_model = static_cast<int>(a.integer("--d-model", 64, 2, 4096));
     o.n_heads = static_cast<int>(a.integer("--heads", 4, 1, 256));
-    o.d_ff = static_cast<int>(a.integer("--d-ff", 4 * o.d_model, 1, 1 << 16));
+    o.d_ff = static_cast<int>(a.integer("--d-ff", 4 * o.d_model, 0, 1 << 16));
     const std::string act = a.str("--activation", "relu"), pos = a.str("--positional", "sinusoidal");
     if ((act != "relu" && act != "gelu") || (pos != "sinusoidal" && pos != "learned")) {
       std::cerr << "stepformer train: --activation expects relu|gelu and --positional sinusoidal|learned, found '"
@@ -247,6 +248,7 @@ static int cmd_train(int argc, char** argv) {
   if (a.get("--resume")) inputs.emplace_back("--resume", a.str("--resume"));
   if (const int code = check_output("train", "--out", out, inputs)) return code;
   Trainer& t = *trainer;
+  t.set_probe(record_head_scores);  // each head's detector scores at the probe steps
   const bool quiet = a.has("--quiet");
   const std::string ckpt = stem(out) + ".ckpt.safetensors";
   const std::string metrics = stem(out) + ".metrics.json";

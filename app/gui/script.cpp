@@ -457,13 +457,15 @@ int ScriptRunner::run_panel_command(App& app, const std::vector<std::string>& a,
         ui.attn_mode = AttnMode::Model;
       else if (k == "view" && v == "head")
         ui.attn_mode = AttnMode::Head;
+      else if (k == "view" && v == "rollout")
+        ui.attn_mode = AttnMode::Rollout;
       else if (k == "heads" && (v == "all" || v == "one"))
         ui.head_view_all = v == "all";
       else if (k == "follow" && parse_onoff(v, b))
         ui.follow_stage = b;
       else
         return error = "attention: bad '" + a[i] +
-                       "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head heads=all|one "
+                       "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head|rollout heads=all|one "
                        "follow=on|off)",
                false;
     }

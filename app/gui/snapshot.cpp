@@ -228,7 +228,7 @@ void build_views(Snapshot& s) {
   };
   std::vector<Kind> kinds = {{StageKind::SelfAttention, 0, Block::SelfAttention, "self-attn"}};
   if (c.has_encoder()) kinds.push_back({StageKind::CrossAttention, 1, Block::CrossAttention, "cross-attn"});
-  kinds.push_back({StageKind::FeedForward, 2, Block::FeedForward, "ffn"});
+  if (c.has_ffn()) kinds.push_back({StageKind::FeedForward, 2, Block::FeedForward, "ffn"});
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     for (const Kind& k : kinds) {
       const int at = idx.find(Side::Decoder, k.stage, l, step);

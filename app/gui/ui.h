@@ -15,7 +15,7 @@ namespace sf::gui {
 
 class App;
 
-enum class AttnMode { Heatmap = 0, Model = 1, Head = 2 };
+enum class AttnMode { Heatmap = 0, Model = 1, Head = 2, Rollout = 3 };
 
 // The worked-example panel's vectors (typed in by the `worked` command) and the arithmetic on
 // them (core/analysis/worked_attention.h).

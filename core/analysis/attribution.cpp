@@ -117,7 +117,7 @@ Result<Attribution> direct_logit_attribution(const Model& m, const DecoderTrace&
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     const DecoderLayerTrace& lt = t.layers[static_cast<size_t>(l)];
     const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];
-    if (!recorded(lt.self_attn) || lt.ffn.out.size() == 0)
+    if (!recorded(lt.self_attn) || (c.has_ffn() && lt.ffn.out.size() == 0))
       return Error{"attribution: expected a full recording of the decoder, found a compact one"};
     attention_parts(parts, lt.self_attn, w.self_attn, l, Block::SelfAttention);
     if (post) apply_norm(parts, norm_bias, lt.self_block.norm, w.norm1);
@@ -126,6 +126,7 @@ Result<Attribution> direct_logit_attribution(const Model& m, const DecoderTrace&
       attention_parts(parts, lt.cross_attn, w.cross_attn, l, Block::CrossAttention);
       if (post) apply_norm(parts, norm_bias, lt.cross_block.norm, w.norm2);
     }
+    if (!c.has_ffn()) continue;  // an attention-only layer
     Part mlp;
     mlp.label = {PartKind::Mlp, l, Block::FeedForward, -1, 0};
     mlp.x = lt.ffn.out;

@@ -5,6 +5,7 @@
 #include "analysis/rollout.h"
 #include "base/rng.h"
 #include "stepper/run.h"
+#include "train/metrics.h"
 
 namespace sf {
 
@@ -39,6 +40,20 @@ const char* to_string(HeadPattern p) {
       return "induction";
     case HeadPattern::FirstToken:
       return "first token";
+  }
+  return "?";
+}
+
+const char* head_pattern_key(HeadPattern p) {
+  switch (p) {
+    case HeadPattern::PreviousToken:
+      return "previous_token";
+    case HeadPattern::DuplicateToken:
+      return "duplicate_token";
+    case HeadPattern::Induction:
+      return "induction";
+    case HeadPattern::FirstToken:
+      return "first_token";
   }
   return "?";
 }
@@ -102,6 +117,32 @@ Result<HeadDetection> detect_heads(const Model& m, int r, uint64_t seed) {
   if (c.has_decoder())
     d.stacks.push_back(score_stack(Side::Decoder, in.tgt_ids, decoder_self_attention(d.trace.decoder)));
   return d;
+}
+
+void record_head_scores(nlohmann::json& metrics, int64_t step, const Model& m) {
+  using nlohmann::json;
+  auto d = detect_heads(m, kHeadProbeLength, kHeadProbeSeed);
+  if (!d || d->stacks.empty()) return;
+  if (!metrics.contains("heads")) {
+    json h = {{"every", metrics.contains("probes") ? metrics["probes"].value("every", 0) : 0},
+              {"probe", "decoder self-attention on <s> r r, r = " + std::to_string(d->tokens.size() / 2) +
+                            " random tokens (seed " + std::to_string(kHeadProbeSeed) + ")"},
+              {"step", json::array()}};
+    for (int p = 0; p < kHeadPatterns; ++p) h[head_pattern_key(static_cast<HeadPattern>(p))] = json::array();
+    metrics["heads"] = std::move(h);
+  }
+  const StackScores& dec = d->stacks.back();
+  json& h = metrics["heads"];
+  h["step"].push_back(step);
+  for (int p = 0; p < kHeadPatterns; ++p) {
+    json layers = json::array();
+    for (const auto& heads : dec.score[static_cast<size_t>(p)]) {
+      json row = json::array();
+      for (double v : heads) row.push_back(round5(v));  // as the rest of the metrics file
+      layers.push_back(row);
+    }
+    h[head_pattern_key(static_cast<HeadPattern>(p))].push_back(layers);
+  }
 }
 
 }  // namespace sf

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/result.h"
 #include "model/model.h"
 #include "model/trace.h"
@@ -28,6 +30,8 @@ namespace sf {
 enum class HeadPattern { PreviousToken, DuplicateToken, Induction, FirstToken };
 constexpr int kHeadPatterns = 4;
 const char* to_string(HeadPattern p);
+// The pattern as a JSON key: "previous_token", "duplicate_token", "induction", "first_token".
+const char* head_pattern_key(HeadPattern p);
 
 // (n, n) the ideal pattern for the ids a stack reads (lower-triangular, 0 or 1).
 Mat detection_pattern(HeadPattern p, const std::vector<int>& ids);
@@ -52,5 +56,15 @@ struct HeadDetection {
 // Runs the probe (the encoder reads r r; the decoder reads <s> r r, teacher-forced) and scores
 // every head for every pattern.
 Result<HeadDetection> detect_heads(const Model& m, int r, uint64_t seed);
+
+// Over training: the probe the scores are measured on is kHeadProbeLength random tokens repeated
+// (fewer when max_len is shorter), drawn with kHeadProbeSeed, the same at every step of a run.
+constexpr int kHeadProbeLength = 10;
+constexpr uint64_t kHeadProbeSeed = 1;
+// Appends each decoder self-attention head's previous-token, duplicate-token, induction and
+// first-token score on that probe to metrics["heads"] (created at the first call): "step", and per
+// pattern (head_pattern_key) per step a list over layers of a list over heads. A trainer's probe
+// hook (train/trainer.h, MetricsProbe).
+void record_head_scores(nlohmann::json& metrics, int64_t step, const Model& m);
 
 }  // namespace sf

@@ -127,6 +127,27 @@ PlotData curve_plot(const std::vector<RunCurves>& runs, Curve which) {
   return p;
 }
 
+PlotData head_score_plot(const RunCurves& r, HeadCurve which) {
+  PlotData p;
+  const bool ind = which == HeadCurve::Induction;
+  p.title = std::string(ind ? "induction" : "previous-token") + " score of each head · " + r.label;
+  p.x_label = "step";
+  p.y_label = ind ? "induction score" : "previous-token score";
+  p.integer_x = true;
+  p.y_min = 0, p.y_max = 1;
+  const std::vector<std::vector<double>>& v = ind ? r.induction : r.previous_token;
+  for (size_t k = 0; k < r.heads.size(); ++k) {
+    PlotSeries s;
+    s.name = r.heads[k];
+    for (size_t i = 0; i < r.head_step.size() && i < v.size(); ++i) {
+      s.x.push_back(r.head_step[i]);
+      s.y.push_back(k < v[i].size() ? v[i][k] : std::numeric_limits<double>::quiet_NaN());
+    }
+    p.series.push_back(std::move(s));
+  }
+  return p;
+}
+
 GridData layer_grad_grid(const RunCurves& r, int max_cols) {
   GridData g;
   g.title = "gradient norm per layer: " + r.label;

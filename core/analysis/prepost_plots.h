@@ -41,6 +41,15 @@ GridData layer_grad_grid(const RunCurves& r, int max_cols = 200);
 // series per run — the "at initialisation" row of the heatmap when step = 1.
 PlotData layer_grad_profile(const std::vector<RunCurves>& runs, int step);
 
+// Each decoder self-attention head's detector score over training (x = step, y in [0, 1]), one
+// series per head ("L1 H2"), for one run: the induction score (Olsson et al. 2022: the heads that
+// copy what followed an earlier copy of the current token) or the previous-token score (the
+// layer-0 heads the induction heads read through). No series when the run recorded none.
+enum class HeadCurve { Induction, PreviousToken };
+PlotData head_score_plot(const RunCurves& r, HeadCurve which);
+// Whether a run recorded head scores.
+inline bool has_head_scores(const RunCurves& r) { return !r.head_step.empty() && !r.heads.empty(); }
+
 // ---- compare mode -------------------------------------------------------------------------------
 
 // Layers in display order: "enc 0", "enc 1", …, "dec 0", …; both runs' stats placed on it.

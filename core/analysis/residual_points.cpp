@@ -37,7 +37,7 @@ std::vector<ResidualPoint> decoder_points(const Config& c, const DecoderTrace& t
     const DecoderLayerTrace& lt = t.layers[static_cast<size_t>(l)];
     if (!push(out, l, Block::SelfAttention, lt.self_block)) return {};
     if (c.has_cross_attention() && !push(out, l, Block::CrossAttention, lt.cross_block)) return {};
-    if (!push(out, l, Block::FeedForward, lt.ffn_block)) return {};
+    if (c.has_ffn() && !push(out, l, Block::FeedForward, lt.ffn_block)) return {};
   }
   return out;
 }

@@ -12,8 +12,9 @@ std::vector<Mat> attention_rollout(const std::vector<const AttentionTrace*>& sel
   for (const AttentionTrace* a : self_attn) {
     if (!a || a->n_heads <= 0 || a->weights.size() < static_cast<size_t>(a->n_heads)) return {};
     const Mat& first = a->head_weights(0, 0);
-    if (first.rows() != first.cols()) return {};       // a cached step's rows: not a whole sequence
-    Mat mean = Mat::Zero(first.rows(), first.cols());  // (n, n)
+    if (first.rows() != first.cols()) return {};               // a cached step's rows: not a whole sequence
+    if (r.size() != 0 && r.rows() != first.rows()) return {};  // layers that saw different sequences
+    Mat mean = Mat::Zero(first.rows(), first.cols());          // (n, n)
     for (int h = 0; h < a->n_heads; ++h) mean += a->head_weights(0, h);
     mean /= static_cast<float>(a->n_heads);
     Mat hat = 0.5f * mean + 0.5f * Mat::Identity(mean.rows(), mean.cols());  // (n, n)

@@ -19,7 +19,8 @@ namespace sf {
 const char* rollout_formula();
 
 // [layer] (n, n) R_l for the self-attention of one stack, sequence 0 of a full recording: the
-// attention of layer l is `self_attn[l]`, with its heads. Empty when a layer has no weights.
+// attention of layer l is `self_attn[l]`, with its heads. Empty when a layer has no weights, its
+// map is not square (n, n), or the layers' sizes differ.
 std::vector<Mat> attention_rollout(const std::vector<const AttentionTrace*>& self_attn);
 
 // The self-attentions of each stack of a recording, in layer order.

@@ -130,6 +130,7 @@ void append_decoder_tensors(const Model& m, const DecoderTrace& t, TensorFile& f
       add_connection(f, p, ".cross_block", ".norm2", l.cross_block, B);
       add_attention(f, p + ".cross_attn", l.cross_attn);
     }
+    if (!m.config.has_ffn()) continue;  // an attention-only layer
     add_connection(f, p, ".ffn_block", enc ? ".norm3" : ".norm2", l.ffn_block, B);
     add_ffn(f, p + ".ffn", l.ffn, B);
   }

@@ -220,7 +220,7 @@ Config parse(const std::string& text) {
   c.n_heads = get_int(j, "n_heads", 1, 1 << 10);
   c.n_encoder_layers = get_int(j, "n_encoder_layers", 0, 1000);
   c.n_decoder_layers = get_int(j, "n_decoder_layers", 0, 1000);
-  c.d_ff = get_int(j, "d_ff", 1, 1 << 20);
+  c.d_ff = get_int(j, "d_ff", 0, 1 << 20);
   c.max_len = get_int(j, "max_len", 1, 1 << 20);
   c.norm = get_enum<NormPlacement>(j, "norm", {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post}});
   c.activation = get_enum<Activation>(j, "activation",
@@ -272,6 +272,12 @@ Config parse(const std::string& text) {
   if (!c.has_encoder() && c.n_encoder_layers != 0)
     throw InputError("config: a decoder-only model expects n_encoder_layers 0, found " +
                      std::to_string(c.n_encoder_layers));
+  if (!c.has_ffn() && c.arch != Arch::DecoderOnly)
+    throw InputError(std::string("config: d_ff 0 (attention-only, no feed-forward sublayers) expects a decoder-only "
+                                 "model, found ") +
+                     to_string(c.arch));
+  if (!c.has_ffn() && c.residual == Residual::Parallel)
+    throw InputError("config: d_ff 0 (attention-only) expects residual \"sequential\", found \"parallel\"");
   check_decoder_choices(c);
 
   auto tv = Vocab::make(get_vocab(j, "tgt_vocab"), tok, "config: tgt_vocab");

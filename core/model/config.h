@@ -54,7 +54,7 @@ struct Config {
   int n_heads = 0;
   int n_encoder_layers = 0;
   int n_decoder_layers = 0;
-  int d_ff = 0;
+  int d_ff = 0;  // 0: no feed-forward sublayers (an attention-only decoder, Elhage et al. 2021)
   int max_len = 0;
   NormPlacement norm = NormPlacement::Post;
   Activation activation = Activation::Relu;
@@ -108,6 +108,9 @@ struct Config {
   bool has_encoder() const { return arch != Arch::DecoderOnly; }
   bool has_decoder() const { return arch != Arch::EncoderOnly; }
   bool has_cross_attention() const { return arch == Arch::EncoderDecoder; }
+  // Each layer has its feed-forward sublayer (and the norm around it); false for an attention-only
+  // decoder (d_ff 0), whose layers are self-attention alone.
+  bool has_ffn() const { return d_ff > 0; }
   bool is_sinusoidal() const {
     return positional == Positional::Sinusoidal || positional == Positional::SinusoidalHalves;
   }

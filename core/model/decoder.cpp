@@ -51,6 +51,7 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
     tr->batch = batch;
     tr->pos0 = pos0;
     tr->layers.resize(static_cast<size_t>(c.n_decoder_layers));
+    tr->ffn = c.has_ffn();
     spread_kind(*tr);
   }
 
@@ -135,6 +136,10 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
       y = std::move(z);
     }
 
+    if (!c.has_ffn()) {  // an attention-only layer ends with its attention block
+      x = std::move(y);
+      continue;
+    }
     ffn_connection(c, w.ffn_norm(c.arch), w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr,
                    mlp_hook);
   }

@@ -18,7 +18,8 @@ void spread_kind(DecoderTrace& t) {
   for (DecoderLayerTrace& l : t.layers) {
     l.self_block.kind = l.self_attn.kind = l.cross_block.kind = l.cross_attn.kind = t.kind;
     l.ffn_block.kind = l.ffn.kind = t.kind;
-    l.ffn_block.stack_end = &l == &t.layers.back();
+    l.ffn_block.stack_end = t.ffn && &l == &t.layers.back();
+    l.self_block.stack_end = !t.ffn && &l == &t.layers.back();
   }
   t.final_norm.kind = t.kind;
 }

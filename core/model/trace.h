@@ -23,6 +23,9 @@ struct EncoderLayerTrace {
   AttentionTrace self_attn;
   ResidualTrace ffn_block;  // norm2 around the feed-forward
   FeedForwardTrace ffn;
+
+  // The block whose output is the layer's output (an encoder layer always has its feed-forward).
+  const ResidualTrace& last_block(const Config&) const { return ffn_block; }
 };
 
 struct DecoderLayerTrace {
@@ -31,7 +34,12 @@ struct DecoderLayerTrace {
   ResidualTrace cross_block;  // norm2 around cross-attention (encoder-decoder only)
   AttentionTrace cross_attn;
   ResidualTrace ffn_block;  // norm3 (enc-dec) or norm2 (decoder-only) around the feed-forward
-  FeedForwardTrace ffn;
+  FeedForwardTrace ffn;     // both empty in an attention-only decoder (Config::has_ffn)
+
+  // The block whose output is the layer's output: the feed-forward's, or in an attention-only
+  // decoder the self-attention's.
+  const ResidualTrace& last_block(const Config& c) const { return c.has_ffn() ? ffn_block : self_block; }
+  ResidualTrace& last_block(const Config& c) { return c.has_ffn() ? ffn_block : self_block; }
 };
 
 struct EncoderTrace {
@@ -56,7 +64,8 @@ struct DecoderTrace {
   // attentions it then trims to the K/V rows the step added (log_probs_of/probs_of compute the
   // distributions). Training: the trainer's steps that the probes skip.
   Recording kind = Recording::Full;
-  int pos0 = 0;  // absolute position of the first row (a cached step: the step index)
+  int pos0 = 0;     // absolute position of the first row (a cached step: the step index)
+  bool ffn = true;  // the layers have feed-forward sublayers (set before the run from Config::has_ffn)
   EmbeddingTrace embed;
   std::vector<DecoderLayerTrace> layers;
   LayerNormTrace final_norm;  // pre-LN only

@@ -99,9 +99,9 @@ void allocate(Weights& w, const Config& c) {
     alloc_self_attention(l.self_attn, c);
     if (c.has_cross_attention()) alloc_attention(l.cross_attn, d);
     alloc_norm(l.norm1, d, eps, c.norm_kind);
-    alloc_norm(l.norm2, d, eps, c.norm_kind);
+    if (c.has_cross_attention() || c.has_ffn()) alloc_norm(l.norm2, d, eps, c.norm_kind);
     if (c.has_cross_attention()) alloc_norm(l.norm3, d, eps);
-    alloc_ffn(l.ffn, d, c.d_ff, c.mlp);
+    if (c.has_ffn()) alloc_ffn(l.ffn, d, c.d_ff, c.mlp);
   }
   if (c.has_decoder() && c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d, eps, c.norm_kind);
   if (c.mlm_head) {
@@ -135,9 +135,9 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
     t.attention(p + ".self_attn", l.self_attn, c.qkv_bias, c.o_bias);
     if (c.has_cross_attention()) t.attention(p + ".cross_attn", l.cross_attn);
     t.norm(p + ".norm1", l.norm1);
-    t.norm(p + ".norm2", l.norm2);
+    if (c.has_cross_attention() || c.has_ffn()) t.norm(p + ".norm2", l.norm2);
     if (c.has_cross_attention()) t.norm(p + ".norm3", l.norm3);
-    t.ffn(p + ".ffn", l.ffn, c.mlp_bias);
+    if (c.has_ffn()) t.ffn(p + ".ffn", l.ffn, c.mlp_bias);
   }
   if (c.has_decoder() && c.norm == NormPlacement::Pre) t.norm("decoder.norm", w.decoder_norm);
   if (c.mlm_head) {

@@ -28,6 +28,10 @@ DecoderLayer decoder_layer(const Config& c, const DecoderLayerWeights& w, const 
       layer.cross_weights = a.weights;
       return a.out;
     });
+  if (!c.has_ffn()) {  // an attention-only layer
+    layer.out = y;
+    return layer;
+  }
   layer.out = sublayer_connection(c.norm, y, w.ffn_norm(c.arch),
                                   [&](const Mat& h) { return feed_forward(w.ffn, c.activation, h); });
   return layer;

@@ -67,9 +67,9 @@ std::vector<ParamCount> param_counts(const Config& c) {
     out.push_back({p + ".self_attn", self_attention_params(c)});
     if (c.has_encoder()) out.push_back({p + ".cross_attn", attention_params(d)});
     out.push_back({p + ".norm1", norm_params(c)});
-    out.push_back({p + ".norm2", norm_params(c)});
+    if (c.has_encoder() || c.has_ffn()) out.push_back({p + ".norm2", norm_params(c)});
     if (c.has_encoder()) out.push_back({p + ".norm3", norm_params(c)});
-    out.push_back({p + ".ffn", decoder_ffn_params(c)});
+    if (c.has_ffn()) out.push_back({p + ".ffn", decoder_ffn_params(c)});
   }
   if (c.norm == NormPlacement::Pre) out.push_back({"decoder.norm", norm_params(c)});
   // Shared embeddings: the generator's weight is tgt_embed (counted there); its bias stays, when

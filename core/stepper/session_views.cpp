@@ -147,6 +147,7 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
       a.v = std::move(kv.v);
       a.kv_row0 = 0;
     }
+    if (!m.config.has_ffn()) continue;  // an attention-only layer
     FeedForwardTrace ffn;
     Mat out;
     const DecoderLayerWeights& w = m.weights.decoder[l];

@@ -286,7 +286,9 @@ void describe_final_norm(const Ctx& x, Stage& s) {
   s.formula = "y = " + std::string(rms(x.c) ? "RMSNorm" : "LN") + "(x): " + norm_formula(x.c) + ", " + shape_str(nd) +
               " → " + shape_str(nd);
   const std::string last = layer_rec(x, (x.side == Side::Encoder ? x.c.n_encoder_layers : x.c.n_decoder_layers) - 1);
-  s.reads = {{"x", last + ".ffn_block.output", nd}, {rms(x.c) ? "g" : "γ", x.param + ".norm.weight", {x.d()}}};
+  // An attention-only decoder's layers end with their self-attention block.
+  const char* last_block = x.side == Side::Decoder && !x.c.has_ffn() ? ".self_block.output" : ".ffn_block.output";
+  s.reads = {{"x", last + last_block, nd}, {rms(x.c) ? "g" : "γ", x.param + ".norm.weight", {x.d()}}};
   if (rms(x.c)) {
     s.writes = {{"rms", x.rec + ".norm.rms", {x.rows}}, {"y", x.rec + ".norm.out", nd}};
   } else {
@@ -345,7 +347,7 @@ std::vector<StageKey> decoder_layout(const Config& c) {
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     add_block(out, c.norm, StageKind::SelfAttention, Block::SelfAttention, l);
     if (c.has_encoder()) add_block(out, c.norm, StageKind::CrossAttention, Block::CrossAttention, l);
-    add_block(out, c.norm, StageKind::FeedForward, Block::FeedForward, l);
+    if (c.has_ffn()) add_block(out, c.norm, StageKind::FeedForward, Block::FeedForward, l);
   }
   if (c.norm == NormPlacement::Pre) out.push_back({StageKind::FinalNorm, Block::None, -1});
   out.push_back({StageKind::Logits, Block::None, -1});

@@ -28,7 +28,7 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
                   g.generator.bias, &dx, GemmOut::Overwrite, {}, c.share_embeddings ? GemmOut::Accumulate : matrices);
   if (c.norm == NormPlacement::Pre) {
     Mat dy;
-    layer_norm_backward(t.layers.back().ffn_block.output, w.decoder_norm, t.final_norm, dx, g.decoder_norm, dy);
+    layer_norm_backward(t.layers.back().last_block(c).output, w.decoder_norm, t.final_norm, dx, g.decoder_norm, dy);
     dx = std::move(dy);
   }
   if (dmemory && c.has_encoder()) *dmemory = Mat::Zero(memory->rows(), memory->cols());
@@ -37,12 +37,15 @@ void decoder_backward(const Model& m, const DecoderTrace& t, const Mat* memory, 
     DecoderLayerWeights& lg = g.decoder[static_cast<size_t>(l)];
     const DecoderLayerTrace& lt = t.layers[static_cast<size_t>(l)];
     Mat dy;
-    residual_backward(
-        c.norm, lw.ffn_norm(c.arch), lt.ffn_block, dx,
-        [&](const Mat& dout, Mat& din) {
-          feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din, matrices);
-        },
-        lg.ffn_norm(c.arch), dy);
+    if (c.has_ffn())
+      residual_backward(
+          c.norm, lw.ffn_norm(c.arch), lt.ffn_block, dx,
+          [&](const Mat& dout, Mat& din) {
+            feed_forward_backward(lw.ffn, c.activation, lt.ffn_block.sublayer_in, lt.ffn, dout, lg.ffn, din, matrices);
+          },
+          lg.ffn_norm(c.arch), dy);
+    else
+      dy = std::move(dx);  // an attention-only layer: its output is the attention block's
     if (c.has_encoder()) {
       Mat dz;
       residual_backward(

@@ -30,7 +30,7 @@ void draw_dropout_masks(Trace& t, const Config& c, int batch, int n, int m, floa
   for (auto& l : t.decoder.layers) {
     draw_mask(l.self_block.dropout_mask, rows, d, p, rng);
     if (c.has_encoder()) draw_mask(l.cross_block.dropout_mask, rows, d, p, rng);
-    draw_mask(l.ffn_block.dropout_mask, rows, d, p, rng);
+    if (c.has_ffn()) draw_mask(l.ffn_block.dropout_mask, rows, d, p, rng);
   }
 }
 

@@ -84,7 +84,7 @@ ProbeSums probe_trace(const Config& c, const Trace& t) {
     const std::vector<int>& ids = st.embed.ids;
     add_stream(p, s++, st.embed.sum, ids, pad);
     for (const auto& l : st.layers) {
-      add_stream(p, s++, l.ffn_block.output, ids, pad);
+      add_stream(p, s++, l.last_block(c).output, ids, pad);
       add_entropy(p, a++, l.self_attn, ids, pad);
       also(l);
     }

@@ -1,6 +1,7 @@
 // metrics.h — what a training run records in its metrics file ("stepformer.metrics/1"): per step
 // the loss, accuracy, learning rate and gradient norms (global, per module group, per layer); every
-// probe_every steps the residual-stream norms and attention entropy per head; the evaluations.
+// probe_every steps the residual-stream norms and attention entropy per head (and what the
+// trainer's probe hook adds: the head detectors' scores, analysis/head_detector.h); the evaluations.
 //
 // Metrics are plotted, not replayed: numbers are rounded to 5 significant digits.
 #pragma once

@@ -107,6 +107,28 @@ void append_probes(RunCurves& c, const json& p) {
   append_rows(norms, from, n, c.residual_norm);
 }
 
+// Head detector scores (per step a list over layers of a list over heads, flattened layer-major)
+// recorded since.
+void append_heads(RunCurves& c, const json& h) {
+  const json &step = list(h, "step"), &ind = list(h, "induction"), &prev = list(h, "previous_token");
+  const size_t n = std::min({step.size(), ind.size(), prev.size()});
+  const auto flat = [](const json& layers) {
+    std::vector<double> row;
+    for (const json& heads : layers)
+      for (const json& v : heads) row.push_back(num(v));
+    return row;
+  };
+  if (c.heads.empty() && n > 0)
+    for (size_t l = 0; l < ind[0].size(); ++l)
+      for (size_t k = 0; k < ind[0][l].size(); ++k)
+        c.heads.push_back("L" + std::to_string(l) + " H" + std::to_string(k));
+  for (size_t i = std::min(c.head_step.size(), n); i < n; ++i) {
+    c.head_step.push_back(num(step[i]));
+    c.induction.push_back(flat(ind[i]));
+    c.previous_token.push_back(flat(prev[i]));
+  }
+}
+
 // The reader proper; nlohmann's value()/operator[] throw json::type_error on a field of the wrong
 // type ("task": 5, "evals": []), which the callers turn into an error, so that a malformed
 // metrics file cannot end the explorer.
@@ -124,6 +146,7 @@ Result<bool> read_new_rows(RunCurves& c, const json& m) {
                    "\" to be an object, found " + m[part].type_name()};
   if (m.contains("evals")) append_evals(c, m["evals"]);
   if (m.contains("probes")) append_probes(c, m["probes"]);
+  if (m.contains("heads") && m["heads"].is_object()) append_heads(c, m["heads"]);
   if (m.contains("final") && m["final"].is_object()) c.final_exact_match = num(m["final"].value("exact_match", json()));
   return true;
 }

@@ -35,8 +35,14 @@ struct RunCurves {
   std::vector<std::string> streams;                  // "encoder.embed", "encoder.layers.0", …
   std::vector<double> probe_step;
   std::vector<std::vector<double>> residual_norm;  // [probe][stream] mean ‖x‖ over tokens
-  double final_exact_match = -1;                   // −1: no final evaluation recorded
-  bool diverged() const;                           // a non-finite loss was recorded
+  // Detector scores of each decoder self-attention head on a repeated random sequence, at the
+  // probe steps (metrics "heads", when the run recorded them).
+  std::vector<std::string> heads;                   // (K) "L0 H0", "L0 H1", …, layer-major
+  std::vector<double> head_step;                    // (P) the steps they were measured at
+  std::vector<std::vector<double>> induction;       // [P][K] induction score
+  std::vector<std::vector<double>> previous_token;  // [P][K] previous-token score
+  double final_exact_match = -1;                    // −1: no final evaluation recorded
+  bool diverged() const;                            // a non-finite loss was recorded
 };
 
 // Reads the "stepformer.metrics/1" JSON a Trainer records (Trainer::metrics(), .metrics.json).

@@ -68,6 +68,28 @@ constexpr int kFirstYear = 1900, kLastYear = 2099;
 
 }  // namespace
 
+const std::vector<std::string>& induction_letters() {
+  static const std::vector<std::string> letters = [] {
+    std::vector<std::string> v;
+    for (char ch = 'a'; ch <= 'z'; ++ch) v.push_back(std::string(1, ch));
+    return v;
+  }();
+  return letters;
+}
+
+std::vector<std::string> induction_half(Rng& rng, int n) {
+  // A partial Fisher–Yates shuffle: n different letters, so every repeated token has exactly one
+  // earlier copy and the token to copy is never ambiguous.
+  std::vector<std::string> pool = induction_letters();
+  n = std::min(n, static_cast<int>(pool.size()));
+  for (int i = 0; i < n; ++i) {
+    const size_t j = static_cast<size_t>(i) + rng.below(pool.size() - static_cast<size_t>(i));
+    std::swap(pool[static_cast<size_t>(i)], pool[j]);
+  }
+  pool.resize(static_cast<size_t>(n));
+  return pool;
+}
+
 int day_of_week(int y, int m, int d) {
   // Sakamoto's method: 0 = Sunday; shifted so that 0 = Monday.
   static const int t[] = {0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4};
@@ -159,7 +181,8 @@ std::vector<std::string> Task::example_input(uint64_t seed) const {
 }
 
 const std::vector<std::string>& task_names() {
-  static const std::vector<std::string> names{"copy", "reverse", "sort", "add", "dates", "copy-lm", "en-de", "en-lm"};
+  static const std::vector<std::string> names{"copy",    "reverse", "sort",  "add",      "dates",
+                                              "copy-lm", "en-de",   "en-lm", "induction"};
   return names;
 }
 
@@ -265,6 +288,26 @@ Result<Task> make_task(const std::string& name, const TaskOptions& o) {
     t.max_tgt = grammar::kMaxLmWords;
     t.generate = grammar::lm_sentence;
     t.key = [](const Example& e) { return join(e.tgt); };  // the sentence
+  } else if (name == "induction") {
+    // Olsson et al. 2022, "In-context Learning and Induction Heads": random tokens, then the same
+    // tokens again. Nothing predicts the first copy or the repeat's first token, so both are the
+    // prompt; the loss falls on the rest of the repeat (and the end), which a model predicts by
+    // finding the current token earlier and copying the token that followed it there. The length
+    // varies, so no fixed offset ("the token 9 back") answers it.
+    t.description = "random letters, then the same letters again: predict the repeat (induction heads)";
+    t.arch = Arch::DecoderOnly;
+    t.tgt_symbols = induction_letters();
+    t.max_src = kInductionMaxHalf + 1;
+    t.max_tgt = kInductionMaxHalf - 1;
+    t.generate = [](Rng& rng) {
+      const int half = kInductionMinHalf +
+                       static_cast<int>(rng.below(static_cast<uint64_t>(kInductionMaxHalf - kInductionMinHalf + 1)));
+      Example e;
+      e.src = induction_half(rng, half);
+      e.src.push_back(e.src.front());
+      e.tgt.assign(e.src.begin() + 1, e.src.begin() + half);
+      return e;
+    };
   } else {
     std::string names;
     for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;

@@ -10,6 +10,8 @@
 //   en-de    because the dog is tired → , weil der Hund müde ist   (word level; train/grammar.h)
 //   en-lm    the keys to the cabinet are old     (decoder-only language model over whole sentences,
 //            scored by probes: the verb's number after a distractor, the referent of a pronoun)
+//   induction  k d q a w m z f b t k  →  d q a w m z f b t   (decoder-only: random letters, then the
+//            same letters again; the prompt holds the first copy and the repeat's first letter)
 // The split is a property of the example, not of the seed: an example is held out when a hash of
 // its key (the input sequence; for `add` the operand pair; for `dates` the calendar date, so a
 // held-out date is never seen in any format) falls in the validation tenth. Training samples
@@ -72,6 +74,12 @@ Result<Task> make_task(const std::string& name, const TaskOptions& opt = {});
 // The same task written as one sequence for a decoder-only model: prompt = source + "=", then the
 // answer; one vocabulary holding both sides and "=".
 Task as_decoder_only(const Task& t);
+
+// The induction task: its 26 symbols (a … z), the length range of each copy, and one copy: n
+// different letters in random order (exposed for tests).
+constexpr int kInductionMinHalf = 4, kInductionMaxHalf = 10;
+const std::vector<std::string>& induction_letters();
+std::vector<std::string> induction_half(Rng& rng, int n);
 
 // The dates task's formats of one date, e.g. for 2026-11-21: "21 November 2026", "Nov 21, 2026",
 // "21/11/2026", "Saturday 21 Nov 2026". Exposed for tests.

@@ -32,7 +32,7 @@ std::vector<TrainRunSpec> pair_specs(const PairOptions& p) {
     o.encoder_layers = o.decoder_layers = p.depth;
     o.d_model = p.d_model;
     o.n_heads = p.n_heads;
-    o.d_ff = p.d_ff > 0 ? p.d_ff : 4 * p.d_model;
+    o.d_ff = p.attention_only ? 0 : p.d_ff > 0 ? p.d_ff : 4 * p.d_model;
     o.batch = p.batch;
     o.steps = p.steps;
     o.seed = p.seed;
@@ -54,7 +54,7 @@ std::vector<TrainRunSpec> pair_specs(const PairOptions& p) {
     o.probe_every = p.probe_every;
     o.threads = 1;
     o.command = "stepformer explorer training view";
-    out.push_back({run_label(n, p.warmup, p.warmup_steps, p.lr), o});
+    out.push_back({run_label(n, p.warmup, p.warmup_steps, p.lr), o, {}});
   }
   return out;
 }
@@ -85,6 +85,7 @@ Result<std::unique_ptr<TrainJob>> TrainJob::start(std::vector<TrainRunSpec> runs
   for (const TrainRunSpec& r : runs) {
     auto t = Trainer::create(r.options);
     if (!t) return Error{r.label + ": " + t.error()};
+    if (r.probe) t->set_probe(r.probe);
     job->steps_total_ += r.options.steps;
     job->trainers_.push_back(std::move(*t));
   }

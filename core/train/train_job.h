@@ -29,6 +29,7 @@ namespace sf {
 struct TrainRunSpec {
   std::string label;
   TrainOptions options;
+  MetricsProbe probe;  // optional: more to record at the probe steps (Trainer::set_probe)
 };
 
 // The options of a pre/post pair as the training view builds them: the task's encoder-decoder
@@ -40,7 +41,8 @@ struct PairOptions {
   int depth = 2;
   int d_model = 64;
   int n_heads = 4;
-  int d_ff = 0;  // 0: 4 · d_model
+  int d_ff = 0;                 // 0: 4 · d_model
+  bool attention_only = false;  // decoder-only tasks: no feed-forward sublayers (d_ff 0)
   double lr = 1e-3;
   bool warmup = true;
   int warmup_steps = 100;

@@ -26,12 +26,15 @@ Result<Trainer> Trainer::create(TrainOptions o) {
                  std::to_string(o.n_heads) + ")"};
   if (o.d_model % 2 != 0 && o.positional == Positional::Sinusoidal)
     return Error{"sinusoidal positions need an even d_model, found " + std::to_string(o.d_model)};
-  if (o.decoder_layers < 1 || o.encoder_layers < 1 || o.d_ff < 1 || o.batch < 1 || o.steps < 0 || o.threads < 1)
-    return Error{"expected layers >= 1, d_ff >= 1, batch >= 1, steps >= 0 and threads >= 1"};
+  if (o.decoder_layers < 1 || o.encoder_layers < 1 || o.d_ff < 0 || o.batch < 1 || o.steps < 0 || o.threads < 1)
+    return Error{"expected layers >= 1, d_ff >= 0, batch >= 1, steps >= 0 and threads >= 1"};
   if (o.dropout < 0 || o.dropout >= 1) return Error{"dropout: expected 0 <= p < 1, found " + std::to_string(o.dropout)};
   auto task = options_task(o);
   if (!task) return Error{task.error()};
   o.arch = task->arch;
+  if (o.d_ff == 0 && o.arch != Arch::DecoderOnly)
+    return Error{std::string("d_ff 0 (attention-only) expects a decoder-only task, found ") + to_string(o.arch) +
+                 " task '" + o.task + "'"};
   o.schedule.d_model = o.d_model;
   o.schedule.total = o.steps;
   Trainer t;
@@ -142,6 +145,7 @@ StepStats Trainer::step() {
     std::vector<const Trace*> traces;
     for (const Shard& sh : shards) traces.push_back(&sh.trace);
     record_probes(metrics_, st.step, c, traces);
+    if (probe_) probe_(metrics_, st.step, model_);
   }
   if (opt_.eval_every > 0 && st.step % opt_.eval_every == 0) {
     st.evaluated = true;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ namespace sf {
 // Seeded fixed validation examples: the same for every run of a task.
 constexpr uint64_t kValidationSeed = 20261121;
 
+// Something more to record at the probe steps (after record_probes), given the metrics document,
+// the step and the model as of that step: the explorer and `stepformer train` add the head
+// detectors' scores (analysis/head_detector.h: record_head_scores).
+using MetricsProbe = std::function<void(nlohmann::json& metrics, int64_t step, const Model& m)>;
+
 class Trainer {
  public:
   static Result<Trainer> create(TrainOptions o);
@@ -57,6 +63,7 @@ class Trainer {
   const Task& task() const { return task_; }
   const nlohmann::json& metrics() const { return metrics_; }
   const std::vector<Example>& validation() const { return validation_; }
+  void set_probe(MetricsProbe p) { probe_ = std::move(p); }
 
   // Checkpoint: model tensors + Adam moments ("adam.m.<name>", "adam.v.<name>") + step, RNG
   // state, options and metrics in __metadata__. Written atomically.
@@ -85,6 +92,7 @@ class Trainer {
   std::vector<Example> validation_;
   nlohmann::json metrics_;
   std::vector<Shard> shards_;
+  MetricsProbe probe_;
 };
 
 }  // namespace sf

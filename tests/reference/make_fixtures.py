@@ -121,6 +121,16 @@ CASES["deconly_post_relu_learned"] = dict(
     tgt=["<s>", "x0", "x4", "x2", "x5", "<pad>"],
 )
 
+CASES["deconly_pre_attn_only"] = dict(
+    seed=108,
+    cfg=dict(arch="decoder-only", d_model=16, n_heads=4, n_encoder_layers=0,
+             n_decoder_layers=2, d_ff=0, max_len=32, norm="pre", activation="relu",
+             positional="sinusoidal", share_embeddings=False,
+             tgt_vocab=vocab(TGT_WORDS)),
+    src=None,
+    tgt=["<s>", "x3", "x1", "x4", "x3", "x1", "x4", "<pad>"],
+)
+
 CASES["encdec_pre_3layer_odd"] = dict(
     seed=107,
     cfg=dict(arch="encoder-decoder", d_model=20, n_heads=4, n_encoder_layers=3,
@@ -260,6 +270,10 @@ def build_torch_nn(cfg, params):
             layer.linear2.weight.copy_(params[prefix + ".fc2.weight"])
             layer.linear2.bias.copy_(params[prefix + ".fc2.bias"])
 
+    attn_only = ff == 0
+    if attn_only:  # pre-LN attention-only: a layer whose feed-forward is zero adds nothing
+        assert pre, "the torch.nn cross-check of an attention-only model needs pre-LN"
+        ff = 1
     kw = dict(dim_feedforward=ff, dropout=0.0, activation=cfg["activation"], batch_first=True,
               norm_first=pre, dtype=torch.float64)
     enc_layers, dec_layers = [], []
@@ -282,8 +296,14 @@ def build_torch_nn(cfg, params):
             layer = nn.TransformerEncoderLayer(d, h, **kw)
             load_mha(layer.self_attn, p + ".self_attn")
         load_ln(layer.norm1, p + ".norm1")
-        load_ln(layer.norm2, p + ".norm2")
-        load_ffn(layer, p + ".ffn")
+        if attn_only:
+            with torch.no_grad():
+                for lin in (layer.linear1, layer.linear2):
+                    lin.weight.zero_()
+                    lin.bias.zero_()
+        else:
+            load_ln(layer.norm2, p + ".norm2")
+            load_ffn(layer, p + ".ffn")
         dec_layers.append(layer)
     for layer in enc_layers + dec_layers:
         layer.train()  # dropout is 0; train mode keeps torch off its fused fast path

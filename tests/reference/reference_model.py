@@ -58,9 +58,12 @@ def validate_config(cfg):
             raise ValueError("config: encoder-decoder needs src_vocab and n_encoder_layers")
         if cfg["share_embeddings"] and list(cfg["src_vocab"]) != list(cfg["tgt_vocab"]):
             raise ValueError("config: share_embeddings requires src_vocab == tgt_vocab")
-    for k in ("d_model", "n_heads", "n_decoder_layers", "d_ff", "max_len"):
+    for k in ("d_model", "n_heads", "n_decoder_layers", "max_len"):
         if int(cfg[k]) <= 0:
             raise ValueError("config: %s must be positive" % k)
+    # d_ff 0: attention-only layers (no feed-forward sublayer, no norm around it), decoder-only
+    if int(cfg["d_ff"]) < 0 or (int(cfg["d_ff"]) == 0 and cfg["arch"] != "decoder-only"):
+        raise ValueError("config: d_ff must be positive (0: attention-only, decoder-only models)")
     if cfg["d_model"] % cfg["n_heads"] != 0:
         raise ValueError("config: d_model must be divisible by n_heads")
     if cfg["norm"] not in ("pre", "post"):
@@ -135,7 +138,7 @@ def parameter_shapes(cfg):
             norm(p + ".norm2")
             ffn(p + ".ffn")
             norm(p + ".norm3")
-        else:
+        elif ff > 0:
             ffn(p + ".ffn")
             norm(p + ".norm2")
     if cfg["norm"] == "pre":
@@ -377,7 +380,7 @@ def decode(cfg, params, tgt_ids, memory=None, src_ids=None, trace=None):
                                                         cross_allowed, h, trace))
             x = sublayer(cfg, params, p + ".norm3", x,
                          lambda y: feed_forward(cfg, params, p + ".ffn", y))
-        else:
+        elif cfg["d_ff"] > 0:  # d_ff 0: an attention-only layer ends here
             x = sublayer(cfg, params, p + ".norm2", x,
                          lambda y: feed_forward(cfg, params, p + ".ffn", y))
     if cfg["norm"] == "pre":

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "analysis/head_detector.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "train/examples.h"
@@ -234,7 +235,9 @@ bool PrePostHub::start_training() {
     }
     job.reset();
   }
-  auto j = TrainJob::start(pair_specs(train_opt));
+  std::vector<TrainRunSpec> specs = pair_specs(train_opt);
+  for (TrainRunSpec& s : specs) s.probe = record_head_scores;  // each head's detector scores, plotted
+  auto j = TrainJob::start(std::move(specs));
   if (!j) {
     job_error = j.error();
     return false;

@@ -69,9 +69,12 @@ bool train_options(const std::vector<std::string>& a, PairOptions& o, std::strin
       o.seed = static_cast<uint64_t>(n);
     else if (k == "eval_examples" && parse_int(v, n) && n >= 1)
       o.eval_examples = n;
+    else if (k == "attention_only" && parse_onoff(v, b))
+      o.attention_only = b;
     else
       return error = "train-both: bad '" + a[i] +
-                     "' (task=T layers=N d_model=D heads=H lr=X warmup=on|off warmup_steps=N steps=N batch=N seed=N)",
+                     "' (task=T layers=N d_model=D heads=H lr=X warmup=on|off warmup_steps=N steps=N batch=N seed=N "
+                     "attention_only=on|off)",
              false;
   }
   return true;

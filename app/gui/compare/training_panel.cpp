@@ -4,6 +4,9 @@
 // gradient norm, held-out exact match, and the gradient norm of every layer over time (a layer ×
 // step heatmap per run). Earlier runs stay on the plots (dashed when they had no warm-up), so
 // "with and without warm-up" is two clicks. Shipped models' recorded metrics plot without training.
+// Runs that recorded head scores (every run does, at its probe steps) also show each head's
+// induction score over the steps next to the loss: on the induction task the loss's plateau ends
+// when the induction heads form (Olsson et al. 2022).
 //
 // [SECTION] controls
 // [SECTION] progress, save, open in compare
@@ -60,6 +63,19 @@ class TrainingPanel : public HubPanel {
     }
     ImGui::SliderInt("layers", &o.depth, 1, 8);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("encoder layers and decoder layers (each)");
+    if (arch_task_ != o.task) {  // (a task is built once per choice, not per frame)
+      auto task = make_task(o.task);
+      decoder_only_ = task && task->arch == Arch::DecoderOnly;
+      arch_task_ = o.task;
+    }
+    const bool decoder_only = decoder_only_;
+    if (!decoder_only) o.attention_only = false;
+    ImGui::BeginDisabled(!decoder_only);
+    ImGui::Checkbox("attention-only (no MLP)", &o.attention_only);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip(decoder_only ? "layers of self-attention alone: no feed-forward sublayer (d_ff 0)"
+                                     : "for decoder-only tasks (copy-lm, en-lm, induction)");
     static const int dims[] = {16, 32, 64, 128};
     if (ImGui::BeginCombo("d_model", std::to_string(o.d_model).c_str())) {
       for (int d : dims)
@@ -102,6 +118,16 @@ class TrainingPanel : public HubPanel {
           "Xiong et al. 2020: at this rate post-LN without warm-up stalls (measured: loss 2.2, 0%% exact\n"
           "match after 300 steps) while pre-LN trains (0.72, 76%%). Run it, then switch warm-up on and\n"
           "run again: both runs stay on the plots. About 1–2 minutes per pair.");
+    if (ImGui::SmallButton("preset: induction heads (2 attention-only layers)")) {
+      o.task = "induction", o.depth = 2, o.d_model = 64, o.n_heads = 4, o.attention_only = true, o.lr = 6e-3;
+      o.warmup = true, o.warmup_steps = 400, o.steps = 600, o.batch = 64;
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Olsson et al. 2022: random letters, then the same letters again. The loss sits on a plateau,\n"
+          "then drops within about 150 steps, as layer-1 heads' induction scores jump (next to the loss;\n"
+          "measured: from 0.06 at step 200 to 0.47 at 350). The shipped induction-preln / -postln curves:\n"
+          "\"Recorded metrics\" below.");
 
     const TrainJob* job = hub_->job.get();
     const auto prog = job ? job->progress() : nullptr;
@@ -223,9 +249,46 @@ class TrainingPanel : public HubPanel {
     const float H = std::max(fs * 40, ImGui::GetContentRegionAvail().y);
     const float gap = ImGui::GetStyle().ItemSpacing.x;
     const float row_h = H * 0.29f;
-    plot_widget("training.loss", curve_plot(runs, Curve::Loss), views_[0], ImVec2(W * 0.5f - gap, row_h), c.fonts,
-                c.app);
+    std::vector<size_t> scored;  // the runs of the induction task (they recorded head scores)
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (has_head_scores(runs[i]) && runs[i].task == "induction") scored.push_back(i);
+    PlotData loss = curve_plot(runs, Curve::Loss);
+    if (!scored.empty()) loss.log_y = false;  // the plateau and the drop read best on a linear scale
+    plot_widget("training.loss", loss, views_[0], ImVec2(W * 0.5f - gap, row_h), c.fonts, c.app);
     ImGui::SameLine();
+    // On the induction task: every head's induction score next to the loss, for one run (a choice
+    // above the plot).
+    if (!scored.empty()) {
+      ImGui::BeginGroup();
+      head_run_ = std::min(head_run_, scored.size() - 1);
+      for (size_t k = 0; k < scored.size(); ++k) {
+        if (k) ImGui::SameLine();
+        const RunCurves& r = runs[scored[k]];
+        const std::string name =
+            (r.norm == NormPlacement::Pre ? "pre-LN" : "post-LN") + std::string("##hr") + std::to_string(k);
+        if (ImGui::RadioButton(name.c_str(), head_run_ == k)) head_run_ = k;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.label.c_str());
+      }
+      ImGui::SameLine();
+      ImGui::RadioButton("induction", &head_curve_, 0);
+      ImGui::SameLine();
+      ImGui::RadioButton("previous token", &head_curve_, 1);
+      const float bar = ImGui::GetFrameHeightWithSpacing();
+      plot_widget(
+          "training.heads",
+          head_score_plot(runs[scored[head_run_]], head_curve_ ? HeadCurve::PreviousToken : HeadCurve::Induction),
+          views_[5], ImVec2(W * 0.5f, row_h - bar), c.fonts, c.app);
+      ImGui::EndGroup();
+      const float w4 = W * 0.25f - gap;
+      plot_widget("training.lr", curve_plot(runs, Curve::LearningRate), views_[1], ImVec2(w4, row_h), c.fonts, c.app);
+      ImGui::SameLine();
+      plot_widget("training.exact", curve_plot(runs, Curve::ExactMatch), views_[2], ImVec2(w4, row_h), c.fonts, c.app);
+      ImGui::SameLine();
+      plot_widget("training.gradnorm", curve_plot(runs, Curve::GradNorm), views_[3], ImVec2(W * 0.5f, row_h), c.fonts,
+                  c.app);
+      draw_grids(c, runs, W, H, row_h, gap);
+      return;
+    }
     plot_widget("training.lr", curve_plot(runs, Curve::LearningRate), views_[1], ImVec2(W * 0.25f - gap, row_h),
                 c.fonts, c.app);
     ImGui::SameLine();
@@ -236,6 +299,11 @@ class TrainingPanel : public HubPanel {
     ImGui::SameLine();
     plot_widget("training.layers-at-init", layer_grad_profile(runs, 1), views_[4], ImVec2(W * 0.5f, row_h), c.fonts,
                 c.app);
+    draw_grids(c, runs, W, H, row_h, gap);
+  }
+
+  void draw_grids(Ctx& c, const std::vector<RunCurves>& runs, float W, float H, float row_h, float gap) {
+    const float fs = ImGui::GetFontSize();
     // Layer × step heatmaps of the current job's runs (else the recorded ones), one colour scale.
     std::vector<const RunCurves*> grids;
     const size_t first = runs.size() >= 2 ? runs.size() - 2 : 0;
@@ -263,8 +331,12 @@ class TrainingPanel : public HubPanel {
     }
   }
 
-  PlotView views_[5];
+  PlotView views_[6];
   Heatmap heat_[2];
+  size_t head_run_ = 0;  // which scored run the head-score plot shows
+  int head_curve_ = 0;   // 0 induction, 1 previous token
+  std::string arch_task_;
+  bool decoder_only_ = false;
 };
 
 }  // namespace

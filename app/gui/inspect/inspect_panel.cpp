@@ -337,7 +337,7 @@ std::vector<AttrColumn> attribution_columns(const Config& cfg) {
       cols.push_back({PartKind::Head, Block::CrossAttention, h, "cross " + std::to_string(h)});
   cols.push_back({PartKind::AttentionBias, Block::SelfAttention, -1, cfg.has_encoder() ? "self bias" : "attn bias"});
   if (cfg.has_encoder()) cols.push_back({PartKind::AttentionBias, Block::CrossAttention, -1, "cross bias"});
-  cols.push_back({PartKind::Mlp, Block::FeedForward, -1, "MLP"});
+  if (cfg.has_ffn()) cols.push_back({PartKind::Mlp, Block::FeedForward, -1, "MLP"});  // none: attention-only
   return cols;
 }
 

@@ -1,18 +1,22 @@
 // attention.cpp — "Attention": the weights of one layer, head and kind as a heatmap with token
 // labels on both axes and a per-row entropy bar; hovering a cell explains it (weight, raw score
 // q·k, scaled score, mask, softmax). A model view shows every layer × head as thumbnails (click
-// one to open it) and a head view draws BertViz-style lines between the tokens.
+// one to open it) and a head view draws BertViz-style lines between the tokens. The rollout view
+// shows how much of each position's stream comes from each token through the self-attention
+// layers up to the chosen one (Abnar & Zuidema 2020; the numbers are core/analysis/rollout's).
 //
 // [SECTION] selection bar
 // [SECTION] heatmap view
 // [SECTION] model view
 // [SECTION] head view
+// [SECTION] rollout view
 #include <algorithm>
 #include <cmath>
 
 #include "app.h"
 #include "gfx/imgui_math.h"
 #include "analysis/layer_stats.h"
+#include "analysis/rollout.h"
 #include "stepper/cost.h"
 #include "ui.h"
 #include "widgets.h"
@@ -58,6 +62,9 @@ class AttentionPanel : public Panel {
       case AttnMode::Head:
         draw_head_view(c);
         break;
+      case AttnMode::Rollout:
+        draw_rollout(c);
+        break;
     }
   }
 
@@ -73,14 +80,16 @@ class AttentionPanel : public Panel {
       if (!col) ImGui::SameLine(0, spacing);
     };
     // Mode tabs.
-    const char* modes[] = {"Heatmap", "Model view", "Head view"};
-    const char* short_modes[] = {"Heatmap", "Model", "Heads"};
-    for (int i = 0; i < 3; ++i) {
-      if (i) ImGui::SameLine();  // the three tabs stay on one line
+    const char* modes[] = {"Heatmap", "Model view", "Head view", "Rollout"};
+    const char* short_modes[] = {"Heatmap", "Model", "Heads", "Roll"};
+    for (int i = 0; i < 4; ++i) {
+      if (i) ImGui::SameLine();  // the tabs stay on one line
       const bool on = static_cast<int>(ui.attn_mode) == i;
       if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
       if (ImGui::Button(col ? short_modes[i] : modes[i])) ui.attn_mode = static_cast<AttnMode>(i);
       if (on) ImGui::PopStyleColor();
+      if (i == 3 && ImGui::IsItemHovered())
+        ImGui::SetTooltip("attention rollout (Abnar & Zuidema 2020): how much of each position comes from each token");
     }
     next(fs * 1.5f);
     ImGui::Checkbox(col ? "follow" : "follow stepper", &ui.follow_stage);
@@ -101,13 +110,13 @@ class AttentionPanel : public Panel {
       next();
       ImGui::SetNextItemWidth(col ? column - fs * 3.5f : fs * 6);
       if (ImGui::SliderInt("layer", &ui.layer, 0, std::max(0, layers - 1))) ui.follow_stage = false;
-      if (ui.attn_mode == AttnMode::Heatmap || !ui.head_view_all) {
+      if (ui.attn_mode == AttnMode::Heatmap || (ui.attn_mode == AttnMode::Head && !ui.head_view_all)) {
         next();
         ImGui::SetNextItemWidth(col ? column - fs * 3.5f : fs * 6);
         ImGui::SliderInt("head", &ui.head, 0, kind_heads(m, ui.kind) - 1);
       }
     }
-    if (ui.attn_mode == AttnMode::Heatmap) {
+    if (ui.attn_mode == AttnMode::Heatmap || ui.attn_mode == AttnMode::Rollout) {
       next();
       ImGui::Checkbox("values", &ui.show_values);
       ImGui::SameLine();
@@ -430,7 +439,79 @@ class AttentionPanel : public Panel {
               : "line thickness = weight · hover a query to isolate its lines · click h# to toggle heads");
   }
 
+  // [SECTION] rollout view
+  // R_l of the self-attention of the chosen kind's stack, through layers 0 … l (the layer slider).
+  void draw_rollout(Ctx& c) {
+    UiState& ui = c.ui;
+    const float fs = ImGui::GetFontSize();
+    if (ui.kind == AttnKind::Cross) {
+      ImGui::Spacing();
+      ImGui::TextWrapped(
+          "Rollout follows the self-attention of one stack: cross-attention reads another sequence, so it is "
+          "not rolled out.");
+      if (ImGui::Button("show the decoder's self-attention")) ui.kind = AttnKind::DecoderSelf, ui.follow_stage = false;
+      return;
+    }
+    std::vector<const AttentionTrace*> layers;
+    const AttnView* top = nullptr;
+    for (int l = 0; l <= ui.layer; ++l) {
+      top = c.snap.attn_view(ui.kind, l);
+      if (!top) return not_yet(c);
+      layers.push_back(&top->trace);
+    }
+    const uint64_t key = mix_key(mix_key(c.snap.generation, static_cast<uint64_t>(ui.kind)),
+                                 static_cast<uint64_t>(ui.layer) + 1000 * reinterpret_cast<uintptr_t>(top));
+    if (key != rollout_key_) {
+      const std::vector<Mat> r = attention_rollout(layers);
+      rollout_ = r.empty() ? Mat() : r.back();
+      rollout_key_ = key;
+    }
+    if (!ui.presentation) {
+      ImGui::Text("%s · rollout through layers 0–%d", to_string(ui.kind), ui.layer);
+      ImGui::SameLine();
+      ImGui::TextDisabled("(Abnar & Zuidema 2020)");
+    }
+    ImGui::TextDisabled("%s", rollout_formula());
+    if (rollout_.size() == 0) {
+      ImGui::TextWrapped(
+          "The layers' maps do not cover one whole sequence yet (a decoding step is part-way through the "
+          "layers): step on to the end of the step.");
+      return;
+    }
+    const AttentionTrace& a = top->trace;
+    Mat shown = rollout_;  // masked keys drawn hatched, as in the heatmap
+    for (Eigen::Index i = 0; i < shown.rows(); ++i)
+      for (Eigen::Index j = 0; j < shown.cols(); ++j)
+        if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
+    const float hi = stretch_ ? std::max(1e-6f, rollout_.maxCoeff()) : 1.0f;
+    hi_ = hi;
+    heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis,
+                 0.0f, hi);
+    HeatmapOpts o;
+    o.row_labels = &top->q_labels;
+    o.col_labels = &top->k_labels;
+    o.row_title = "position ↓";
+    o.col_title = "token it draws on →";
+    o.show_values = ui.show_values;
+    o.inf_text = "0";
+    o.fonts = &c.fonts;
+    o.max_size = ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y - fs * 1.8f);
+    const HeatmapHit hit = heatmap_widget("rollout", heat_, o);
+    heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
+    colour_bar(cbar_, Colormap::Viridis, 0.0f, hi, fs * 10, "share");
+    ImGui::SameLine(0, fs);
+    ImGui::TextDisabled("each row sums to 1 · ½ of every layer is the residual path (the identity)");
+    if (hit.hovered && hit.row >= 0 && hit.col >= 0)
+      ImGui::SetTooltip(
+          "position %d '%s' after layer %d:\n%.3f of its stream traces back to token %d '%s'\n"
+          "(the attention of layers 0–%d, averaged over heads, each mixed ½ : ½ with the residual path)",
+          hit.row, top->q_labels[static_cast<size_t>(hit.row)].c_str(), ui.layer, rollout_(hit.row, hit.col), hit.col,
+          top->k_labels[static_cast<size_t>(hit.col)].c_str(), ui.layer);
+  }
+
   Heatmap heat_, cbar_;
+  Mat rollout_;  // (n, n) R_l of the last rollout drawn
+  uint64_t rollout_key_ = 0;
   std::vector<Heatmap> thumbs_[kAttnKinds];
   std::vector<bool> head_on_;
   bool stretch_ = false;

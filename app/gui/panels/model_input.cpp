@@ -147,11 +147,12 @@ class ModelPanel : public Panel {
       if (m.has_decoder() && m.has_encoder() && m.encoder_heads() != m.n_heads)
         table_row("encoder heads", std::to_string(m.encoder_heads()));
       if (m.mlm_head) table_row("output", "masked-LM head (tied to the embeddings)");
-      table_row("d_model / d_ff", std::to_string(m.d_model) + " / " + std::to_string(m.d_ff));
+      table_row("d_model / d_ff", std::to_string(m.d_model) + " / " +
+                                      (m.has_ffn() ? std::to_string(m.d_ff) : "none (attention-only layers)"));
       table_row("LayerNorm",
                 m.norm == NormPlacement::Pre ? "pre-LN:  x + Sublayer(LN(x))" : "post-LN:  LN(x + Sublayer(x))");
       table_row("positions", std::string(to_string(m.positional)) + ", max_len " + std::to_string(m.max_len));
-      table_row("activation", to_string(m.activation));
+      if (m.has_ffn()) table_row("activation", to_string(m.activation));
       if (m.has_cross_attention())
         table_row("vocabulary",
                   std::to_string(m.src_vocab.size()) + " source, " + std::to_string(m.tgt_vocab.size()) + " target");

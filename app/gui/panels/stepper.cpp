@@ -181,7 +181,8 @@ class StepperPanel : public Panel {
                    rotary ? "Self+RoPE" : "Masked self", l);
       if (m.has_encoder())
         add_sublayer(b, m, Side::Decoder, Block::CrossAttention, StageKind::CrossAttention, "Cross", l);
-      add_sublayer(b, m, Side::Decoder, Block::FeedForward, StageKind::FeedForward, ffn, l);
+      if (m.has_ffn())  // an attention-only layer is its self-attention alone
+        add_sublayer(b, m, Side::Decoder, Block::FeedForward, StageKind::FeedForward, ffn, l);
     }
     if (m.norm == NormPlacement::Pre)
       b.push_back({norm_label(m), Side::Decoder, StageKind::FinalNorm, Block::None, -1, 0.5f, true});
