@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -54,6 +55,30 @@ TEST(FuzzRegression, Config) { EXPECT_GE(replay("config", sf_fuzz_config), 5u); 
 TEST(FuzzRegression, Vocab) { EXPECT_GE(replay("vocab", sf_fuzz_vocab), 4u); }
 TEST(FuzzRegression, Metrics) { EXPECT_GE(replay("metrics", sf_fuzz_metrics), 3u); }
 TEST(FuzzRegression, Script) { EXPECT_GE(replay("script", sf_fuzz_script), 4u); }
+// The script seeds copied from docs/ are the scripts the docs run (an edited docs script is copied
+// again), and every script the project ships — the docs' scripts and the built-in lessons — goes
+// through the harness as it is.
+TEST(FuzzRegression, ScriptSeedsMatchTheShippedScripts) {
+  size_t copies = 0, shipped = 0;
+  for (const std::string& f : files_in(test::source_path("tests/fuzz/corpus/script"))) {
+    const std::string doc = test::source_path("docs/" + f.substr(f.find_last_of('/') + 1));
+    if (access(doc.c_str(), R_OK) != 0) continue;
+    EXPECT_EQ(test::read_text(f), test::read_text(doc)) << f << " differs from " << doc << ": copy it again";
+    ++copies;
+  }
+  EXPECT_GE(copies, 3u);
+  std::vector<std::string> scripts = files_in(test::source_path("assets/lessons"));
+  for (const std::string& f : files_in(test::source_path("docs")))
+    if (f.size() > 4 && f.compare(f.size() - 4, 4, ".txt") == 0) scripts.push_back(f);
+  for (const std::string& f : scripts) {
+    SCOPED_TRACE(f);
+    const std::string bytes = test::read_text(f);
+    EXPECT_EQ(sf_fuzz_script(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), 0);
+    ++shipped;
+  }
+  EXPECT_GE(shipped, 10u);
+}
+
 TEST(FuzzRegression, Tokenizers) { EXPECT_GE(replay("tokenizers", sf_fuzz_tokenizers), 6u); }
 TEST(FuzzRegression, HfWeights) { EXPECT_GE(replay("hf_weights", sf_fuzz_hf_weights), 4u); }
 

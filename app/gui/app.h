@@ -126,6 +126,10 @@ class App {
   void set_lesson_layout(const LayoutPlan& plan);
   void clear_lesson_layout();
   Caption& caption() { return caption_; }
+  // The caption panel's content height in pixels, measured as it is drawn: under a lesson's
+  // layout the caption band takes that height (at most the layout's caption=F share) and the rows
+  // below it share the rest, so a long caption is not cut and a short one leaves no gap.
+  void fit_caption(float px) { caption_px_ = px; }
   bool request_lesson(const LessonRequest& r, std::string& error);
   const LessonDriver* lesson() const { return lesson_.get(); }
   bool lesson_busy() const;  // a lesson move is pending or the step's lines are still running
@@ -173,6 +177,8 @@ class App {
   std::vector<LessonRequest> lesson_requests_;
   std::map<std::string, ImVec4> lesson_layout_;  // panel key → rectangle (fractions of the work area)
   Caption caption_;
+  float caption_px_ = 0;   // the caption's content height (px), 0: not drawn yet
+  float caption_fit_ = 0;  // the caption band in use (fraction of the work area), 0: the layout's
   bool settings_frozen_ = false;
   bool shot_json_ = true;
   bool show_lesson_open_ = false;

@@ -90,7 +90,9 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     if (!p->open) continue;
     j += std::string(first ? "" : ",") + "\n    \"" + p->key() +
          "\": {\"rect\": " + rect(ImVec4(p->pos.x, p->pos.y, p->pos.x + p->size.x, p->pos.y + p->size.y)) +
-         ", \"heatmap\": " + rect(p->heat_rect) + ", \"mark\": " + rect(p->mark_rect) + "}";
+         ", \"heatmap\": " + rect(p->heat_rect) + ", \"mark\": " + rect(p->mark_rect) + ", \"labels\": [";
+    for (size_t i = 0; i < p->labels.size(); ++i) j += (i ? ", \"" : "\"") + esc(p->labels[i]) + "\"";
+    j += "]}";
     first = false;
   }
   j += "\n  }\n}\n";

@@ -3,6 +3,7 @@
 #include "app.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +22,21 @@ std::vector<ImVec4> App::panel_rects() const {
   // A lesson's `layout` places its panels itself while only they are open.
   if (!lesson_layout_.empty() &&
       std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return lesson_layout_.count(k) > 0; })) {
+    // The caption band fits its text (fit_caption); the rows below it are scaled to the rest.
+    const float planned = lesson_layout_.at("caption").w;
+    const float cap = caption_fit_ > 0 ? std::min(caption_fit_, planned) : planned;
     std::vector<ImVec4> out;
-    for (const std::string& k : keys) out.push_back(lesson_layout_.at(k));
+    for (const std::string& k : keys) {
+      ImVec4 r = lesson_layout_.at(k);
+      if (k == "caption") {
+        r.w = cap;
+      } else {
+        const float f = (1.0f - cap) / (1.0f - planned);
+        r.y = cap + (r.y - planned) * f;
+        r.w *= f;
+      }
+      out.push_back(r);
+    }
     return out;
   }
   // An arranged row (arrange_panels) holds while the same panels are open.
@@ -136,6 +150,11 @@ void App::draw_panels() {
     }
   }
   bool retile = layout_reset_ > 0;
+  // A lesson's caption band follows its text's height (measured last frame).
+  if (!lesson_layout_.empty() && caption_px_ > 0 && ws.y > 0) {
+    const float fit = std::max(caption_px_ / ws.y, 0.08f);
+    if (std::abs(fit - caption_fit_) * ws.y > 2.0f) caption_fit_ = fit, retile = true;
+  }
   if (open_now != open_before_) {
     if (!open_before_.empty()) ImGui::MarkIniSettingsDirty(), retile = true;
     open_before_ = open_now;
@@ -170,7 +189,11 @@ void App::draw_panels() {
     p->pos = ImGui::GetWindowPos();
     p->size = ImGui::GetWindowSize();
     p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
+    // A frame about to be captured records the labels each panel draws (the screenshot's JSON).
+    drawn_labels() = DrawnLabels{!shot_path_.empty(), {}};
     if (p->ready(ctx.snap)) p->Draw(ctx);
+    p->labels = std::move(drawn_labels().text);
+    drawn_labels() = DrawnLabels{};
     ImGui::End();
   }
 }

@@ -30,15 +30,16 @@ Result<Lesson> parse_lesson(const std::string& text, const std::string& source);
 std::string lesson_title(const std::string& text);
 
 // `layout ROW [/ ROW]…` (ROW = `[H%] panel[:W] panel[:W]…`) and an optional `caption=F` (the
-// caption's share of the height, 0.1–0.6, default 0.22): the panels of each row side by side,
-// widths in proportion to W (default 1), rows below the caption band, heights in proportion to
-// H (default: equal shares).
+// most of the height the caption band may take, 0.1–0.6, default 0.45; the explorer shrinks the
+// band to its text and scales the rows below to fill the rest): the panels of each row side by
+// side, widths in proportion to W (default 1), rows below the caption band, heights in proportion
+// to H (default: equal shares).
 struct LayoutItem {
   std::string panel;
   float x, y, w, h;  // fractions of the work area
 };
 struct LayoutPlan {
-  float caption = 0.3f;           // the caption band across the top: (0, 0, 1, caption)
+  float caption = 0.45f;          // the caption band across the top: (0, 0, 1, caption), at most
   std::vector<LayoutItem> items;  // below it, never overlapping
 };
 Result<LayoutPlan> parse_layout(const std::vector<std::string>& words);

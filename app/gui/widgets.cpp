@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "gfx/imgui_math.h"
 
@@ -109,6 +110,36 @@ void text_coloured_wrapped(ImU32 col, const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, col);
   ImGui::TextWrapped("%s", text);
   ImGui::PopStyleColor();
+}
+
+DrawnLabels& drawn_labels() {
+  static DrawnLabels d;
+  return d;
+}
+
+void text_wrapped_words(const std::string& text) {
+  const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+  std::string out, line;
+  const auto flush = [&] {
+    if (!out.empty()) out += '\n';
+    out += line;
+    line.clear();
+  };
+  size_t i = 0;
+  while (i <= text.size()) {
+    const size_t end = std::min(text.find_first_of(" \n", i), text.size());
+    const std::string word = text.substr(i, end - i);
+    const std::string longer = line.empty() ? word : line + " " + word;
+    if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+      flush();
+      line = word;
+    } else {
+      line = longer;
+    }
+    if (end == text.size() || text[end] == '\n') flush();
+    i = end + 1;
+  }
+  ImGui::TextUnformatted(out.c_str());
 }
 
 bool begin_key_table(const char* id, const char* widest_key) {
@@ -235,6 +266,7 @@ void draw_heatmap_labels(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& 
     const float lfs = std::min(fs, std::max(ch * 0.92f, fs * 0.5f));
     for (int r = 0; r < hm.rows() && r < static_cast<int>(o.row_labels->size()); ++r) {
       const std::string s = fit_text(small, lfs, (*o.row_labels)[static_cast<size_t>(r)], L.row_w);
+      drawn_labels().note(s);
       const float w = small->CalcTextSizeA(lfs, FLT_MAX, 0, s.c_str()).x;
       const bool isnew = r >= o.new_row0 && r < o.new_row0 + o.new_rows;
       dl->AddText(small, lfs, ImVec2(img0.x - 6 - w, img0.y + ch * (r + 0.5f) - lfs * 0.5f),
@@ -245,6 +277,7 @@ void draw_heatmap_labels(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& 
     const float lfs = L.rotate ? std::min(fs, std::max(cw * 0.92f, fs * 0.5f)) : fs;
     for (int c = 0; c < hm.cols() && c < static_cast<int>(o.col_labels->size()); ++c) {
       const std::string s = fit_text(small, lfs, (*o.col_labels)[static_cast<size_t>(c)], L.rotate ? L.col_w : cw);
+      drawn_labels().note(s);
       const bool isnew = c >= o.new_col0 && c < o.new_col0 + o.new_cols;
       const ImU32 col = isnew ? pal.highlight : pal.text;
       if (L.rotate) {

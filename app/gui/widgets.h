@@ -30,6 +30,21 @@ void help_marker(const char* text);
 void heading(const Fonts& f, const char* text);
 // Text wrapped at the window edge in the given colour.
 void text_coloured_wrapped(ImU32 col, const char* text);
+// The labels drawn into the draw list (heatmap row and column labels, diagram boxes) while
+// recording is on: the explorer records them for a frame that is captured, and the screenshot's
+// JSON lists them per panel for the GUI tests.
+struct DrawnLabels {
+  bool on = false;
+  std::vector<std::string> text;
+  void note(const std::string& s) {
+    if (on) text.push_back(s);
+  }
+};
+DrawnLabels& drawn_labels();
+// Text wrapped at the window edge between words only (ImGui's own wrapping also breaks after
+// "." or ",", which splits numbers such as 1.00 across lines); a word wider than the window is
+// written on a line of its own. "\n" starts a new line.
+void text_wrapped_words(const std::string& text);
 // A two-column key/value table whose key column is as wide as `widest_key` (so no key is cut)
 // and whose value column takes the rest. Pair with ImGui::EndTable() when it returns true.
 bool begin_key_table(const char* id, const char* widest_key);

@@ -21,7 +21,14 @@ std::shared_ptr<const BatchDemo> make_batch_demo(const Model& m, const std::map<
   auto d = std::make_shared<BatchDemo>();
   std::vector<Example> examples;
   bool targets = true;
-  for (const ModelExample& e : model_examples(c, metadata, 3)) {
+  // The three shortest of the model's examples (they have different lengths): short sequences
+  // keep every map's labels and numbers readable on a projector.
+  std::vector<ModelExample> all = model_examples(c, metadata, 8);
+  std::stable_sort(all.begin(), all.end(), [](const ModelExample& a, const ModelExample& b) {
+    return a.tokens.src.size() + a.tokens.tgt.size() < b.tokens.src.size() + b.tokens.tgt.size();
+  });
+  if (all.size() > 3) all.resize(3);
+  for (const ModelExample& e : all) {
     examples.push_back(e.tokens);
     targets = targets && !e.tokens.tgt.empty();
   }

@@ -9,6 +9,7 @@ says where every panel is, whether presentation mode is on, the scale and the in
 usage: lecture_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR
 """
 import os
+import re
 import sys
 
 from guitest_common import check_heatmap, main
@@ -181,6 +182,43 @@ def case_sampling(t):
         tb, ta = before.split(), after.split()
         t.check(len(tb) >= 4 and tb[:3] == ta[:3],
                 f"the tokens before the current step are kept ('{before}' -> '{after}')")
+
+
+def case_labels(t):
+    """Labels a lecturer reads: the KV cache's rows of a decoder-only prompt name their positions
+    (0, 1, 2, … with "·prefill", not all "t0") and the generated rows their steps; the stepper's
+    decoder blocks carry one label for masked self-attention in every layer, at every scale."""
+    lines = [f"model {shipped('copy-lm-preln')}", "input 3 1 4 1 5 =", "next-token 3", "panels off", "panel kv",
+             f"screenshot {t.path('kv.png')}"]
+    shots = []
+    for name, model in (("encdec", "copy-preln"), ("deconly", "copy-lm-preln")):
+        lines += [f"model {shipped(model)}", "input 3 1 4 1", "next-token 2", "panels off", "panel stepper"]
+        for mode, scale in (("off", 1), ("on", 1), ("on", 1.5)):
+            shot = f"{name}-{mode}-{scale}"
+            lines += [f"presentation {mode}", f"scale {scale}", f"screenshot {t.path(shot + '.png')}"]
+            shots.append(shot)
+        lines += ["presentation off", "scale 1"]
+    p = t.run([], "\n".join(lines + ["quit"]) + "\n", timeout=300)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    _, lay = t.shot("kv")
+    if lay:
+        rows = []
+        for label in lay["panels"]["kv"]["labels"]:
+            m = re.match(r"^(\d+) \S+ ·(prefill|t\d+)$", label)
+            if m and int(m.group(1)) == len(rows):
+                rows.append(m.group(2))
+        # "<s> 3 1 4 1 5 =": 7 prompt rows, then the rows of the tokens decoded at steps 1 and 2.
+        t.check(rows[:7] == ["prefill"] * 7, f"the prompt's rows 0-6 are the prefill (found {rows[:7]})")
+        t.check(rows[7:9] == ["t1", "t2"], f"the decoded rows say their steps t1, t2 (found {rows[7:]})")
+    for shot in shots:
+        _, lay = t.shot(shot)
+        if not lay:
+            continue
+        labels = lay["panels"]["stepper"]["labels"]
+        masked = [x for x in labels if x in ("Masked self", "Masked", "MS")]
+        t.check(len(masked) == 2 and len(set(masked)) == 1,
+                f"{shot}: both decoder layers' masked self-attention boxes carry one label (found {masked})")
+        t.check("Self" not in labels, f"{shot}: no decoder block is labelled plain 'Self' ({labels})")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

@@ -34,7 +34,12 @@ class AttentionPanel : public Panel {
   void Draw(Ctx& c) override {
     // On a projector height is what the map lacks: the controls go to a column at its right.
     if (c.ui.presentation && c.ui.attn_mode == AttnMode::Heatmap) {
-      const float fs = ImGui::GetFontSize(), side_w = fs * 11;
+      // The column is as wide as its widest line: the three mode tabs, or the colour bar.
+      const ImGuiStyle& st = ImGui::GetStyle();
+      float tabs = st.ItemSpacing.x * 2;
+      for (const char* t : {"Heatmap", "Model", "Heads"}) tabs += ImGui::CalcTextSize(t).x + st.FramePadding.x * 2;
+      const float fs = ImGui::GetFontSize(), side_w = std::max(fs * 11, tabs);
+      const float ends_w = ImGui::CalcTextSize("0.00 … 0.00").x + st.ItemSpacing.x * 3;
       ImGui::BeginChild("map", ImVec2(std::max(fs * 8, ImGui::GetContentRegionAvail().x - side_w - fs * 0.5f), 0),
                         false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
       draw_heatmap(c, true);
@@ -43,7 +48,7 @@ class AttentionPanel : public Panel {
       ImGui::BeginGroup();
       draw_selection(c, side_w);
       ImGui::Spacing();
-      colour_bar(cbar_, Colormap::Viridis, 0.0f, hi_, side_w - ImGui::CalcTextSize("weight ").x - fs, "weight");
+      colour_bar(cbar_, Colormap::Viridis, 0.0f, hi_, side_w - ImGui::CalcTextSize("weight").x - ends_w, "weight");
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side_w);
       ImGui::TextDisabled("hatched = masked (−∞); click a cell to pin it for Q, K, V");
       ImGui::PopTextWrapPos();
@@ -289,9 +294,11 @@ class AttentionPanel : public Panel {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = std::max(3.0f, ImGui::GetFontSize() * 0.25f);
     // Thumbnails up to 6.5 lines of text high: enough to read a pattern (click one for the full
-    // map), and small enough that a big model's grid stays cheap to draw.
-    const float cell = std::clamp(std::min((avail.x - label_w) / H - gap, (avail.y - sfs * 2.5f) / layers - gap), 8.0f,
-                                  ImGui::GetFontSize() * 6.5f);
+    // map), and small enough that a big model's grid stays cheap to draw; a small model's few
+    // maps (at most 16) may take twice that, so a projector shows them large.
+    const float cap = ImGui::GetFontSize() * (layers * H <= 16 ? 13.0f : 6.5f);
+    const float cell =
+        std::clamp(std::min((avail.x - label_w) / H - gap, (avail.y - sfs * 4.0f) / layers - gap), 8.0f, cap);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const Palette& pal = palette();
@@ -342,8 +349,10 @@ class AttentionPanel : public Panel {
     }
     heat_rect = ImVec4(p.x + label_w, y0, p.x + label_w + H * (cell + gap), y0 + layers * (cell + gap));
     ImGui::Dummy(ImVec2(label_w + H * (cell + gap), sfs + 4 + layers * (cell + gap)));
-    ImGui::TextDisabled("rows: layers, columns: heads · %s · each map coloured 0 → its maximum · click to open",
-                        to_string(ui.kind));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("rows: layers, columns: heads · %s · each map coloured 0 → its maximum · click to open",
+                       to_string(ui.kind));
+    ImGui::PopStyleColor();
   }
 
   // [SECTION] head view

@@ -39,15 +39,15 @@ class CaptionPanel : public Panel {
     }
     ImGui::PushFont(c.fonts.big);
     ImGui::PushStyleColor(ImGuiCol_Text, pal.accent);
-    ImGui::TextWrapped("%s", cap.title.c_str());
+    text_wrapped_words(cap.title);
     ImGui::PopStyleColor();
     ImGui::PopFont();
-    if (!cap.text.empty()) ImGui::TextWrapped("%s", cap.text.c_str());
+    if (!cap.text.empty()) text_wrapped_words(cap.text);
     if (!cap.formula.empty()) {
       ImGui::Spacing();
       ImGui::PushFont(c.fonts.bold);
       ImGui::Indent(ImGui::GetFontSize());
-      ImGui::TextWrapped("%s", cap.formula.c_str());
+      text_wrapped_words(cap.formula);
       ImGui::Unindent(ImGui::GetFontSize());
       ImGui::PopFont();
     }
@@ -57,6 +57,9 @@ class CaptionPanel : public Panel {
       ImGui::TextDisabled("This lesson runs in safe mode: the files it exports go to %s (and nowhere else).",
                           lesson->exports().c_str());
     }
+    // The height the text needs: the layout gives the caption band exactly that.
+    const ImGuiStyle& st = ImGui::GetStyle();
+    app.fit_caption(ImGui::GetCursorPosY() - st.ItemSpacing.y + st.WindowPadding.y + st.WindowBorderSize);
   }
 };
 

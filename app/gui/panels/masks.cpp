@@ -139,11 +139,29 @@ class MasksPanel : public Panel {
 
     const uint64_t key =
         mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(c.ui.head));
+    // Six tables in the arrangement (3 × 2, 6 × 1 or 2 × 3) that gives their cells the most room:
+    // a wide, short panel (a projector's row) takes them in one row.
     const float fs = ImGui::GetFontSize();
-    const float W = (ImGui::GetContentRegionAvail().x - fs * 2) / 3.0f;
-    const float H = (ImGui::GetContentRegionAvail().y - fs * (window > 0 ? 7.0f : 5.5f)) / 2.0f;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float gutter = fs * 3, caption_h = ImGui::GetTextLineHeightWithSpacing();
+    // The note under the tables (two lines), the padding button, and the band's caption.
+    const float below = fs * (window > 0 ? 5.0f : 3.5f);
+    const auto cell = [&](int cols) {
+      const int rows = 6 / cols;
+      const float w = (avail.x - fs * static_cast<float>(cols - 1)) / static_cast<float>(cols);
+      const float h = (avail.y - below) / static_cast<float>(rows) - caption_h;
+      return std::min((w - gutter) / static_cast<float>(nk), (h - gutter) / static_cast<float>(nq));
+    };
+    int cols = 3;
+    for (int k : {6, 2})
+      if (cell(k) > cell(cols) * 1.05f) cols = k;
+    const float W = (avail.x - fs * static_cast<float>(cols - 1)) / static_cast<float>(cols);
+    const float H = (avail.y - below) / static_cast<float>(6 / cols) - caption_h;
+    const auto next = [&](int i) {
+      if (i % cols) ImGui::SameLine(0, fs);
+    };
     table(c, 0, "padding mask", pad, Colormap::Diverging, -1, 1, v, key, W, H, 0);
-    ImGui::SameLine();
+    next(1);
     char band[64];
     std::snprintf(band, sizeof band, "causal band W = %d (i−W < j ≤ i)", window);
     table(c, 1,
@@ -151,17 +169,20 @@ class MasksPanel : public Panel {
           : self_dec ? "causal mask (j ≤ i)"
                      : "causal mask (none here)",
           causal, Colormap::Diverging, -1, 1, v, key, W, H, 0, out);
-    ImGui::SameLine();
+    next(2);
     table(c, 2, "combined mask M", combined, Colormap::Diverging, -1, 1, v, key, W, H, 0, out);
+    next(3);
     table(c, 3, "scores S = QKᵀ/√d_k", sc, Colormap::Diverging, slo, shi, v, key, W, H);
-    ImGui::SameLine();
+    next(4);
     table(c, 4, "masked S + M", masked, Colormap::Diverging, slo, shi, v, key, W, H, 2, out);
-    ImGui::SameLine();
+    next(5);
     table(c, 5, "softmax(S + M)", w, Colormap::Viridis, 0, 1, v, key, W, H, 2, out);  // masked weights are exactly 0
     if (window > 0) draw_window_caption(c, v, window, nq);
-    ImGui::TextDisabled(
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped(
         "hatched cells are −∞: exp(−∞) = 0, so a masked key gets weight exactly 0. Grey \"—\": never "
         "computed (the key did not exist yet at that decoding step).");
+    ImGui::PopStyleColor();
     if (v.kind != AttnKind::DecoderSelf && cfg.has_encoder()) {
       if (pad_key >= 0 && std::find(key_ids.begin(), key_ids.end(), pad_key) == key_ids.end()) {
         ImGui::TextDisabled("No <pad> in the source: the padding mask is all 0.");
@@ -245,15 +266,19 @@ class MasksPanel : public Panel {
     const float caption_w = ImGui::CalcTextSize("target 0: 00 + 00 <pad>").x;
     const bool fits_wide = (avail.x - fs * (B - 1)) / B >= caption_w;
     const bool wide = fits_wide && map_size(B, sides) >= map_size(sides, B);
-    const int cols = wide ? B : sides, rows = wide ? sides : B;
+    // A wide, short panel (a projector's row) may take every map in one row.
+    const bool one_row = sides > 1 && (avail.x - fs * (B * sides - 1)) / (B * sides) >= caption_w &&
+                         map_size(B * sides, 1) > map_size(wide ? B : sides, wide ? sides : B);
+    const int cols = one_row ? B * sides : wide ? B : sides, rows = one_row ? 1 : wide ? sides : B;
     const float W = (avail.x - fs * (cols - 1)) / cols, H = (avail.y - fs * 1.5f) / rows - head;
     ImGui::TextDisabled("source: encoder self-attention, padding mask%s",
                         dec ? "  ·  target: decoder self-attention, padding + causal" : "");
     const uint64_t key = mix_key(reinterpret_cast<uintptr_t>(d.get()), 99);
     for (int r = 0; r < rows; ++r)
       for (int k = 0; k < cols; ++k) {
-        const Map& mp = wide ? by_side[static_cast<size_t>(r)][static_cast<size_t>(k)]
-                             : by_side[static_cast<size_t>(k)][static_cast<size_t>(r)];
+        const Map& mp = one_row ? by_side[static_cast<size_t>(k / B)][static_cast<size_t>(k % B)]
+                        : wide  ? by_side[static_cast<size_t>(r)][static_cast<size_t>(k)]
+                                : by_side[static_cast<size_t>(k)][static_cast<size_t>(r)];
         if (k) ImGui::SameLine(0, fs);
         const Mat& m = *mp.m;
         Heatmap& h = batch_[static_cast<size_t>(mp.slot)];

@@ -295,6 +295,7 @@ class StepperPanel : public Panel {
       }
       const ImU32 tc = now ? IM_COL32(0, 0, 0, 255) : pal.text;
       if (text) {
+        drawn_labels().note(*text);
         const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, text->c_str());
         dl->AddText(f, f->FontSize, ImVec2((a.x + z.x - ts.x) * 0.5f, (a.y + z.y - ts.y) * 0.5f), tc, text->c_str());
       }
