@@ -115,7 +115,7 @@ class MasksPanel : public Panel {
   void draw_tables(Ctx& c, const AttnView& v) {
     const Config& cfg = c.snap.model->config;
     const AttentionTrace& a = v.trace;
-    const int nq = static_cast<int>(a.masks[0].rows());
+    const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
     const bool self_dec = v.kind == AttnKind::DecoderSelf;
     // The two parts of the combined mask, from the keys' ids and the pad key the forward uses.
     const int pad_key = self_dec ? decoder_pad_key(cfg) : source_pad_key(cfg);
