@@ -18,11 +18,12 @@ int rank(const std::string& k) {
   return static_cast<int>(sizeof kOrder / sizeof kOrder[0]);
 }
 
-// How much of a row a panel takes relative to the others: the attention map and the pre-LN /
-// post-LN views (many plots) want more room, the model and output lists less.
+// How much of a row a panel takes relative to the others: the attention map wants more room,
+// the pre-LN / post-LN views (two runs side by side and a column of plots) most of the row, the
+// model and output lists less.
 float weight(const std::string& k) {
   if (k == "attention") return 1.3f;
-  if (k == "compare" || k == "training" || k == "gradnorms") return 2.0f;
+  if (k == "compare" || k == "training" || k == "gradnorms") return 4.0f;
   if (k == "model" || k == "output") return 0.8f;
   return 1.0f;
 }

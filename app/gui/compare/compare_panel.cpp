@@ -332,7 +332,11 @@ class ComparePanel : public HubPanel {
     const int dr = static_cast<int>(diff.rows()), dc = static_cast<int>(diff.cols());
     const char* titles[3] = {"A", "B", "A − B"};
     for (int i = 0; i < 3; ++i) {
-      if (i) ImGui::SameLine();
+      // Side by side while a map fits beside the last one; else on the next line.
+      if (i) {
+        ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < w * 0.9f) ImGui::NewLine();
+      }
       ImGui::BeginGroup();
       ImGui::PushID(i);
       if (i < 2) {
@@ -367,7 +371,7 @@ class ComparePanel : public HubPanel {
         o.show_values = c.ui.show_values;
         o.fonts = &c.fonts;
         const HeatmapHit hit = heatmap_widget("map", heat_[i], o);
-        if (i == 2) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);  // the layout JSON (GUI tests)
+        if (i == 0) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);  // the layout JSON (GUI tests)
         if (hit.hovered) {
           ImGui::BeginTooltip();
           const size_t r = static_cast<size_t>(hit.row), k = static_cast<size_t>(hit.col);
