@@ -152,9 +152,13 @@ class MasksPanel : public Panel {
       const float h = (avail.y - below) / static_cast<float>(rows) - caption_h;
       return std::min((w - gutter) / static_cast<float>(nk), (h - gutter) / static_cast<float>(nq));
     };
-    int cols = 3;
+    // No more columns than tables of twelve font heights fit (a narrow panel takes two, so that
+    // the softmax table stays in view without scrolling).
+    const float min_w = 12.0f * fs;
+    const int fit = std::max(2, static_cast<int>((avail.x + fs) / (min_w + fs)));
+    int cols = fit >= 3 ? 3 : 2;
     for (int k : {6, 2})
-      if (cell(k) > cell(cols) * 1.05f) cols = k;
+      if (k <= fit && cell(k) > cell(cols) * 1.05f) cols = k;
     const float W = (avail.x - fs * static_cast<float>(cols - 1)) / static_cast<float>(cols);
     const float H = (avail.y - below) / static_cast<float>(6 / cols) - caption_h;
     const auto next = [&](int i) {
