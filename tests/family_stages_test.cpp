@@ -11,6 +11,7 @@
 #include "io/hf_model.h"
 #include "io/safetensors.h"
 #include "stepper/session.h"
+#include "hf_fixture.h"
 #include "test_util.h"
 
 namespace sf {
@@ -20,17 +21,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::shared_ptr<const Model> open_hf(const std::string& name) {
-  auto files = find_hf_files(test::fixture("hf/" + name));
-  EXPECT_TRUE(files.ok()) << files.error();
-  auto h = read_hf_config(*files);
-  EXPECT_TRUE(h.ok()) << h.error();
-  std::vector<std::string> t{"<pad>", "<s>", "</s>", "<unk>"};
-  while (static_cast<int>(t.size()) < h->vocab_size) t.push_back("t" + std::to_string(t.size()));
-  HfVocabs v;
-  v.tgt = v.src = *Vocab::make(t, Tokenizer::Word, "stand-in");
-  auto m = load_hf_model(*files, *h, v);
-  EXPECT_TRUE(m.ok()) << m.error();
-  return std::make_shared<const Model>(std::move(*m));
+  return std::make_shared<const Model>(test::open_hf_stand_in(name));
 }
 
 Session session(const std::string& name, bool cache = true) {

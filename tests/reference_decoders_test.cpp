@@ -18,24 +18,13 @@
 #include "reference/rms_norm.h"
 #include "reference/rotary.h"
 #include "reference/sliding_window.h"
+#include "hf_fixture.h"
 #include "test_util.h"
 
 namespace sf {
 namespace {
 
-Model open_fixture(const std::string& name) {
-  auto files = find_hf_files(test::fixture("hf/" + name));
-  EXPECT_TRUE(files.ok()) << files.error();
-  auto h = read_hf_config(*files);
-  EXPECT_TRUE(h.ok()) << h.error();
-  std::vector<std::string> t{"<pad>", "<s>", "</s>", "<unk>"};
-  while (static_cast<int>(t.size()) < h->vocab_size) t.push_back("t" + std::to_string(t.size()));
-  HfVocabs v;
-  v.tgt = v.src = *Vocab::make(t, Tokenizer::Word, "stand-in");
-  auto m = load_hf_model(*files, *h, v);
-  EXPECT_TRUE(m.ok()) << m.error();
-  return m.ok() ? std::move(*m) : Model{};
-}
+Model open_fixture(const std::string& name) { return test::open_hf_stand_in(name); }
 
 // Each head of x (n, heads·d_k) rotated by the reference.
 Mat rotate_heads(const Mat& x, int heads, const RowVec& theta) {

@@ -13,6 +13,7 @@
 #include "io/hf_model.h"
 #include "model/decoder.h"
 #include "reference/rotary.h"
+#include "hf_fixture.h"
 #include "test_util.h"
 
 namespace sf {
@@ -20,19 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Model open_hf(const std::string& name) {
-  auto files = find_hf_files(test::fixture("hf/" + name));
-  EXPECT_TRUE(files.ok()) << files.error();
-  auto h = read_hf_config(*files);
-  EXPECT_TRUE(h.ok()) << h.error();
-  std::vector<std::string> t{"<pad>", "<s>", "</s>", "<unk>"};
-  while (static_cast<int>(t.size()) < h->vocab_size) t.push_back("t" + std::to_string(t.size()));
-  HfVocabs v;
-  v.tgt = v.src = *Vocab::make(t, Tokenizer::Word, "stand-in");
-  auto m = load_hf_model(*files, *h, v);
-  EXPECT_TRUE(m.ok()) << m.error();
-  return std::move(*m);
-}
+Model open_hf(const std::string& name) { return test::open_hf_stand_in(name); }
 
 struct Recorded {
   Model m;
