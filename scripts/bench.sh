@@ -1,22 +1,45 @@
 #!/usr/bin/env bash
-# bench.sh — every stepformer benchmark beside its PyTorch twin, back to back, as one table.
+# bench.sh — every stepformer benchmark beside its PyTorch twin and against this host's own limits,
+# as one table.
 #
-#   bash scripts/bench.sh            # ≈ 3–6 minutes on an idle 2-core machine
+#   bash scripts/bench.sh            # ≈ 8–12 minutes on an idle 2-core machine
 #
 # Builds the benchmark programs (Release, -march=native, OpenMP) in $BUILD_DIR (default build/,
-# configured as scripts/setup.sh does when absent), runs each stepformer benchmark and then its
-# PyTorch twin (tests/bench/peers/*.py with /usr/bin/python3 and Debian's python3-torch), prints
-# the ratio table (base, small and GPT-2 forward passes, cached decoding, training steps), and writes
-# it with the CPU model, SIMD flags, thread counts and load to docs/benchmarks.md, keeping that
-# file's sections below its marker line (the other measurements, each with its own command). Run it on an otherwise idle machine: every figure is a minimum wall time.
-# Environment: BUILD_DIR, PYTHON (default /usr/bin/python3), BENCH_OUT (default docs/benchmarks.md),
-# BENCH_REPS (stepformer repetitions per figure, default 10).
+# configured as scripts/setup.sh does when absent), then runs BENCH_ROUNDS interleaved rounds; each
+# round runs every stepformer benchmark and then its PyTorch twin (tests/bench/peers/*.py with
+# /usr/bin/python3 and Debian's python3-torch):
+#   host limits   our GEMM and OpenBLAS (torch.mm) on 1024³ and two model shapes, a register-resident
+#                 FMA loop, a streaming read over 512 MiB; 1 thread and every core;
+#   figures       small, base and GPT-2 forward passes, training steps, cached decoding steps, and
+#                 SmolLM2-135M- and Qwen2.5-0.5B-shaped models (random BF16 hub folders written
+#                 once to $BENCH_LLAMA_DIR): load time and peak RSS in a fresh process, a 128-token
+#                 forward, a cached decoding step.
+# scripts/bench_table.py then states every figure's work (FLOPs or bytes, from the shapes), its
+# minimum and median time over all rounds, its rate, its fraction of the host's limit and its ratio
+# to PyTorch, with the CPU (vendor, family, model, stepping), SIMD flags, thread counts and load,
+# and writes it to docs/benchmarks.md, keeping that file's sections below its marker line (the other
+# measurements, each with its own command). Run it on an otherwise idle machine.
+#
+# Environment:
+#   BUILD_DIR        build directory (default build/)
+#   PYTHON           Python with torch (default /usr/bin/python3)
+#   BENCH_OUT        the Markdown file written (default docs/benchmarks.md)
+#   BENCH_ROUNDS     interleaved rounds (default 3; at least 3 for a table to commit)
+#   BENCH_REPS       stepformer repetitions per figure and round (default 4; GPT-2 and the Llama
+#                    shapes use at most 2, training 1 run of 5 s)
+#   BENCH_LLAMA_DIR  where the Llama-shaped hub folders are written and kept between runs (default
+#                    /tmp/stepformer_bench_llama; ≈ 1.3 GB)
+#   BENCH_ONLY       a regular expression: run only the groups whose name matches (host, forward,
+#                    decode, train, gpt2, llama), e.g. BENCH_ONLY='host|llama' for a quick check
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build}
 PY=${PYTHON:-/usr/bin/python3}
 OUT_MD=${BENCH_OUT:-docs/benchmarks.md}
-REPS=${BENCH_REPS:-10}
+ROUNDS=${BENCH_ROUNDS:-3}
+REPS=${BENCH_REPS:-4}
+ONLY=${BENCH_ONLY:-.}
+export STEPFORMER_BENCH_LLAMA_DIR=${BENCH_LLAMA_DIR:-/tmp/stepformer_bench_llama}
 PEERS=tests/bench/peers
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -31,7 +54,8 @@ if ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$BUILD/CMakeCache.txt" ||
   echo "          found another configuration; set BUILD_DIR to a fresh directory" >&2
   exit 2
 fi
-cmake --build "$BUILD" -j"$(nproc)" --target forward_bench decode_bench train_bench gpt2_bench
+cmake --build "$BUILD" -j"$(nproc)" --target host_limits_bench forward_bench decode_bench train_bench \
+  gpt2_bench
 
 if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "bench.sh: expected PyTorch for $PY (Debian: apt-get install python3-torch libopenblas0-openmp); found none" >&2
@@ -45,40 +69,61 @@ case "$blas" in
   *) echo "bench.sh: warning: PyTorch's BLAS is $blas, not OpenBLAS (apt-get install libopenblas0-openmp)" >&2 ;;
 esac
 
+cpuinfo() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'; }
 eigen=$(awk '/#define EIGEN_(WORLD|MAJOR|MINOR)_VERSION/ {printf "%s%s", sep, $3; sep="."}' \
   /usr/include/eigen3/Eigen/src/Core/util/Macros.h 2>/dev/null || true)
-flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx512f|avx512bw|avx512vl' | paste -sd' ' -)
+flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx512f|avx512bw|avx512vl|avx512_bf16' | paste -sd' ' -)
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) logical cores; flags: ${flags:-none of avx2/fma/avx512f}"
+  echo "CPU: $(cpuinfo 'model name'), $(cpuinfo vendor_id) family $(cpuinfo 'cpu family') model $(cpuinfo model) stepping $(cpuinfo stepping), $(nproc) logical cores, L3 $(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo '?'); flags: ${flags:-none of avx2/fma/avx512f}"
   echo "stepformer: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $("${CXX:-c++}" --version | head -1), Eigen ${eigen:-?}, OpenMP: $(grep -q '^OpenMP_CXX_FLAGS:STRING=-fopenmp' "$BUILD/CMakeCache.txt" && echo yes || echo no)"
   echo "PyTorch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $blas"
-  echo "threads: '1 thread' figures pin both sides to one thread; 'all cores' uses $(nproc) (stepformer --threads 0, torch.set_num_threads($(nproc))); training threads are stepformer's batch shards and torch's intra-op threads"
+  echo "threads: '1' pins both sides to one thread; all cores is $(nproc) (stepformer set_threads(0), torch.set_num_threads($(nproc))); training threads are stepformer's batch shards and torch's intra-op threads"
+  echo "rounds: $ROUNDS interleaved (stepformer, PyTorch, stepformer, …); stepformer repetitions per round: $REPS (GPT-2 and the Llama shapes at most 2, training one 5 s run)"
 } > "$work/machine.txt"
 cat "$work/machine.txt"
 
-gb() {  # one Google Benchmark program, JSON to $work/NAME.json
+round_dir=
+gb() {  # one Google Benchmark program, JSON to $round_dir/NAME.json
   local name=$1
   shift
   echo "== $name $*"
-  "$BUILD/tests/bench/$name" --benchmark_out="$work/$name.json" --benchmark_out_format=json \
-    --benchmark_repetitions="$REPS" "$@"
+  "$BUILD/tests/bench/$name" --benchmark_out="$round_dir/$name.json" --benchmark_out_format=json "$@"
 }
 peer() {
   echo "== $PY $*"
-  "$PY" "$@" --json "$work/peers.json"
+  "$PY" "$@" --json "$round_dir/peers.json"
 }
+want() { [[ $1 =~ $ONLY ]]; }
 
-gb forward_bench --benchmark_filter='small_recorded|base_recorded' --benchmark_min_time=0.05
-peer $PEERS/torch_forward.py --threads 1 0 --repeats 20
-gb decode_bench --benchmark_filter='step_cached/64$|weights_floor' --benchmark_min_time=0.05
-peer $PEERS/torch_decode.py --steps 64 --runs 5
-# Each Throughput run trains for 5 s (its MinTime): 3 runs per figure.
-gb train_bench --benchmark_filter='Throughput/threads:[12]/pre:1' --benchmark_repetitions=3
-peer $PEERS/torch_train.py --threads 1 2 --norms pre --seconds 5
-BENCH_REPS_GPT2=$(( REPS < 5 ? REPS : 5 ))
-gb gpt2_bench --benchmark_min_time=0.01 --benchmark_repetitions="$BENCH_REPS_GPT2"
-peer $PEERS/torch_gpt2.py --threads 1 0 --repeats 5 --steps 20
+SMALL_REPS=$(( REPS < 2 ? REPS : 2 ))
+for round in $(seq 1 "$ROUNDS"); do
+  round_dir="$work/round$round"
+  mkdir -p "$round_dir"
+  echo "=== round $round of $ROUNDS"
+  if want host; then
+    gb host_limits_bench --benchmark_repetitions="$REPS" --benchmark_min_time=0.2
+    peer $PEERS/torch_host_limits.py --threads 1 0 --repeats "$REPS"
+  fi
+  if want forward; then
+    gb forward_bench --benchmark_filter='small_recorded|base_recorded' --benchmark_repetitions="$REPS" \
+      --benchmark_min_time=0.1
+    peer $PEERS/torch_forward.py --threads 1 0 --repeats $(( 5 * REPS ))
+  fi
+  if want decode; then
+    gb decode_bench --benchmark_filter='step_cached/64$' --benchmark_repetitions="$REPS" --benchmark_min_time=0.1
+    peer $PEERS/torch_decode.py --steps 64 --runs 3  # the first run warms up
+  fi
+  if want train; then
+    # Each Throughput run trains for 5 s (its MinTime).
+    gb train_bench --benchmark_filter='Throughput/threads:[12]/pre:1' --benchmark_repetitions=1
+    peer $PEERS/torch_train.py --threads 1 2 --norms pre --seconds 5
+  fi
+  if want gpt2; then
+    gb gpt2_bench --benchmark_min_time=0.01 --benchmark_repetitions="$SMALL_REPS"
+    peer $PEERS/torch_gpt2.py --threads 1 0 --repeats "$SMALL_REPS" --steps 10
+  fi
+done
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/machine.txt"
 "$PY" scripts/bench_table.py "$work" > "$work/table.md"

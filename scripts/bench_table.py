@@ -1,114 +1,353 @@
 #!/usr/bin/env python3
-"""Builds the ratio table from one scripts/bench.sh run.
+"""Builds the benchmark tables from one scripts/bench.sh run.
 
     python3 scripts/bench_table.py WORKDIR > docs/benchmarks.md
 
-WORKDIR holds the Google Benchmark JSON files (*_bench.json, --benchmark_out) and the PyTorch
-peers' peers.json (tests/bench/peers/results_json.py) and machine.txt (bench.sh's header lines).
-Every time is the minimum wall time over the runs of that figure (one or a few iterations per
-run): on a shared machine the minimum is the figure least disturbed by other processes.
+WORKDIR holds one folder per interleaved round (round1/, round2/, …), each with the Google
+Benchmark JSON files of that round (*_bench.json, --benchmark_out) and the PyTorch peers'
+peers.json (tests/bench/peers/results_json.py), and machine.txt (bench.sh's header lines).
+
+Every figure pools its runs from all rounds and reports the minimum and the median wall time;
+rates and fractions are computed from the minimum (the run least disturbed by other processes).
+The work of a figure comes from the benchmark's own counters (FLOPs counted from the shapes with
+stepper/cost.h, bytes with tests/bench/bench_common.h), never typed in here.
+
+The host's limits come from host_limits_bench and its twin torch_host_limits.py in the same run:
+  compute limit (per thread count) = the higher of our kernel's and OpenBLAS's (torch.mm) rate on
+                                     the 1024³ product at that thread count;
+  decode floor                     = the step's bytes ÷ the streaming read rate (a plain sum over
+                                     512 MiB) at that thread count.
 """
 
 import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+ALL = os.cpu_count() or 1
 
 
-def stepformer_times(workdir):
-    """{benchmark name without /real_time, /min_time:…, /repeats:…: min real time in ms}."""
+class Figure:
+    """The pooled runs of one benchmark (times in ms) and its counters."""
+
+    def __init__(self):
+        self.times = []
+        self.counters = {}
+
+    @property
+    def min(self):
+        return min(self.times) if self.times else None
+
+    @property
+    def median(self):
+        return statistics.median(self.times) if self.times else None
+
+
+def rounds(workdir):
+    found = sorted(glob.glob(os.path.join(workdir, "round*")), key=lambda p: int(re.sub(r"\D", "", p) or 0))
+    return found or [workdir]
+
+
+def stepformer_figures(workdir):
+    """{benchmark name without /real_time, /min_time:…, … : Figure}, and the JSON contexts."""
+    out, context = {}, {}
+    for rdir in rounds(workdir):
+        for path in sorted(glob.glob(os.path.join(rdir, "*_bench.json"))):
+            with open(path) as f:
+                data = json.load(f)
+            context.update(data.get("context", {}))
+            for b in data.get("benchmarks", []):
+                if b.get("run_type") != "iteration" or b.get("error_occurred"):
+                    continue
+                name = "/".join(p for p in b["run_name"].split("/")
+                                if not re.match(r"(real_time|manual_time|min_time:|repeats:|iterations:)", p))
+                fig = out.setdefault(name, Figure())
+                fig.times.append(b["real_time"] * UNIT_MS[b.get("time_unit", "ns")])
+                for k in ("flops", "bytes", "kv_bytes", "mha_bytes", "width_bits", "threads",
+                          "peak_rss_MB", "rss_after_MB", "f32_MB", "file_MB"):
+                    if k in b:
+                        fig.counters[k] = max(b[k], fig.counters.get(k, b[k])) if k == "peak_rss_MB" else b[k]
+    return out, context
+
+
+def peer_figures(workdir):
     out = {}
-    for path in sorted(glob.glob(os.path.join(workdir, "*_bench.json"))):
+    for rdir in rounds(workdir):
+        path = os.path.join(rdir, "peers.json")
+        if not os.path.exists(path):
+            continue
         with open(path) as f:
-            data = json.load(f)
-        for b in data.get("benchmarks", []):
-            if b.get("run_type") != "iteration" or b.get("error_occurred"):
-                continue
-            name = "/".join(p for p in b["run_name"].split("/")
-                            if not re.match(r"(real_time|min_time:|repeats:|iterations:)", p))
-            ms = b["real_time"] * UNIT_MS[b.get("time_unit", "ns")]
-            out[name] = min(ms, out.get(name, float("inf")))
+            for key, v in json.load(f).items():
+                fig = out.setdefault(key, Figure())
+                fig.times += v.get("times_ms", [v["min_ms"]])
+                for k in ("peak_rss_MB",):
+                    if k in v:
+                        fig.counters[k] = max(v[k], fig.counters.get(k, v[k]))
     return out
 
 
-def peer_times(workdir):
-    path = os.path.join(workdir, "peers.json")
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return {k: v["min_ms"] for k, v in json.load(f).items()}
-
-
-def fmt(ms):
+def fmt_ms(ms):
     if ms is None:
         return "–"
+    if ms >= 1000:
+        return "%.2f s" % (ms / 1e3)
     return "%.3f ms" % ms if ms < 10 else "%.1f ms" % ms
+
+
+def fmt_pair(fig):
+    if fig is None or not fig.times:
+        return "–"
+    return "%s / %s" % (fmt_ms(fig.min), fmt_ms(fig.median))
+
+
+def fmt_work(flops=None, nbytes=None):
+    if flops:
+        return "%.3g GFLOP" % (flops / 1e9)
+    if nbytes:
+        return "%.1f MB" % (nbytes / 1e6)
+    return "–"
+
+
+def rate(fig, key):
+    """Work per second from the minimum time (FLOP/s or B/s), or None."""
+    if fig is None or not fig.times or not fig.counters.get(key):
+        return None
+    return fig.counters[key] / (fig.min / 1e3)
+
+
+class Limits:
+    def __init__(self, sf, pt):
+        self.sf, self.pt = sf, pt
+
+    def ours(self, shape, threads):
+        return rate(self.sf.get("gemm_rate/%s/threads:%d" % (shape, threads)), "flops")
+
+    def blas(self, shape, threads):
+        fig = self.pt.get("torch_mm/%s/threads:%d" % (shape, threads))
+        flops = self.sf.get("gemm_rate/%s/threads:%d" % (shape, threads))
+        if fig is None or not fig.times or flops is None:
+            return None
+        return flops.counters["flops"] / (fig.min / 1e3)
+
+    def compute(self, threads):
+        """(rate, whose): the higher of ours and OpenBLAS's on 1024³ at this thread count."""
+        cands = [(r, who) for r, who in ((self.ours("square_1024", threads), "our kernel"),
+                                         (self.blas("square_1024", threads), "OpenBLAS")) if r]
+        return max(cands) if cands else (None, None)
+
+    def stream(self, threads):
+        return rate(self.sf.get("stream_read/threads:%d" % threads), "bytes")
+
+    def fma(self, threads):
+        return rate(self.sf.get("fma_peak/threads:%d" % threads), "flops")
+
+
+def gflops(x):
+    return "–" if x is None else "%.1f GFLOP/s" % (x / 1e9)
+
+
+def gbps(x):
+    return "–" if x is None else "%.1f GB/s" % (x / 1e9)
+
+
+def limits_table(lim, sf, context):
+    kernel = context.get("gemm_kernel", "?")
+    width = sf.get("fma_peak/threads:1", Figure()).counters.get("width_bits")
+    print("### The host's limits (measured in this run)")
+    print()
+    print("| limit | 1 thread | all cores (%d) |" % ALL)
+    print("|---|---|---|")
+    shapes = (("square_1024", "1024 × 1024 × 1024"), ("gpt2_fc1_128", "128 × 768 × 3072 (GPT-2 fc1)"),
+              ("base_fc1_64", "64 × 512 × 2048 (base fc1)"))
+    for shape, text in shapes:
+        print("| our GEMM (`core/base/gemm`, %s kernel), %s | %s | %s |"
+              % (kernel, text, gflops(lim.ours(shape, 1)), gflops(lim.ours(shape, 0))))
+        print("| OpenBLAS (`torch.mm`), %s | %s | %s |"
+              % (text, gflops(lim.blas(shape, 1)), gflops(lim.blas(shape, 0))))
+    print("| FMA peak: register-resident loop, %s-bit vectors | %s | %s |"
+          % (int(width) if width else "?", gflops(lim.fma(1)), gflops(lim.fma(0))))
+    print("| streaming read: a float sum over 512 MiB | %s | %s |" % (gbps(lim.stream(1)), gbps(lim.stream(0))))
+    c1, w1 = lim.compute(1)
+    c0, w0 = lim.compute(0)
+    print("| **compute limit**: the higher of our GEMM and OpenBLAS on 1024³ | **%s** (%s) | **%s** (%s) |"
+          % (gflops(c1), w1 or "–", gflops(c0), w0 or "–"))
+    print()
 
 
 def main():
     workdir = sys.argv[1]
-    sf, pt = stepformer_times(workdir), peer_times(workdir)
+    sf, context = stepformer_figures(workdir)
+    pt = peer_figures(workdir)
+    lim = Limits(sf, pt)
     with open(os.path.join(workdir, "machine.txt")) as f:
         machine = f.read().strip().splitlines()
-    all_cores = os.cpu_count()
-    floor = sf.get("weights_floor")
-    floor_goal = ("≤ 1.15 × the weight-reading floor (%s): ≤ %s"
-                  % (fmt(floor), fmt(1.15 * floor)) if floor else "≤ 1.15 × the weight-reading floor")
+    n_rounds = len(rounds(workdir))
 
-    # (figure, stepformer benchmark, peer key, goal: ("ratio", x) | ("ms", x) | None, goal text)
+    # (figure, stepformer benchmark, peer key, threads (1 or 0 = all), kind, goal)
+    # kind: "compute" (fraction of the compute limit) or "decode" (floor = bytes ÷ streaming rate).
+    # goal: ("fraction", x) | ("floor", x) | ("speedup", one-thread stepformer key, x) | None
     rows = [
-        ("base forward (d512, 8 heads, 6+6, d_ff 2048, 64 tokens), recording on, 1 thread",
-         "forward/base_recorded", "forward_base/threads:1", ("ratio", 1.8), "≥ 1.8×"),
-        ("small forward (d128, 4 heads, 2+2, d_ff 512, 32 tokens), recording on, 1 thread",
-         "forward/small_recorded", "forward_small/threads:1", ("ratio", 4.0), "≥ 4×"),
-        ("cached decode step at t = 64, base, 1 thread",
-         "step_cached/64", "decode_cached/64", ("ms", 1.15 * floor if floor else None), floor_goal),
-        ("training step, copy, d128, 2+2, batch 64, pre-LN, 1 thread",
-         "Throughput/threads:1/pre:1", "train_step/threads:1/pre", ("ratio", 2.5), "≥ 2.5×"),
+        ("small forward (d 128, 4 heads, 2+2 layers, d_ff 512, 32 tokens), recording on",
+         "forward/small_recorded", "forward_small/threads:1", 1, "compute", ("fraction", 0.75)),
+        ("base forward (d 512, 8 heads, 6+6 layers, d_ff 2048, 64 tokens), recording on",
+         "forward/base_recorded", "forward_base/threads:1", 1, "compute", ("fraction", 0.90)),
+        ("base forward, all cores",
+         "forward/base_recorded_all_cores", "forward_base/threads:0", 0, "compute",
+         ("speedup", "forward/base_recorded", 1.8)),
+        ("GPT-2 small forward, 128 tokens",
+         "forward_128/threads:1", "gpt2_forward_128/threads:1", 1, "compute", ("fraction", 0.90)),
+        ("GPT-2 small forward, 128 tokens, all cores",
+         "forward_128/threads:0", "gpt2_forward_128/threads:0", 0, "compute",
+         ("speedup", "forward_128/threads:1", 1.8)),
+        ("training step, copy task, d 128, 2+2 layers, batch 64, pre-LN",
+         "Throughput/threads:1/pre:1", "train_step/threads:1/pre", 1, "compute", ("fraction", 0.80)),
         ("training step, same, 2 threads",
-         "Throughput/threads:2/pre:1", "train_step/threads:2/pre", ("ratio", 3.0), "≥ 3×"),
-        ("base forward, all cores (%d)" % all_cores,
-         "forward/base_recorded_all_cores", "forward_base/threads:0", ("ms", 25.0), "≤ 25 ms"),
-        ("GPT-2 small forward, 128 tokens, 1 thread",
-         "forward_128/threads:1", "gpt2_forward_128/threads:1", None, "reported"),
-        ("GPT-2 small forward, 128 tokens, all cores (%d)" % all_cores,
-         "forward_128/threads:0", "gpt2_forward_128/threads:0", None, "reported"),
-        ("GPT-2 small cached decode step at t = 129, 1 thread",
-         "decode_step/threads:1", "gpt2_decode_step/threads:1", None, "reported"),
-        ("GPT-2 small cached decode step at t = 129, all cores (%d)" % all_cores,
-         "decode_step/threads:0", "gpt2_decode_step/threads:0", None, "reported"),
+         "Throughput/threads:2/pre:1", "train_step/threads:2/pre", 2, "compute", ("fraction", 0.80)),
+        ("cached decode step at t = 64, base",
+         "step_cached/64", "decode_cached/64", 1, "decode", ("floor", 1.15)),
+        ("GPT-2 small cached decode step at t = 129",
+         "decode_step/threads:1", "gpt2_decode_step/threads:1", 1, "decode", ("floor", 1.15)),
+        ("GPT-2 small cached decode step at t = 129, all cores",
+         "decode_step/threads:0", "gpt2_decode_step/threads:0", 0, "decode", ("floor", 1.15)),
     ]
-    print("# Benchmarks: stepformer beside PyTorch")
+    for key, name in (("smollm2_135m", "SmolLM2-135M shape"), ("qwen25_05b", "Qwen2.5-0.5B shape")):
+        rows += [
+            ("%s forward, 128 tokens" % name, "llama_forward/%s/threads:1" % key,
+             "llama_forward/%s/threads:1" % key, 1, "compute", ("fraction", 0.90)),
+            ("%s forward, 128 tokens, all cores" % name, "llama_forward/%s/threads:0" % key,
+             "llama_forward/%s/threads:0" % key, 0, "compute",
+             ("speedup", "llama_forward/%s/threads:1" % key, 1.8)),
+            ("%s cached decode step at t = 129 (GQA)" % name, "llama_decode/%s/threads:1" % key,
+             "llama_decode/%s/threads:1" % key, 1, "decode", ("floor", 1.15)),
+            ("%s cached decode step at t = 129 (GQA), all cores" % name, "llama_decode/%s/threads:0" % key,
+             "llama_decode/%s/threads:0" % key, 0, "decode", ("floor", 1.15)),
+        ]
+
+    print("# Benchmarks: stepformer against this host's limits, beside PyTorch")
     print()
-    print("Written by `scripts/bench.sh` (do not edit by hand). Each figure is the **minimum wall")
-    print("time** over repeated runs of one stepformer Google Benchmark (`tests/bench/`) and of its")
-    print("PyTorch twin (`tests/bench/peers/`), run back to back on this machine; ratio = PyTorch ÷")
-    print("stepformer (above 1: stepformer is faster). Random weights, batch 1, float32.")
+    print("Written by `scripts/bench.sh` (do not edit by hand). Each figure is a stepformer Google")
+    print("Benchmark (`tests/bench/`) and its PyTorch twin (`tests/bench/peers/`), run in %d interleaved" % n_rounds)
+    print("rounds (stepformer, PyTorch, stepformer, PyTorch, …); times are the **minimum / median** wall")
+    print("time over the runs of all rounds. Random weights, batch 1 (training: 64), float32. The work")
+    print("is counted from the shapes (matrix products: 2·m·n·k FLOPs, `stepper/cost.h`; a cached step")
+    print("reads every weight matrix it multiplies by and its K/V rows: bytes). The rate is work ÷ the")
+    print("minimum time; **of limit** is that rate as a fraction of this host's limit measured in the same")
+    print("run (below): for compute figures the higher of our GEMM's and OpenBLAS's rate on a 1024³")
+    print("product at the same thread count; for decode steps the step's bytes ÷ the streaming read rate")
+    print("(the step's floor) divided by its time. PyTorch ÷ stepformer compares minimum times (above 1:")
+    print("stepformer is faster).")
+    print()
+    print("**Reading it across hosts.** Compare the *of limit* column between machines, not the PyTorch")
+    print("ratio. The ratio mixes our code with the host: on a core with full-width AVX-512 (two 512-bit")
+    print("FMA pipes, 64 single-precision FLOPs per cycle) our kernel runs its AVX-512 path at full")
+    print("rate while Debian's OpenBLAS, built before such cores, stays near its AVX2 rate, so PyTorch")
+    print("falls about 2× behind; on Zen 4, which executes a 512-bit FMA as two 256-bit halves (32 FLOPs")
+    print("per cycle), both reach about the same rate and the ratio shrinks to what PyTorch loses outside")
+    print("its products; on an AVX2-only core both run 256-bit code. The fraction of the host's own")
+    print("limit — the best large product either library reaches on that host, at the same thread")
+    print("count, and its streaming read rate for decoding — says how much of the machine stepformer")
+    print("uses, whatever the vector width, and is the figure the goals are stated in. The FMA peak")
+    print("row shows the width the build uses and what the cores deliver at it (a register-resident")
+    print("loop: the ceiling no product reaches).")
     print()
     for line in machine:
         print("- " + line)
     print()
-    print("| figure | stepformer | PyTorch | ratio | goal |")
-    print("|---|---|---|---|---|")
-    for figure, sk, pk, goal, goal_text in rows:
-        s, p = sf.get(sk), pt.get(pk)
-        ratio = p / s if s and p else None
-        met = ""
-        if goal and s:
-            kind, x = goal
-            if kind == "ratio" and ratio is not None:
-                met = " ✓" if ratio >= x else " ✗"
-            elif kind == "ms" and x is not None:
-                met = " ✓" if s <= x else " ✗"
-        print("| %s | %s | %s | %s | %s%s |" % (figure, fmt(s), fmt(p),
-                                               "%.2f×" % ratio if ratio else "–", goal_text, met))
+    limits_table(lim, sf, context)
+
+    print("### Figures")
     print()
-    print("Goals: the project's speed targets (base, small, decode, training); GPT-2 is reported. ✓ met,")
-    print("✗ not met in this run. The decode floor is `weights_floor` of `decode_bench`: one")
-    print("matrix-vector product with every weight matrix a cached step reads, measured in the same run.")
+    print("| figure | threads | work | stepformer min / median | rate | of limit | PyTorch min / median "
+          "| PyTorch ÷ stepformer | goal |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for figure, sk, pk, threads, kind, goal in rows:
+        s, p = sf.get(sk), pt.get(pk)
+        n_threads = ALL if threads == 0 else threads
+        limit_threads = 0 if n_threads == ALL else n_threads
+        if s is None and p is None:
+            continue
+        work, rate_text, frac, frac_text = "–", "–", None, "–"
+        floor_ms = None
+        if s is not None and kind == "compute":
+            work = fmt_work(flops=s.counters.get("flops"))
+            r = rate(s, "flops")
+            limit = lim.compute(limit_threads)[0] if limit_threads in (0, 1) else None
+            rate_text = gflops(r)
+            if r and limit:
+                frac = r / limit
+                frac_text = "%.0f %%" % (100 * frac)
+        elif s is not None and kind == "decode":
+            nbytes = s.counters.get("bytes")
+            work = fmt_work(nbytes=nbytes)
+            if s.counters.get("mha_bytes") and s.counters["mha_bytes"] != nbytes:
+                work += " (K/V %.1f MB; with MHA K/V %.1f MB)" % (s.counters["kv_bytes"] / 1e6,
+                                                                   s.counters["mha_bytes"] / 1e6)
+            r = rate(s, "bytes")
+            bw = lim.stream(limit_threads)
+            rate_text = gbps(r)
+            if nbytes and bw:
+                floor_ms = nbytes / bw * 1e3
+                frac = floor_ms / s.min
+                frac_text = "%.0f %% (floor %s)" % (100 * frac, fmt_ms(floor_ms))
+        ratio = "%.2f×" % (p.min / s.min) if s and p and s.times and p.times else "–"
+        goal_text = ""
+        if goal:
+            if goal[0] == "fraction":
+                goal_text = "≥ %.0f %% of the limit" % (100 * goal[1])
+                if frac is not None:
+                    goal_text += " ✓" if frac >= goal[1] else " ✗"
+            elif goal[0] == "floor":
+                goal_text = "≤ %.2f × its floor" % goal[1]
+                if floor_ms:
+                    x = s.min / floor_ms
+                    goal_text = "%.2f × floor; goal ≤ %.2f× %s" % (x, goal[1], "✓" if x <= goal[1] else "✗")
+            elif goal[0] == "speedup":
+                one = sf.get(goal[1])
+                goal_text = "≥ %.1f × one core" % goal[2]
+                if one and one.times and s and s.times:
+                    x = one.min / s.min
+                    goal_text = "%.2f × one core; goal ≥ %.1f× %s" % (x, goal[2], "✓" if x >= goal[2] else "✗")
+        print("| %s | %d | %s | %s | %s | %s | %s | %s | %s |"
+              % (figure, n_threads, work, fmt_pair(s), rate_text, frac_text, fmt_pair(p), ratio, goal_text))
+    print()
+    load_table(sf, pt)
+    print("Goals (✓ met, ✗ not met in this run): forward passes ≥ 90 % of the compute limit (small ≥ 75 %),")
+    print("training ≥ 80 %, a cached decoding step ≤ 1.15 × its floor, two cores ≥ 1.8 × one core on the")
+    print("forward passes. Decode rows of grouped-query models count the K/V rows actually read (h_kv heads)")
+    print("and give the bytes a multi-head cache of the same model would read beside them.")
+
+
+def load_table(sf, pt):
+    rows = [(k, name) for k, name in (("smollm2_135m", "SmolLM2-135M shape"), ("qwen25_05b", "Qwen2.5-0.5B shape"))
+            if "llama_load/%s" % k in sf]
+    if not rows:
+        return
+    print("### Opening a BF16 hub folder (a fresh process per load)")
+    print()
+    print("| model | BF16 file | float32 weights | stepformer load min / median | peak RSS | RSS after load "
+          "| PyTorch load min / median | PyTorch peak RSS | goal: no second resident copy |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for key, name in rows:
+        s, p = sf["llama_load/%s" % key], pt.get("torch_load/%s" % key)
+        c = s.counters
+        extra = c.get("peak_rss_MB", 0) - c.get("f32_MB", 0)
+        ok = extra <= 0.25 * c.get("file_MB", 0)
+        print("| %s | %.0f MB | %.0f MB | %s | %.0f MB | %.0f MB | %s | %s | peak − float32 = %.0f MB, "
+              "≤ ¼ of the file %s |"
+              % (name, c.get("file_MB", 0), c.get("f32_MB", 0), fmt_pair(s), c.get("peak_rss_MB", 0),
+                 c.get("rss_after_MB", 0), fmt_pair(p),
+                 "%.0f MB" % p.counters["peak_rss_MB"] if p and "peak_rss_MB" in p.counters else "–",
+                 extra, "✓" if ok else "✗"))
+    print()
+    print("The BF16 file is mapped and widened to float32 tensor by tensor; the pages already read are")
+    print("handed back as the loader goes (`io/mapped_file.h`), so the peak holds the float32 weights")
+    print("and about one tensor of the file. PyTorch's load is the same work in Python (`torch_llama.py")
+    print("--load`: the header parsed, each tensor viewed in the mapped file and converted with")
+    print("`.float()`); its RSS includes the interpreter and the torch library.")
+    print()
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ void step_cached(benchmark::State& state) {
     benchmark::DoNotOptimize(argmax(logits));
     drop_last_row(h.cache);
   }
+  step_counters(state, b.model.config, static_cast<int>(b.src.size()), t);
   state.counters["cache_MiB"] = static_cast<double>(h.cache.bytes() + 2LL * 6 * 512 * 4) / (1 << 20);
 }
 

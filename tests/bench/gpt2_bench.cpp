@@ -38,6 +38,7 @@ void forward_128(benchmark::State& state) {
     Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
     benchmark::DoNotOptimize(logits.data());
   }
+  state.counters["flops"] = flops(forward_flops(m.config, 0, kPrompt));
   state.counters["threads"] = threads();
 }
 
@@ -55,6 +56,7 @@ void decode_step(benchmark::State& state) {
     benchmark::DoNotOptimize(argmax(logits));
     drop_last_row(h.cache);
   }
+  step_counters(state, m.config, 0, kPrompt + 1);
   state.counters["threads"] = threads();
 }
 

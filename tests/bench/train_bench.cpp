@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "stepper/cost.h"
 #include "train/trainer.h"
 
 namespace sf {
@@ -56,6 +57,12 @@ void Throughput(benchmark::State& state) {
   for (auto _ : state) tokens += t->step().tokens;
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
   state.counters["steps/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  // A step's matrix products, from the shapes: the forward's (stepper/cost.h) over each of the
+  // batch's sequences (10 source tokens; decoder input <s> + 10), and twice that for the backward
+  // (the input and the weight gradient of every product).
+  const TrainOptions o = copy_options(norm, threads, 1);
+  state.counters["flops"] =
+      3.0 * static_cast<double>(o.batch) * static_cast<double>(forward_flops(t->model().config, 10, 11).total());
 }
 BENCHMARK(Throughput)
     ->ArgNames({"threads", "pre"})

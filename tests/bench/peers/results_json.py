@@ -1,5 +1,6 @@
 """Shared by the PyTorch peers: `--json PATH` merges each figure's timings into one JSON file
-that scripts/bench_table.py reads ({key: {"min_ms", "median_ms", "runs", "threads"}})."""
+that scripts/bench_table.py reads ({key: {"times_ms", "min_ms", "median_ms", "runs", "threads"}}).
+A key recorded again in the same file (another round into the same file) keeps every run."""
 
 import json
 import os
@@ -13,8 +14,9 @@ def record(path, key, times_ms, threads):
     if os.path.exists(path):
         with open(path) as f:
             data = json.load(f)
-    data[key] = dict(min_ms=min(times_ms), median_ms=statistics.median(times_ms),
-                     runs=len(times_ms), threads=threads)
+    times = data.get(key, {}).get("times_ms", []) + list(times_ms)
+    data[key] = dict(times_ms=times, min_ms=min(times), median_ms=statistics.median(times),
+                     runs=len(times), threads=threads)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
