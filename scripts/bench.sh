@@ -55,7 +55,7 @@ if ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$BUILD/CMakeCache.txt" ||
   exit 2
 fi
 cmake --build "$BUILD" -j"$(nproc)" --target host_limits_bench forward_bench decode_bench train_bench \
-  gpt2_bench
+  gpt2_bench llama_bench
 
 if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "bench.sh: expected PyTorch for $PY (Debian: apt-get install python3-torch libopenblas0-openmp); found none" >&2
@@ -122,6 +122,10 @@ for round in $(seq 1 "$ROUNDS"); do
   if want gpt2; then
     gb gpt2_bench --benchmark_min_time=0.01 --benchmark_repetitions="$SMALL_REPS"
     peer $PEERS/torch_gpt2.py --threads 1 0 --repeats "$SMALL_REPS" --steps 10
+  fi
+  if want llama; then
+    gb llama_bench --benchmark_min_time=0.01 --benchmark_repetitions="$SMALL_REPS"
+    peer $PEERS/torch_llama.py --threads 1 0 --repeats "$SMALL_REPS" --steps 5 --load "$STEPFORMER_BENCH_LLAMA_DIR"
   fi
 done
 

@@ -283,8 +283,9 @@ def main():
             nbytes = s.counters.get("bytes")
             work = fmt_work(nbytes=nbytes)
             if s.counters.get("mha_bytes") and s.counters["mha_bytes"] != nbytes:
-                work += " (K/V %.1f MB; with MHA K/V %.1f MB)" % (s.counters["kv_bytes"] / 1e6,
-                                                                   s.counters["mha_bytes"] / 1e6)
+                kv, mha = s.counters["kv_bytes"], s.counters["mha_bytes"]
+                work += ", K/V %.1f of them (a multi-head cache: %.1f MB, %.1f MB in all)" % (
+                    kv / 1e6, (mha - nbytes + kv) / 1e6, mha / 1e6)
             r = rate(s, "bytes")
             bw = lim.stream(limit_threads)
             rate_text = gbps(r)

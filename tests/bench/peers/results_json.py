@@ -7,7 +7,8 @@ import os
 import statistics
 
 
-def record(path, key, times_ms, threads):
+def record(path, key, times_ms, threads, **extra):
+    """extra: further figures of the key (peak_rss_MB); a larger peak_rss_MB is kept."""
     if not path:
         return
     data = {}
@@ -15,8 +16,11 @@ def record(path, key, times_ms, threads):
         with open(path) as f:
             data = json.load(f)
     times = data.get(key, {}).get("times_ms", []) + list(times_ms)
+    old = dict(data.get(key, {}))
     data[key] = dict(times_ms=times, min_ms=min(times), median_ms=statistics.median(times),
                      runs=len(times), threads=threads)
+    for k, v in extra.items():
+        data[key][k] = max(v, old[k]) if k == "peak_rss_MB" and k in old else v
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
