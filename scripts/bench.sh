@@ -10,10 +10,10 @@
 # /usr/bin/python3 and Debian's python3-torch):
 #   host limits   our GEMM and OpenBLAS (torch.mm) on 1024³ and two model shapes, a register-resident
 #                 FMA loop, a streaming read over 512 MiB; 1 thread and every core;
-#   figures       small, base and GPT-2 forward passes, training steps, cached decoding steps, and
-#                 SmolLM2-135M- and Qwen2.5-0.5B-shaped models (random BF16 hub folders written
-#                 once to $BENCH_LLAMA_DIR): load time and peak RSS in a fresh process, a 128-token
-#                 forward, a cached decoding step.
+#   figures       small, base and GPT-2 (128 and 1,024 tokens) forward passes, training steps,
+#                 cached decoding steps, and SmolLM2-135M- and Qwen2.5-0.5B-shaped models (random
+#                 BF16 hub folders written once to $BENCH_LLAMA_DIR): load time and peak RSS in a
+#                 fresh process, a 128-token forward, a cached decoding step.
 # scripts/bench_table.py then states every figure's work (FLOPs or bytes, from the shapes), its
 # minimum and median time over all rounds, its rate, its fraction of the host's limit and its ratio
 # to PyTorch, with the CPU (vendor, family, model, stepping), SIMD flags, thread counts and load,
@@ -26,7 +26,7 @@
 #   BENCH_OUT        the Markdown file written (default docs/benchmarks.md)
 #   BENCH_ROUNDS     interleaved rounds (default 3; at least 3 for a table to commit)
 #   BENCH_REPS       stepformer repetitions per figure and round (default 4; GPT-2 and the Llama
-#                    shapes use at most 2, training 1 run of 5 s)
+#                    shapes use at most 2, GPT-2's 1,024-token forward 1, training 1 run of 5 s)
 #   BENCH_LLAMA_DIR  where the Llama-shaped hub folders are written and kept between runs (default
 #                    /tmp/stepformer_bench_llama; ≈ 1.3 GB)
 #   BENCH_ONLY       a regular expression: run only the groups whose name matches (host, forward,
@@ -121,7 +121,7 @@ for round in $(seq 1 "$ROUNDS"); do
   fi
   if want gpt2; then
     gb gpt2_bench --benchmark_min_time=0.01 --benchmark_repetitions="$SMALL_REPS"
-    peer $PEERS/torch_gpt2.py --threads 1 0 --repeats "$SMALL_REPS" --steps 10
+    peer $PEERS/torch_gpt2.py --threads 1 0 --repeats "$SMALL_REPS" --steps 10 --long-repeats 1
   fi
   if want llama; then
     gb llama_bench --benchmark_min_time=0.01 --benchmark_repetitions="$SMALL_REPS"

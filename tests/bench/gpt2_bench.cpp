@@ -1,4 +1,4 @@
-// GPT-2 small shape: forward of 128 tokens and per-token cached decoding, on one thread
+// GPT-2 small shape: forward of 128 and 1,024 tokens and per-token cached decoding, on one thread
 // and on every core. Random weights (no network): the speed does not depend on their values.
 //   ./build/tests/bench/gpt2_bench --benchmark_repetitions=3
 // Shape: d_model 768, 12 heads, 12 layers, d_ff 3072, vocabulary 50257, n_ctx 1024, pre-LN,
@@ -29,16 +29,16 @@ std::vector<int> prompt(int n) {
   return ids;
 }
 
-// The whole decoder over 128 tokens, logits for every position (B = 1, nothing recorded).
-void forward_128(benchmark::State& state) {
+// The whole decoder over n tokens, logits for every position (B = 1, nothing recorded).
+void forward(benchmark::State& state, int n) {
   set_threads(static_cast<int>(state.range(0)));
   const Model& m = gpt2();
-  const std::vector<int> ids = prompt(kPrompt);
+  const std::vector<int> ids = prompt(n);
   for (auto _ : state) {
     Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
     benchmark::DoNotOptimize(logits.data());
   }
-  state.counters["flops"] = flops(forward_flops(m.config, 0, kPrompt));
+  state.counters["flops"] = flops(forward_flops(m.config, 0, n));
   state.counters["threads"] = threads();
 }
 
@@ -60,7 +60,19 @@ void decode_step(benchmark::State& state) {
   state.counters["threads"] = threads();
 }
 
+void forward_128(benchmark::State& state) { forward(state, kPrompt); }
+// The longest input GPT-2 takes (n_ctx): ≈ 0.3 TFLOP, seconds per run, so one run per repetition.
+void forward_1024(benchmark::State& state) { forward(state, 1024); }
+
 BENCHMARK(forward_128)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(forward_1024)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(1);
 BENCHMARK(decode_step)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -8,6 +8,7 @@ learned positions, lm_head tied to wte. Written as Hugging Face's GPT2LMHeadMode
 causal softmax over Q Kᵀ/√dk), with eager ops and no autograd. Two figures, each at every
 thread count asked for (0 = every core):
   forward 128: the whole model over 128 tokens, logits for every position;
+  forward 1024: the same over 1,024 tokens (n_ctx), --long-repeats runs (0: not timed);
   decode step: one cached step after a 128-token prompt (K/V cache preallocated for n_ctx,
                appended in place), the tied output projection and argmax.
 Prints the minimum and the median wall time (time.perf_counter) in milliseconds.
@@ -94,6 +95,7 @@ def main():
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 0], help="0 = every core")
     ap.add_argument("--repeats", type=int, default=5, help="timed forward passes")
     ap.add_argument("--steps", type=int, default=30, help="timed decode steps")
+    ap.add_argument("--long-repeats", type=int, default=0, help="timed 1,024-token forward passes")
     ap.add_argument("--json", default="", help="merge the figures into this JSON file")
     args = ap.parse_args()
     gen = torch.Generator().manual_seed(0)
@@ -107,6 +109,8 @@ def main():
             torch.set_num_threads(n)
             forward(p, ids)  # warm-up
             fwd = timed(lambda: forward(p, ids), args.repeats)
+            long_ids = torch.randint(4, VOCAB, (NCTX,), generator=gen)
+            fwd_long = timed(lambda: forward(p, long_ids), args.long_repeats)
 
             cache = Cache()
             last = forward(p, ids, cache)[-1]
@@ -118,7 +122,9 @@ def main():
 
             step()
             dec = timed(step, args.steps)
-            for name, t in (("forward_128", fwd), ("decode_step", dec)):
+            for name, t in (("forward_128", fwd), ("forward_1024", fwd_long), ("decode_step", dec)):
+                if not t:
+                    continue
                 print("threads %d  %-12s min %9.3f ms  median %9.3f ms  (runs %d)"
                       % (n, name, min(t), statistics.median(t), len(t)))
                 record(args.json, "gpt2_%s/threads:%d" % (name, threads), t, n)
