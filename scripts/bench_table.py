@@ -47,7 +47,8 @@ class Figure:
 
 
 def rounds(workdir):
-    found = sorted(glob.glob(os.path.join(workdir, "round*")), key=lambda p: int(re.sub(r"\D", "", p) or 0))
+    found = glob.glob(os.path.join(workdir, "round*"))
+    found.sort(key=lambda p: int(re.sub(r"\D", "", os.path.basename(p)) or 0))
     return found or [workdir]
 
 
