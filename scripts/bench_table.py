@@ -67,7 +67,7 @@ def stepformer_figures(workdir):
                                 if not re.match(r"(real_time|manual_time|min_time:|repeats:|iterations:)", p))
                 fig = out.setdefault(name, Figure())
                 fig.times.append(b["real_time"] * UNIT_MS[b.get("time_unit", "ns")])
-                for k in ("flops", "bytes", "kv_bytes", "mha_bytes", "width_bits", "threads",
+                for k in ("flops", "bytes", "kv_bytes", "mha_bytes", "width_bits", "threads", "cpu_mhz",
                           "peak_rss_MB", "rss_after_MB", "f32_MB", "file_MB"):
                     if k in b:
                         fig.counters[k] = max(b[k], fig.counters.get(k, b[k])) if k == "peak_rss_MB" else b[k]
@@ -168,8 +168,13 @@ def limits_table(lim, sf, context):
               % (kernel, text, gflops(lim.ours(shape, 1)), gflops(lim.ours(shape, 0))))
         print("| OpenBLAS (`torch.mm`), %s | %s | %s |"
               % (text, gflops(lim.blas(shape, 1)), gflops(lim.blas(shape, 0))))
-    print("| FMA peak: register-resident loop, %s-bit vectors | %s | %s |"
-          % (int(width) if width else "?", gflops(lim.fma(1)), gflops(lim.fma(0))))
+    fma_fig = sf.get("fma_peak/threads:1", Figure())
+    mhz = fma_fig.counters.get("cpu_mhz")
+    per_cycle = ""
+    if mhz and lim.fma(1):
+        per_cycle = " (≈ %.0f FLOPs per cycle at the %.0f MHz /proc/cpuinfo states)" % (lim.fma(1) / (mhz * 1e6), mhz)
+    print("| FMA peak: register-resident loop, %s-bit vectors | %s%s | %s |"
+          % (int(width) if width else "?", gflops(lim.fma(1)), per_cycle, gflops(lim.fma(0))))
     print("| streaming read: a float sum over 512 MiB | %s | %s |" % (gbps(lim.stream(1)), gbps(lim.stream(0))))
     c1, w1 = lim.compute(1)
     c0, w0 = lim.compute(0)

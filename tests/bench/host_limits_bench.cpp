@@ -12,14 +12,18 @@
 //   stream_read   a plain float sum over a 512 MiB buffer (far larger than any L3 cache), the
 //                 threads reading disjoint halves: the rate at which a cached decoding step can
 //                 stream its weights at best.
-// Counters: flops (per iteration, from the shapes) or bytes (per iteration), and the vector
-// width in bits. The PyTorch twin is tests/bench/peers/torch_host_limits.py (OpenBLAS's torch.mm).
+// Counters: flops (per iteration, from the shapes) or bytes (per iteration), the vector width in
+// bits, and the clock /proc/cpuinfo states (for FLOPs per cycle). The PyTorch twin is
+// tests/bench/peers/torch_host_limits.py (OpenBLAS's torch.mm).
 #include <benchmark/benchmark.h>
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -94,6 +98,16 @@ void on_threads(int n, const F& body) {
 
 int thread_count(int arg) { return arg > 0 ? arg : hardware_threads(); }
 
+// The clock /proc/cpuinfo states for the first core, MHz (0 when absent). A virtual machine often
+// states its nominal clock, not the one the core runs at under load.
+double stated_mhz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("cpu MHz", 0) == 0) return std::atof(line.c_str() + line.find(':') + 1);
+  return 0;
+}
+
 void fma_peak(benchmark::State& state) {
   const int n = thread_count(static_cast<int>(state.range(0)));
   std::vector<float> sink(static_cast<size_t>(n));
@@ -105,6 +119,7 @@ void fma_peak(benchmark::State& state) {
   state.counters["flops"] = 2.0 * kChains * lanes * static_cast<double>(kFmaLoops) * n;
   state.counters["width_bits"] = kWidthBits;
   state.counters["threads"] = n;
+  state.counters["cpu_mhz"] = stated_mhz();
 }
 
 constexpr int64_t kStreamFloats = int64_t{128} << 20;  // 512 MiB
