@@ -124,6 +124,8 @@ TEST(HfPieces, ConfigJsonUnchangedForExistingModels) {
   EXPECT_TRUE(c->scale_embeddings);
   EXPECT_FLOAT_EQ(c->layer_norm_eps, 1e-5f);
   EXPECT_EQ(c->encoder_heads(), 2);
+  EXPECT_EQ(c->encoder_d_k(), 4);  // d_model 8 over the same 2 heads as the decoder
+  EXPECT_EQ(c->d_k(), 4);
 }
 
 TEST(HfPieces, ConfigNewChoicesRoundTrip) {
@@ -142,6 +144,8 @@ TEST(HfPieces, ConfigNewChoicesRoundTrip) {
   EXPECT_FALSE(back->scale_embeddings);
   EXPECT_FLOAT_EQ(back->layer_norm_eps, 1e-12f);
   EXPECT_EQ(back->encoder_heads(), 4);
+  EXPECT_EQ(back->encoder_d_k(), 2);  // the encoder's 4 heads split d_model 8 into 2 columns each
+  EXPECT_EQ(back->d_k(), 4);          // the decoder's 2 heads keep 4
   EXPECT_EQ(back->encoder_d_ff(), 12);
   EXPECT_FALSE(back->decoder_pad_mask);
 }

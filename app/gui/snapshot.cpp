@@ -93,9 +93,7 @@ int kind_layers(const Config& c, AttnKind k) {
 
 int kind_heads(const Config& c, AttnKind k) { return k == AttnKind::EncoderSelf ? c.encoder_heads() : c.n_heads; }
 
-int kind_d_k(const Config& c, AttnKind k) {
-  return k == AttnKind::EncoderSelf ? c.d_model / c.encoder_heads() : c.d_k();  // as encoder.cpp splits d_model
-}
+int kind_d_k(const Config& c, AttnKind k) { return k == AttnKind::EncoderSelf ? c.encoder_d_k() : c.d_k(); }
 
 namespace {
 

@@ -102,6 +102,9 @@ struct Config {
   // Dimensions of each head that rotate: int(d_k · fraction), as transformers rounds it.
   int rotary_dim() const { return static_cast<int>(static_cast<float>(d_k()) * rope.fraction); }
   int encoder_heads() const { return n_encoder_heads > 0 ? n_encoder_heads : n_heads; }
+  // The encoder's head width: its heads split d_model (head_dim is a decoder-only choice), so its
+  // d_k — the √d_k its scores divide by — differs from d_k() when its head count does.
+  int encoder_d_k() const { return d_model / encoder_heads(); }
   int encoder_d_ff() const { return d_ff_encoder > 0 ? d_ff_encoder : d_ff; }
   // has_encoder: an encoder stack runs (encoder-decoder, encoder-only); has_decoder: a decoder
   // stack runs (encoder-decoder, decoder-only); cross-attention needs both.

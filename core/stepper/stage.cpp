@@ -183,7 +183,7 @@ void describe_attention(const Ctx& x, const StageKey& k, Stage& s) {
   const int64_t d = x.d(), h = enc ? c.encoder_heads() : c.n_heads;
   // Decoder self-attention may have its own head width (head_dim) and fewer K/V heads (GQA).
   const bool own_width = !enc && !cross;
-  const int64_t dk = own_width ? c.d_k() : d / h, da = own_width ? c.d_attn() : d;
+  const int64_t dk = enc ? c.encoder_d_k() : own_width ? c.d_k() : d / h, da = own_width ? c.d_attn() : d;
   const int64_t hkv = own_width ? c.kv_heads() : h, dkv = hkv * dk;
   const int64_t nk = cross ? x.n_src : x.n_k;
   const std::vector<int64_t> nd{x.rows, d}, qd{x.rows, da}, kd{nk, dkv}, map{h, x.rows, nk};

@@ -142,7 +142,7 @@ class ModelPanel : public Panel {
                                             : std::to_string(m.n_decoder_layers) + " decoder");
       const int heads = m.has_decoder() ? m.n_heads : m.encoder_heads();
       table_row("heads", std::to_string(heads) +
-                             "   (d_k = " + std::to_string(m.has_decoder() ? m.d_k() : m.d_model / heads) + ")" +
+                             "   (d_k = " + std::to_string(m.has_decoder() ? m.d_k() : m.encoder_d_k()) + ")" +
                              (m.kv_heads() != m.n_heads ? ", " + std::to_string(m.kv_heads()) + " K/V heads" : ""));
       if (m.has_decoder() && m.has_encoder() && m.encoder_heads() != m.n_heads)
         table_row("encoder heads", std::to_string(m.encoder_heads()));
