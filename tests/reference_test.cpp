@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "analysis/ablation.h"
 #include "io/trace_export.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
 #include "model/positional_encoding.h"
 #include "stepper/decoding.h"
+#include "stepper/run.h"
+#include "reference/ablation.h"
 #include "reference/attention.h"
 #include "reference/feed_forward.h"
 #include "reference/greedy.h"
@@ -358,6 +361,53 @@ TEST_P(ReferenceDecoder, KvCacheStepsEqualTheWholeTarget) {
     const Mat fast = decode(m, {f.tgt[t]}, 1, enc, &fast_cache, nullptr);  // (1, V)
     EXPECT_TRUE(near(fast, step.logits, kRounding)) << c.label << " step " << t << ": the fast cached step";
   }
+}
+
+// Head and MLP ablation: the fast path's intervention hooks (what `trace --ablate` and the
+// explorer run) against the reference's ablated forward, zero and mean, on every decoder fixture:
+// the first and the last self-attention head, a cross-attention head, and the first and the last
+// feed-forward sublayer. Each ablation moves the logits, so an ignored one would fail.
+TEST_P(ReferenceDecoder, AblatedFastPathEqualsTheReferenceAblation) {
+  const Case c = GetParam();
+  const Loaded f = load(c);
+  const Model& m = f.model;
+  const Config& cfg = m.config;
+  const int last = cfg.n_decoder_layers - 1;
+  const ref::Output clean = ref::forward(m, f.src, f.tgt);
+  EXPECT_TRUE(near(ref::ablated_forward(m, f.src, f.tgt, {}).logits, clean.logits, kRounding))
+      << c.label << ": ablating nothing is the forward pass";
+  PreparedInput in;
+  in.src_ids = f.src;
+  in.tgt_ids = f.tgt;
+  struct Ablation {
+    const char* what;
+    std::vector<AblationTarget> fast;
+    ref::DecoderAblation ref;
+  };
+  std::vector<Ablation> ablations;
+  Ablation heads{"heads", {{SiteKind::SelfAttention, 0, 0}, {SiteKind::SelfAttention, last, cfg.n_heads - 1}}, {}};
+  heads.ref.self_heads = {{0, 0}, {last, cfg.n_heads - 1}};
+  if (cfg.has_cross_attention()) {
+    heads.fast.push_back({SiteKind::CrossAttention, last, 1 % cfg.n_heads});
+    heads.ref.cross_heads = {{last, 1 % cfg.n_heads}};
+  }
+  ablations.push_back(heads);
+  if (cfg.has_ffn()) {
+    Ablation mlps{"mlps", {{SiteKind::Mlp, 0, -1}, {SiteKind::Mlp, last, -1}}, {}};
+    mlps.ref.mlps = {0, last};
+    ablations.push_back(mlps);
+  }
+  for (Ablation& a : ablations)
+    for (const ref::Ablate mode : {ref::Ablate::Zero, ref::Ablate::Mean}) {
+      const char* name = mode == ref::Ablate::Zero ? "zero" : "mean";
+      a.ref.mode = mode;
+      const ref::Output want = ref::ablated_forward(m, f.src, f.tgt, a.ref);
+      EXPECT_FALSE(near(want.logits, clean.logits, 1e-4)) << c.label << ": " << a.what << " " << name << " moves";
+      RunOptions opt;
+      opt.intervention = ablation(m, a.fast, mode == ref::Ablate::Zero ? EditMode::Zero : EditMode::Mean);
+      const Trace t = run_forward(m, in, opt);
+      EXPECT_TRUE(near(t.decoder.logits, want.logits, kRounding)) << c.label << ": " << a.what << " " << name;
+    }
 }
 
 // The shipped models (assets/models), decoded greedily by the reference with its KV cache: each
