@@ -7,6 +7,7 @@
 #include "model/feed_forward.h"
 #include "model/layer_norm.h"
 #include "model/mask.h"
+#include "analysis/position_view.h"
 #include "model/positional_encoding.h"
 #include "model/residual.h"
 
@@ -142,6 +143,31 @@ TEST(PositionalEncoding, RotationMapsPtToPtPlusPhi) {
         EXPECT_NEAR(got(0), want(0), 1e-5) << "k " << k << " phi " << phi << " t " << t;
         EXPECT_NEAR(got(1), want(1), 1e-5);
       }
+}
+
+// The explorer's position views (analysis/position_view.h): the shift check on the table, each
+// p_t's squared length d/2 on the similarity's diagonal (sin² + cos² = 1 per pair), and the
+// wavelengths 2π/ω_k.
+TEST(PositionView, ShiftSimilarityAndWavelength) {
+  const int d = 8;
+  const Mat P = sinusoidal_pe(20, d);
+  const PairShift s = pair_shift(P, 1, 5, 3);
+  EXPECT_FLOAT_EQ(s.omega, pe_frequency(1, d));
+  EXPECT_FLOAT_EQ(s.angle, 5 * pe_frequency(1, d));
+  EXPECT_FLOAT_EQ(s.p_t(0), P(3, 2));
+  EXPECT_FLOAT_EQ(s.p_tphi(1), P(8, 3));
+  EXPECT_NEAR(s.turned(0), std::sin(8 * 0.1), 1e-5);  // ω_1 = 10000^(−2/8) = 0.1
+  EXPECT_NEAR(s.turned(1), std::cos(8 * 0.1), 1e-5);
+  EXPECT_LT(s.max_diff, 1e-5f);
+  EXPECT_GT(pair_shift(P.colwise().reverse(), 1, 5, 3).max_diff, 0.1f) << "a table that is not sinusoidal";
+  const Mat S = position_similarity(P);
+  ASSERT_EQ(S.rows(), 20);
+  ASSERT_EQ(S.cols(), 20);
+  for (int t = 0; t < 20; ++t) EXPECT_NEAR(S(t, t), d / 2.0f, 1e-5);
+  EXPECT_NEAR(S(2, 7), P.row(2).dot(P.row(7)), 1e-5);
+  EXPECT_FLOAT_EQ(S(2, 7), S(7, 2));
+  EXPECT_NEAR(pe_wavelength(0, d), 2 * M_PI, 1e-5);
+  EXPECT_NEAR(pe_wavelength(1, d), 20 * M_PI, 1e-3);
 }
 
 TEST(LayerNorm, MatchesTorchFormula) {

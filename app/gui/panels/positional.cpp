@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "actions.h"
+#include "analysis/position_view.h"
 #include "analysis/rotary_view.h"
 #include "app.h"
 #include "gfx/imgui_math.h"
@@ -101,7 +102,7 @@ class PositionalPanel : public Panel {
   void prepare(const std::shared_ptr<const Model>& m) {
     model_ = m;
     P_ = m->positions();
-    sim_ = P_ * P_.transpose();  // (max_len, max_len) p_t · p_s
+    sim_ = position_similarity(P_);  // (max_len, max_len) p_t · p_s
     rows_ = numbered(static_cast<int>(P_.rows()));
     cols_ = numbered(static_cast<int>(P_.cols()));
     ++version_;
@@ -259,7 +260,7 @@ class PositionalPanel : public Panel {
       for (int i : c.ui.pe_dims) {
         const float w = pe_frequency(i / 2, cfg.d_model);
         ImGui::Text("dim %d: ω_%d = 10000^(−2·%d/%d) = %.5f,  wavelength 2π/ω = %.1f positions", i, i / 2, i / 2,
-                    cfg.d_model, w, 6.2831853f / w);
+                    cfg.d_model, w, pe_wavelength(i / 2, cfg.d_model));
       }
     }
   }
@@ -309,23 +310,22 @@ class PositionalPanel : public Panel {
     ImGui::SliderInt("position t", &c.ui.pe_t, 0, std::max(0, L - 1 - c.ui.pe_phi));
     ImGui::PopItemWidth();
     const int k = c.ui.pe_k, phi = c.ui.pe_phi, t = std::min(c.ui.pe_t, std::max(0, L - 1 - phi));
-    const Eigen::Matrix2f M = pe_rotation(k, phi, d);
-    const Eigen::Vector2f pt(P_(t, 2 * k), P_(t, 2 * k + 1));
-    const Eigen::Vector2f rot = M * pt;
-    const Eigen::Vector2f target(P_(t + phi, 2 * k), P_(t + phi, 2 * k + 1));
-    const float w = pe_frequency(k, d);
+    const PairShift shift = pair_shift(P_, k, phi, t);
+    const Eigen::Matrix2f& M = shift.rotation;
+    const Eigen::Vector2f &pt = shift.p_t, &rot = shift.turned, &target = shift.p_tphi;
+    const float w = shift.omega;
     ImGui::TextWrapped(
         "Each (sin, cos) pair of p_{t+φ} is the pair of p_t turned by the angle ω_k·φ — the same rotation for "
         "every t. So \"φ positions later\" is a linear map the model can learn.");
     ImGui::BeginGroup();
     ImGui::PushFont(c.fonts.mono);
-    ImGui::Text("ω_%d = %.5f,  ω_%d·φ = %.4f rad", k, w, k, w * phi);
+    ImGui::Text("ω_%d = %.5f,  ω_%d·φ = %.4f rad", k, w, k, shift.angle);
     ImGui::Text("M(%d, %d) = [ %7.4f  %7.4f ]", k, phi, M(0, 0), M(0, 1));
     ImGui::Text("          [ %7.4f  %7.4f ]", M(1, 0), M(1, 1));
     ImGui::Text("p_%d[%d..%d]      = (%7.4f, %7.4f)", t, 2 * k, 2 * k + 1, pt(0), pt(1));
     ImGui::Text("M · p_%d pair    = (%7.4f, %7.4f)", t, rot(0), rot(1));
     ImGui::Text("p_%d[%d..%d]      = (%7.4f, %7.4f)", t + phi, 2 * k, 2 * k + 1, target(0), target(1));
-    const float err = (rot - target).cwiseAbs().maxCoeff();
+    const float err = shift.max_diff;
     ImGui::PopFont();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(err < 1e-4f ? pal.ok : pal.error), "%s  max difference %.1e",
                        err < 1e-4f ? "✓ equal" : "✖ differ", err);
@@ -341,7 +341,7 @@ class PositionalPanel : public Panel {
     dl->AddLine(ImVec2(o.x, o.y - R - 6), ImVec2(o.x, o.y + R + 6), pal.grid);
     // x axis: the sin component, y axis (up): the cos component.
     const auto at = [&](float s, float co) { return ImVec2(o.x + s * R, o.y - co * R); };
-    const float a0 = std::atan2(pt(0), pt(1)), a1 = a0 + w * phi;
+    const float a0 = std::atan2(pt(0), pt(1)), a1 = a0 + shift.angle;
     for (int i = 0; i < 32; ++i) {
       const float u0 = a0 + (a1 - a0) * i / 32.0f, u1 = a0 + (a1 - a0) * (i + 1) / 32.0f;
       dl->AddLine(at(0.8f * std::sin(u0), 0.8f * std::cos(u0)), at(0.8f * std::sin(u1), 0.8f * std::cos(u1)),
