@@ -25,42 +25,59 @@ ImU32 placement_colour(bool pre, bool light) {
 
 using namespace plot_parts;
 
-void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size, const Fonts& f, App& app) {
-  begin_widget(id, app);
-  if (!view.log_set) view.log_y = d.log_y;
-  const bool log_y = view.log_y;
-  const Palette& pal = palette();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  ImFont* small = f.small ? f.small : ImGui::GetFont();
-  const float fs = small->FontSize;
-  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton(id, size);
-  const bool hovered = ImGui::IsItemHovered();
-  const std::function<std::string()> csv = [&d] { return plot_csv(d); };  // built only when exported
-  export_menu(id, csv, &view, app);
-  const ImVec2 p1 = p0 + size;
-  serve_requests(id, p0, p1, csv, app);
+namespace {
 
-  // Data range.
+ImU32 series_colour(const PlotSeries& s, size_t k) { return s.colour ? s.colour : head_colour(static_cast<int>(k)); }
+
+// The extent of the finite points (a log axis: positive y only).
+struct DataRange {
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+};
+
+DataRange data_range(const PlotData& d, bool log_y) {
+  DataRange r;
   for (const PlotSeries& s : d.series)
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       const double x = s.x[i], y = s.y[i];
       if (!std::isfinite(x) || !std::isfinite(y) || (log_y && y <= 0)) continue;
-      xlo = std::min(xlo, x), xhi = std::max(xhi, x), ylo = std::min(ylo, y), yhi = std::max(yhi, y);
+      r.xlo = std::min(r.xlo, x), r.xhi = std::max(r.xhi, x), r.ylo = std::min(r.ylo, y), r.yhi = std::max(r.yhi, y);
     }
-  const bool cats = !d.x_categories.empty();
-  if (cats) xlo = -0.5, xhi = static_cast<double>(d.x_categories.size()) - 0.5;
+  if (!d.x_categories.empty()) r.xlo = -0.5, r.xhi = static_cast<double>(d.x_categories.size()) - 0.5;
+  return r;
+}
 
-  // Title, then the axes box with room for tick labels.
+// Where the plot draws and how its data maps to the screen.
+struct Frame {
+  ImDrawList* dl = nullptr;
+  ImFont* small = nullptr;
+  float fs = 0;             // the small font's size
+  float th = 0;             // line thickness
+  ImVec2 p0, p1;            // the widget
+  ImVec2 a, b;              // the axes box
+  double xlo = 0, xhi = 0;  // x range
+  double ya = 0, yb = 0;    // y range (log10 of y on a log axis)
+  bool log_y = false, cats = false;
+  float X(double x) const { return a.x + static_cast<float>((x - xlo) / (xhi - xlo)) * (b.x - a.x); }
+  float Y(double y) const {
+    const double v = log_y ? std::log10(y) : y;
+    return b.y - static_cast<float>((v - ya) / (yb - ya)) * (b.y - a.y);
+  }
+};
+
+// The title, then the legend outside the axes: on the title's line when it fits, else in rows of
+// their own under the title (never inside the axes, where it would cover curves). Returns the
+// axes' top edge.
+float draw_title_and_legend(const PlotData& d, const Fonts& f, ImVec2 size, float left, Frame& fr) {
+  const Palette& pal = palette();
+  ImDrawList* dl = fr.dl;
+  ImFont* small = fr.small;
+  const float fs = fr.fs;
   ImGui::PushFont(f.bold ? f.bold : ImGui::GetFont());
   const float tfs = ImGui::GetFontSize() * 0.9f;
-  dl->AddText(ImGui::GetFont(), tfs, p0, pal.text, d.title.c_str());
+  dl->AddText(ImGui::GetFont(), tfs, fr.p0, pal.text, d.title.c_str());
   ImGui::PopFont();
-  const float left = small->CalcTextSizeA(fs, FLT_MAX, 0, "−0.000").x + 8;
-  // Legend outside the axes: on the title's line when it fits, else in rows of its own.
-  const float th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
+  fr.th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
+  const float th = fr.th;
   const float sample = fs * 1.6f;
   // Entries laid out in rows of at most the plot's width.
   const float row_max = size.x - left;
@@ -77,15 +94,14 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
     row_w += entry_w[k];
   }
   const float title_w = (f.bold ? f.bold : ImGui::GetFont())->CalcTextSizeA(tfs, FLT_MAX, 0, d.title.c_str()).x;
-  // 1: on the title's line; 2: rows of their own under the title (never inside the axes, where
-  // it would cover curves).
+  // 1: on the title's line; 2: rows of their own under the title.
   const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : 2;
   const auto legend_rows = [&](ImVec2 at) {
     float x = at.x;
     for (size_t k = 0; k < d.series.size(); ++k) {
       const PlotSeries& s = d.series[k];
       if (k > 0 && entry_row[k] != entry_row[k - 1]) x = at.x;
-      const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
+      const ImU32 col = series_colour(s, k);
       const float y0 = at.y + (legend_mode == 2 ? static_cast<float>(entry_row[k]) * (fs + 2) : 0);
       const float y = y0 + fs * 0.55f;
       float phase = 0;
@@ -97,108 +113,125 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
       x += entry_w[k];
     }
   };
-  if (legend_mode == 1) legend_rows(ImVec2(p1.x - 6 - legend_w + fs, p0.y + (tfs - fs) * 0.5f));
-  if (legend_mode == 2) legend_rows(ImVec2(p0.x + left, p0.y + tfs + 3));
-  const float top = p0.y + tfs + 6 + (legend_mode == 2 ? static_cast<float>(rows) * (fs + 2) + 2 : 0);
-  const ImVec2 a(p0.x + left, top), b(p1.x - 6, p1.y - fs * 2.2f);
-  dl->AddRectFilled(a, b, IM_COL32(128, 128, 128, 18));
-  dl->AddRect(a, b, pal.grid);
-  if (!(xlo <= xhi) || !(ylo <= yhi)) {
-    dl->AddText(small, fs, a + ImVec2(8, 8), pal.text_dim, "(no data yet)");
-    return;
-  }
+  if (legend_mode == 1) legend_rows(ImVec2(fr.p1.x - 6 - legend_w + fs, fr.p0.y + (tfs - fs) * 0.5f));
+  if (legend_mode == 2) legend_rows(ImVec2(fr.p0.x + left, fr.p0.y + tfs + 3));
+  return fr.p0.y + tfs + 6 + (legend_mode == 2 ? static_cast<float>(rows) * (fs + 2) + 2 : 0);
+}
+
+// The axes' ranges from the data's: x padded so the first and last points stay off the frame; y
+// on a log axis — whole decades' worth of padding; linear — the plot's own range when it has one,
+// else 6% padding with 0 included when close.
+void set_ranges(const PlotData& d, const DataRange& r, Frame& fr) {
+  double xlo = r.xlo, xhi = r.xhi;
   if (xhi - xlo < 1e-12) xlo -= 0.5, xhi += 0.5;
-  if (!cats) {  // keep the first and last points off the frame
+  if (!fr.cats) {
     const double pad = (xhi - xlo) * 0.03;
     xlo -= pad, xhi += pad;
   }
-  // y range: log — whole decades' worth of padding; linear — 6% padding, 0 included when close.
   double ya, yb;
-  if (d.y_min < d.y_max && !log_y) {
+  if (d.y_min < d.y_max && !fr.log_y) {
     ya = d.y_min, yb = d.y_max;
     const double pad = (yb - ya) * 0.04;
     ya -= pad, yb += pad;
-  } else if (log_y) {
-    ya = std::log10(ylo), yb = std::log10(yhi);
+  } else if (fr.log_y) {
+    ya = std::log10(r.ylo), yb = std::log10(r.yhi);
     if (yb - ya < 0.3) ya -= 0.15, yb += 0.15;
     const double pad = (yb - ya) * 0.06;
     ya -= pad, yb += pad;
   } else {
-    ya = ylo, yb = yhi;
+    ya = r.ylo, yb = r.yhi;
     if (ya > 0 && ya < 0.35 * yb) ya = 0;
     if (yb - ya < 1e-12) ya -= std::max(1e-6, std::fabs(ya) * 0.1), yb += std::max(1e-6, std::fabs(yb) * 0.1);
     const double pad = (yb - ya) * 0.06;
     ya = ya == 0 ? 0 : ya - pad;
     yb += pad;
   }
-  const auto X = [&](double x) { return a.x + static_cast<float>((x - xlo) / (xhi - xlo)) * (b.x - a.x); };
-  const auto Y = [&](double y) {
-    const double v = log_y ? std::log10(y) : y;
-    return b.y - static_cast<float>((v - ya) / (yb - ya)) * (b.y - a.y);
-  };
+  fr.xlo = xlo, fr.xhi = xhi, fr.ya = ya, fr.yb = yb;
+}
 
-  // Y ticks and grid.
-  dl->PushClipRect(ImVec2(p0.x, a.y - fs), ImVec2(p1.x, b.y + fs), true);
+// Y ticks with their grid lines: decades (and 2, 5 between them when few) on a log axis.
+void draw_y_ticks(const Frame& fr) {
+  const Palette& pal = palette();
+  ImDrawList* dl = fr.dl;
+  const ImVec2 a = fr.a, b = fr.b;
+  const float fs = fr.fs;
+  dl->PushClipRect(ImVec2(fr.p0.x, a.y - fs), ImVec2(fr.p1.x, b.y + fs), true);
   std::vector<double> yt;
-  if (log_y) {
-    for (double k = std::floor(ya); k <= std::ceil(yb); k += 1) {
+  if (fr.log_y) {
+    for (double k = std::floor(fr.ya); k <= std::ceil(fr.yb); k += 1) {
       for (double m : {1.0, 2.0, 5.0}) {
         const double v = k + std::log10(m);
-        if (v < ya || v > yb) continue;
-        if (m != 1 && yb - ya > 2.5) {
-          dl->AddLine(ImVec2(a.x, Y(std::pow(10, v))), ImVec2(a.x + 4, Y(std::pow(10, v))), pal.grid);
+        if (v < fr.ya || v > fr.yb) continue;
+        if (m != 1 && fr.yb - fr.ya > 2.5) {
+          dl->AddLine(ImVec2(a.x, fr.Y(std::pow(10, v))), ImVec2(a.x + 4, fr.Y(std::pow(10, v))), pal.grid);
           continue;
         }
         yt.push_back(std::pow(10.0, v));
       }
     }
   } else {
-    yt = linear_ticks(ya, yb, std::max(2, static_cast<int>((b.y - a.y) / (fs * 2.5f))), false);
+    yt = linear_ticks(fr.ya, fr.yb, std::max(2, static_cast<int>((b.y - a.y) / (fs * 2.5f))), false);
   }
   for (double v : yt) {
-    const float y = Y(v);
+    const float y = fr.Y(v);
     dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(128, 128, 128, 40));
     const std::string s = tick_text(v);
-    const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
-    dl->AddText(small, fs, ImVec2(a.x - 5 - w, y - fs * 0.5f), pal.text_dim, s.c_str());
+    const float w = fr.small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
+    dl->AddText(fr.small, fs, ImVec2(a.x - 5 - w, y - fs * 0.5f), pal.text_dim, s.c_str());
   }
   dl->PopClipRect();
-  // X ticks.
-  if (cats) {
+}
+
+// X ticks: every category that fits, or round numbers with their grid lines.
+void draw_x_ticks(const PlotData& d, const Frame& fr) {
+  const Palette& pal = palette();
+  ImDrawList* dl = fr.dl;
+  ImFont* small = fr.small;
+  const ImVec2 a = fr.a, b = fr.b;
+  const float fs = fr.fs;
+  if (fr.cats) {
     const float slot = (b.x - a.x) / static_cast<float>(d.x_categories.size());
     float widest = 0;
     for (auto& c : d.x_categories) widest = std::max(widest, small->CalcTextSizeA(fs, FLT_MAX, 0, c.c_str()).x);
     const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 6) / slot)));
     for (size_t i = 0; i < d.x_categories.size(); i += every) {
-      const float x = X(static_cast<double>(i));
+      const float x = fr.X(static_cast<double>(i));
       const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, d.x_categories[i].c_str()).x;
       dl->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 3), pal.grid);
       dl->AddText(small, fs, ImVec2(x - w * 0.5f, b.y + 3), pal.text_dim, d.x_categories[i].c_str());
     }
-  } else {
-    const int target = std::max(2, static_cast<int>((b.x - a.x) / (fs * 5)));
-    for (double v : linear_ticks(xlo, xhi, target, d.integer_x)) {
-      const float x = X(v);
-      dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(128, 128, 128, 28));
-      dl->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 3), pal.grid);
-      const std::string s = tick_text(v);
-      const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
-      dl->AddText(small, fs, ImVec2(x - w * 0.5f, b.y + 3), pal.text_dim, s.c_str());
-    }
+    return;
   }
-  {
-    const std::string xl = d.x_label;
-    const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, xl.c_str()).x;
-    dl->AddText(small, fs, ImVec2((a.x + b.x - w) * 0.5f, b.y + fs + 4), pal.text_dim, xl.c_str());
-    std::string yl = d.y_label + (log_y ? "  (log)" : "");
-    dl->AddText(small, fs, ImVec2(p0.x, b.y + fs + 4), pal.text_dim, yl.c_str());
+  const int target = std::max(2, static_cast<int>((b.x - a.x) / (fs * 5)));
+  for (double v : linear_ticks(fr.xlo, fr.xhi, target, d.integer_x)) {
+    const float x = fr.X(v);
+    dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(128, 128, 128, 28));
+    dl->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 3), pal.grid);
+    const std::string s = tick_text(v);
+    const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
+    dl->AddText(small, fs, ImVec2(x - w * 0.5f, b.y + 3), pal.text_dim, s.c_str());
   }
+}
 
-  // Series.
-  dl->PushClipRect(a, b, true);
+// The x label centred under the axes, the y label at the bottom left.
+void draw_axis_labels(const PlotData& d, const Frame& fr) {
+  const Palette& pal = palette();
+  const std::string xl = d.x_label;
+  const float w = fr.small->CalcTextSizeA(fr.fs, FLT_MAX, 0, xl.c_str()).x;
+  fr.dl->AddText(fr.small, fr.fs, ImVec2((fr.a.x + fr.b.x - w) * 0.5f, fr.b.y + fr.fs + 4), pal.text_dim, xl.c_str());
+  std::string yl = d.y_label + (fr.log_y ? "  (log)" : "");
+  fr.dl->AddText(fr.small, fr.fs, ImVec2(fr.p0.x, fr.b.y + fr.fs + 4), pal.text_dim, yl.c_str());
+}
+
+// Each series as a polyline (dashed when asked), broken where a point is missing; short series
+// also get a dot per point.
+void draw_series(const PlotData& d, const Frame& fr) {
+  ImDrawList* dl = fr.dl;
+  const float th = fr.th;
+  dl->PushClipRect(fr.a, fr.b, true);
   for (size_t k = 0; k < d.series.size(); ++k) {
     const PlotSeries& s = d.series[k];
-    const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
+    const ImU32 col = series_colour(s, k);
     std::vector<ImVec2> pts;
     float phase = 0;
     const auto flush = [&] {
@@ -213,56 +246,97 @@ void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size,
     const size_t n = std::min(s.x.size(), s.y.size());
     for (size_t i = 0; i < n; ++i) {
       const double y = s.y[i];
-      if (!std::isfinite(y) || (log_y && y <= 0) || !std::isfinite(s.x[i])) {
+      if (!std::isfinite(y) || (fr.log_y && y <= 0) || !std::isfinite(s.x[i])) {
         flush();
         continue;
       }
-      pts.emplace_back(X(s.x[i]), Y(y));
+      pts.emplace_back(fr.X(s.x[i]), fr.Y(y));
     }
     if (n <= 24)
       for (size_t i = 0; i < n; ++i)
-        if (std::isfinite(s.y[i]) && !(log_y && s.y[i] <= 0))
-          dl->AddCircleFilled(ImVec2(X(s.x[i]), Y(s.y[i])), th * 1.8f, col);
+        if (std::isfinite(s.y[i]) && !(fr.log_y && s.y[i] <= 0))
+          dl->AddCircleFilled(ImVec2(fr.X(s.x[i]), fr.Y(s.y[i])), th * 1.8f, col);
     flush();
   }
   dl->PopClipRect();
+}
 
-  // Hover: every series at the nearest x.
-  if (hovered) {
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    if (m.x >= a.x && m.x <= b.x && m.y >= a.y && m.y <= b.y) {
-      const double xm = xlo + (m.x - a.x) / (b.x - a.x) * (xhi - xlo);
-      dl->AddLine(ImVec2(m.x, a.y), ImVec2(m.x, b.y), pal.text_dim);
-      ImGui::BeginTooltip();
-      bool header = false;
-      for (size_t k = 0; k < d.series.size(); ++k) {
-        const PlotSeries& s = d.series[k];
-        const size_t n = std::min(s.x.size(), s.y.size());
-        if (!n) continue;
-        size_t best = 0;
-        for (size_t i = 1; i < n; ++i)
-          if (std::fabs(s.x[i] - xm) < std::fabs(s.x[best] - xm)) best = i;
-        const double x = s.x[best];
-        if (!header) {
-          const size_t ci = static_cast<size_t>(std::max(0.0, std::round(x)));
-          if (cats && ci < d.x_categories.size())
-            ImGui::Text("%s %s", d.x_label.c_str(), d.x_categories[ci].c_str());
-          else
-            ImGui::Text("%s %s", d.x_label.c_str(), value_text(x).c_str());
-          header = true;
-        }
-        const ImU32 col = s.colour ? s.colour : head_colour(static_cast<int>(k));
-        if (std::isfinite(s.y[best]) && !(log_y && s.y[best] <= 0))
-          dl->AddCircle(ImVec2(X(x), Y(s.y[best])), th * 3, col, 0, th);
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), "■");
-        ImGui::SameLine();
-        ImGui::Text("%s: %s%s", s.name.c_str(), value_text(s.y[best]).c_str(),
-                    std::fabs(x - xm) > (xhi - xlo) * 0.05 && !cats ? "  (nearest point)" : "");
-      }
-      ImGui::TextDisabled("right-click: log scale, export PNG / CSV");
-      ImGui::EndTooltip();
+// The hover readout: every series at the point nearest the mouse's x.
+void draw_hover(const PlotData& d, const Frame& fr) {
+  const Palette& pal = palette();
+  const ImVec2 m = ImGui::GetIO().MousePos, a = fr.a, b = fr.b;
+  if (!(m.x >= a.x && m.x <= b.x && m.y >= a.y && m.y <= b.y)) return;
+  const double xm = fr.xlo + (m.x - a.x) / (b.x - a.x) * (fr.xhi - fr.xlo);
+  fr.dl->AddLine(ImVec2(m.x, a.y), ImVec2(m.x, b.y), pal.text_dim);
+  ImGui::BeginTooltip();
+  bool header = false;
+  for (size_t k = 0; k < d.series.size(); ++k) {
+    const PlotSeries& s = d.series[k];
+    const size_t n = std::min(s.x.size(), s.y.size());
+    if (!n) continue;
+    size_t best = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (std::fabs(s.x[i] - xm) < std::fabs(s.x[best] - xm)) best = i;
+    const double x = s.x[best];
+    if (!header) {
+      const size_t ci = static_cast<size_t>(std::max(0.0, std::round(x)));
+      if (fr.cats && ci < d.x_categories.size())
+        ImGui::Text("%s %s", d.x_label.c_str(), d.x_categories[ci].c_str());
+      else
+        ImGui::Text("%s %s", d.x_label.c_str(), value_text(x).c_str());
+      header = true;
     }
+    const ImU32 col = series_colour(s, k);
+    if (std::isfinite(s.y[best]) && !(fr.log_y && s.y[best] <= 0))
+      fr.dl->AddCircle(ImVec2(fr.X(x), fr.Y(s.y[best])), fr.th * 3, col, 0, fr.th);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), "■");
+    ImGui::SameLine();
+    ImGui::Text("%s: %s%s", s.name.c_str(), value_text(s.y[best]).c_str(),
+                std::fabs(x - xm) > (fr.xhi - fr.xlo) * 0.05 && !fr.cats ? "  (nearest point)" : "");
   }
+  ImGui::TextDisabled("right-click: log scale, export PNG / CSV");
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void plot_widget(const char* id, const PlotData& d, PlotView& view, ImVec2 size, const Fonts& f, App& app) {
+  begin_widget(id, app);
+  if (!view.log_set) view.log_y = d.log_y;
+  const Palette& pal = palette();
+  Frame fr;
+  fr.log_y = view.log_y;
+  fr.cats = !d.x_categories.empty();
+  fr.dl = ImGui::GetWindowDrawList();
+  fr.small = f.small ? f.small : ImGui::GetFont();
+  fr.fs = fr.small->FontSize;
+  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
+  fr.p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, size);
+  const bool hovered = ImGui::IsItemHovered();
+  const std::function<std::string()> csv = [&d] { return plot_csv(d); };  // built only when exported
+  export_menu(id, csv, &view, app);
+  fr.p1 = fr.p0 + size;
+  serve_requests(id, fr.p0, fr.p1, csv, app);
+
+  const DataRange r = data_range(d, fr.log_y);
+  // The axes box, with room for tick labels on the left and below.
+  const float left = fr.small->CalcTextSizeA(fr.fs, FLT_MAX, 0, "−0.000").x + 8;
+  const float top = draw_title_and_legend(d, f, size, left, fr);
+  fr.a = ImVec2(fr.p0.x + left, top);
+  fr.b = ImVec2(fr.p1.x - 6, fr.p1.y - fr.fs * 2.2f);
+  fr.dl->AddRectFilled(fr.a, fr.b, IM_COL32(128, 128, 128, 18));
+  fr.dl->AddRect(fr.a, fr.b, pal.grid);
+  if (!(r.xlo <= r.xhi) || !(r.ylo <= r.yhi)) {
+    fr.dl->AddText(fr.small, fr.fs, fr.a + ImVec2(8, 8), pal.text_dim, "(no data yet)");
+    return;
+  }
+  set_ranges(d, r, fr);
+  draw_y_ticks(fr);
+  draw_x_ticks(d, fr);
+  draw_axis_labels(d, fr);
+  draw_series(d, fr);
+  if (hovered) draw_hover(d, fr);
 }
 
 }  // namespace sf::gui
