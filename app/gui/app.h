@@ -154,6 +154,11 @@ class App {
   void lesson_open_window();
   void follow_stage();
   void menu_bar();
+  void file_menu();
+  void view_menu();
+  void stepper_position();  // the model and the stage, always visible in the menu bar
+  void about_window();
+  void export_window();
   void status_bar();
   void draw_panels();
   void draw_no_model();

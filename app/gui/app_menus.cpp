@@ -11,6 +11,22 @@ namespace sf::gui {
 
 void App::menu_bar() {
   if (!ImGui::BeginMainMenuBar()) return;
+  file_menu();
+  view_menu();
+  lessons_menu();
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::MenuItem("Keyboard and about", nullptr, &show_about_);
+    ImGui::EndMenu();
+  }
+  stepper_position();
+  ImGui::EndMainMenuBar();
+
+  if (show_about_) about_window();
+  lesson_open_window();
+  if (show_export_) export_window();
+}
+
+void App::file_menu() {
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open model…")) show_panel(find_panel("model"));
     if (ImGui::MenuItem("Export recording…")) {
@@ -25,6 +41,9 @@ void App::menu_bar() {
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit(0);
     ImGui::EndMenu();
   }
+}
+
+void App::view_menu() {
   if (ImGui::BeginMenu("View")) {
     for (auto& p : panels_) {
       bool o = p->open;
@@ -51,12 +70,9 @@ void App::menu_bar() {
     ImGui::MenuItem("Message log", nullptr, &show_log_);
     ImGui::EndMenu();
   }
-  lessons_menu();
-  if (ImGui::BeginMenu("Help")) {
-    ImGui::MenuItem("Keyboard and about", nullptr, &show_about_);
-    ImGui::EndMenu();
-  }
-  // The stepper's position, always visible.
+}
+
+void App::stepper_position() {
   if (snap_->ok()) {
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);
     ImGui::TextDisabled("%s", snap_->model_name.c_str());
@@ -70,59 +86,57 @@ void App::menu_bar() {
     ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::GetFontSize() * 6);
     ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "▶ playing");
   }
-  ImGui::EndMainMenuBar();
+}
 
-  if (show_about_) {
-    ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 34, 0), ImGuiCond_Appearing);
-    if (ImGui::Begin("Keyboard and about", &show_about_)) {
-      heading(fonts_, "Keyboard");
-      ImGui::TextUnformatted(
-          "Space        play / pause\n"
-          "→ / ←        one stage forward / back\n"
-          "↓ / ↑        next / previous token (also Ctrl+→ / Ctrl+←, PgDn / PgUp)\n"
-          "Home / End   first stage / decode to the end\n"
-          "F11          presentation mode (large text, high contrast)\n"
-          "Ctrl + / −   UI scale;  Ctrl 0 resets it");
-      ImGui::Separator();
-      ImGui::TextWrapped(
-          "stepformer steps through a Transformer one stage at a time. Every number shown is read from the "
-          "recording of the run: hover any heatmap cell for its value and the formula that produced it. "
-          "Right-click a panel's title bar to export it as PNG.");
-    }
-    ImGui::End();
+void App::about_window() {
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 34, 0), ImGuiCond_Appearing);
+  if (ImGui::Begin("Keyboard and about", &show_about_)) {
+    heading(fonts_, "Keyboard");
+    ImGui::TextUnformatted(
+        "Space        play / pause\n"
+        "→ / ←        one stage forward / back\n"
+        "↓ / ↑        next / previous token (also Ctrl+→ / Ctrl+←, PgDn / PgUp)\n"
+        "Home / End   first stage / decode to the end\n"
+        "F11          presentation mode (large text, high contrast)\n"
+        "Ctrl + / −   UI scale;  Ctrl 0 resets it");
+    ImGui::Separator();
+    ImGui::TextWrapped(
+        "stepformer steps through a Transformer one stage at a time. Every number shown is read from the "
+        "recording of the run: hover any heatmap cell for its value and the formula that produced it. "
+        "Right-click a panel's title bar to export it as PNG.");
   }
-  lesson_open_window();
-  if (show_export_) {
-    ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 36, 0), ImGuiCond_Appearing);
-    if (ImGui::Begin("Export recording", &show_export_)) {
-      ImGui::TextWrapped(
-          "The whole recording (encoder and every decoder step) as named tensors. The extension "
-          "chooses the format: .safetensors (one file), .npy (a folder of .npy files), .csv (a folder "
-          "of CSV files, one per head for attention maps).");
-      ImGui::SetNextItemWidth(-1);
-      ImGui::InputText("##path", export_path_, sizeof export_path_);
-      if (ImGui::Button("Export")) {
-        std::string e;
-        if (export_recording(export_path_, e)) {
-          notify(Message::Info, std::string("exported the recording to ") + export_path_);
-          show_export_ = false;
-        } else {
-          notify(Message::Error, e);
-        }
+  ImGui::End();
+}
+
+void App::export_window() {
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 36, 0), ImGuiCond_Appearing);
+  if (ImGui::Begin("Export recording", &show_export_)) {
+    ImGui::TextWrapped(
+        "The whole recording (encoder and every decoder step) as named tensors. The extension "
+        "chooses the format: .safetensors (one file), .npy (a folder of .npy files), .csv (a folder "
+        "of CSV files, one per head for attention maps).");
+    ImGui::SetNextItemWidth(-1);
+    ImGui::InputText("##path", export_path_, sizeof export_path_);
+    if (ImGui::Button("Export")) {
+      std::string e;
+      if (export_recording(export_path_, e)) {
+        notify(Message::Info, std::string("exported the recording to ") + export_path_);
+        show_export_ = false;
+      } else {
+        notify(Message::Error, e);
       }
-      ImGui::SameLine();
-      if (ImGui::Button(".safetensors"))
-        std::snprintf(export_path_, sizeof export_path_, "%s",
-                      default_export_path("recording", ".safetensors").c_str());
-      ImGui::SameLine();
-      if (ImGui::Button(".npy"))
-        std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".npy").c_str());
-      ImGui::SameLine();
-      if (ImGui::Button(".csv"))
-        std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".csv").c_str());
     }
-    ImGui::End();
+    ImGui::SameLine();
+    if (ImGui::Button(".safetensors"))
+      std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".safetensors").c_str());
+    ImGui::SameLine();
+    if (ImGui::Button(".npy"))
+      std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".npy").c_str());
+    ImGui::SameLine();
+    if (ImGui::Button(".csv"))
+      std::snprintf(export_path_, sizeof export_path_, "%s", default_export_path("recording", ".csv").c_str());
   }
+  ImGui::End();
 }
 
 }  // namespace sf::gui
