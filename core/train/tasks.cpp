@@ -186,135 +186,175 @@ const std::vector<std::string>& task_names() {
   return names;
 }
 
+namespace {
+
+// A task's name and its default held-out key: the input sequence.
+Task named_task(const std::string& name) {
+  Task t;
+  t.name = name;
+  t.key = [](const Example& e) { return join(e.src); };
+  return t;
+}
+
+// copy, reverse, sort: a random digit sequence and the same digits copied, reversed or sorted.
+Task digit_sequence_task(const std::string& name, const TaskOptions& o) {
+  Task t = named_task(name);
+  t.description = name == "copy"      ? "copy a digit sequence"
+                  : name == "reverse" ? "reverse a digit sequence"
+                                      : "sort a digit sequence ascending";
+  t.src_symbols = t.tgt_symbols = digits(o.n_symbols);
+  t.max_src = t.max_tgt = o.max_len;
+  t.generate = [o, name](Rng& rng) {
+    Example e;
+    e.src = random_digits(rng, o);
+    e.tgt = e.src;
+    if (name == "reverse") std::reverse(e.tgt.begin(), e.tgt.end());
+    if (name == "sort") std::sort(e.tgt.begin(), e.tgt.end());
+    return e;
+  };
+  return t;
+}
+
+// add: "3 4 7 + 5 8" -> "4 0 5".
+Task addition_task() {
+  Task t = named_task("add");
+  t.description = "add two numbers of 1-3 digits, digit by digit";
+  t.src_symbols = digits(10);
+  t.src_symbols.push_back("+");
+  t.tgt_symbols = digits(10);
+  t.max_src = 7;
+  t.max_tgt = 4;
+  t.generate = [](Rng& rng) {
+    // Operand lengths uniform in 1..3, then the digits: short sums are as common as long ones.
+    auto number = [&rng]() {
+      const int len = 1 + static_cast<int>(rng.below(3));
+      int lo = len == 1 ? 0 : len == 2 ? 10 : 100;
+      int hi = len == 1 ? 9 : len == 2 ? 99 : 999;
+      return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo + 1)));
+    };
+    const int a = number(), b = number();
+    Example e;
+    e.src = number_tokens(a);
+    e.src.push_back("+");
+    for (auto& s : number_tokens(b)) e.src.push_back(s);
+    e.tgt = number_tokens(a + b);
+    return e;
+  };
+  return t;
+}
+
+// dates: a date written in one of four formats, character by character, to ISO 8601.
+Task dates_task() {
+  Task t = named_task("dates");
+  t.description = "normalise a written date to ISO 8601 (character level)";
+  t.tokenizer = Tokenizer::Character;
+  std::set<std::string> sym;
+  int longest = 0;
+  for (int m = 1; m <= 12; ++m)
+    for (const std::string& f : date_formats(2000, m, 28))
+      for (auto& c : chars(f)) sym.insert(c);
+  for (int wd = 0; wd < 7; ++wd) {
+    std::string s = kDays[wd];
+    for (auto& c : chars(s)) sym.insert(c);
+  }
+  for (int d = 0; d <= 9; ++d) sym.insert(std::to_string(d));
+  // Longest input: the longest weekday + "30" + "Sep" ... or the full month name format.
+  for (int wd = 0; wd < 7; ++wd) longest = std::max(longest, static_cast<int>(std::string(kDays[wd]).size()) + 13);
+  for (int m = 0; m < 12; ++m) longest = std::max(longest, static_cast<int>(std::string(kMonths[m]).size()) + 8);
+  t.src_symbols.assign(sym.begin(), sym.end());
+  t.tgt_symbols = digits(10);
+  t.tgt_symbols.push_back("-");
+  t.max_src = longest;
+  t.max_tgt = 10;
+  t.generate = [](Rng& rng) {
+    const int y = kFirstYear + static_cast<int>(rng.below(kLastYear - kFirstYear + 1));
+    const int m = 1 + static_cast<int>(rng.below(12));
+    const int d = 1 + static_cast<int>(rng.below(static_cast<uint64_t>(days_in_month(y, m))));
+    const auto formats = date_formats(y, m, d);
+    Example e;
+    e.src = chars(formats[rng.below(formats.size())]);
+    char iso[64];  // as date_formats: room for any int, which the compiler cannot bound here
+    std::snprintf(iso, sizeof iso, "%04d-%02d-%02d", y, m, d);
+    e.tgt = chars(iso);
+    return e;
+  };
+  t.key = [](const Example& e) { return join(e.tgt); };  // the date: held out in every format
+  return t;
+}
+
+// en-de: English sentences of the grammar (train/grammar.h) and their German translations.
+Task translation_task() {
+  Task t = named_task("en-de");
+  t.description = "translate an English sentence to German (word level; agreement, verb-second, verb-last)";
+  t.src_symbols = grammar::english_words();
+  t.tgt_symbols = grammar::german_words();
+  t.max_src = grammar::kMaxEnglish;
+  t.max_tgt = grammar::kMaxGerman;
+  t.generate = grammar::translation;
+  return t;
+}
+
+// en-lm: a decoder-only language model of the grammar's English sentences.
+Task english_lm_task() {
+  Task t = named_task("en-lm");
+  t.description = "English language model (word level; agreement across distractors, pronouns)";
+  t.arch = Arch::DecoderOnly;
+  t.tgt_symbols = grammar::lm_words();
+  t.max_src = 0;
+  t.max_tgt = grammar::kMaxLmWords;
+  t.generate = grammar::lm_sentence;
+  t.key = [](const Example& e) { return join(e.tgt); };  // the sentence
+  return t;
+}
+
+// Olsson et al. 2022, "In-context Learning and Induction Heads": random tokens, then the same
+// tokens again. Nothing predicts the first copy or the repeat's first token, so both are the
+// prompt; the loss falls on the rest of the repeat (and the end), which a model predicts by
+// finding the current token earlier and copying the token that followed it there. The length
+// varies, so no fixed offset ("the token 9 back") answers it.
+Task induction_task() {
+  Task t = named_task("induction");
+  t.description = "random letters, then the same letters again: predict the repeat (induction heads)";
+  t.arch = Arch::DecoderOnly;
+  t.tgt_symbols = induction_letters();
+  t.max_src = kInductionMaxHalf + 1;
+  t.max_tgt = kInductionMaxHalf - 1;
+  t.generate = [](Rng& rng) {
+    const int half = kInductionMinHalf +
+                     static_cast<int>(rng.below(static_cast<uint64_t>(kInductionMaxHalf - kInductionMinHalf + 1)));
+    Example e;
+    e.src = induction_half(rng, half);
+    e.src.push_back(e.src.front());
+    e.tgt.assign(e.src.begin() + 1, e.src.begin() + half);
+    return e;
+  };
+  return t;
+}
+
+}  // namespace
+
 Result<Task> make_task(const std::string& name, const TaskOptions& o) {
   if (o.min_len < 1 || o.max_len < o.min_len || o.n_symbols < 2 || o.n_symbols > 10)
     return Error{"task options: expected 1 <= min_len <= max_len and 2 <= symbols <= 10, found min_len " +
                  std::to_string(o.min_len) + ", max_len " + std::to_string(o.max_len) + ", symbols " +
                  std::to_string(o.n_symbols)};
-  Task t;
-  t.name = name;
-  auto seq_key = [](const Example& e) { return join(e.src); };
-  t.key = seq_key;
-  if (name == "copy" || name == "reverse" || name == "sort") {
-    t.description = name == "copy"      ? "copy a digit sequence"
-                    : name == "reverse" ? "reverse a digit sequence"
-                                        : "sort a digit sequence ascending";
-    t.src_symbols = t.tgt_symbols = digits(o.n_symbols);
-    t.max_src = t.max_tgt = o.max_len;
-    t.generate = [o, name](Rng& rng) {
-      Example e;
-      e.src = random_digits(rng, o);
-      e.tgt = e.src;
-      if (name == "reverse") std::reverse(e.tgt.begin(), e.tgt.end());
-      if (name == "sort") std::sort(e.tgt.begin(), e.tgt.end());
-      return e;
-    };
-  } else if (name == "add") {
-    t.description = "add two numbers of 1-3 digits, digit by digit";
-    t.src_symbols = digits(10);
-    t.src_symbols.push_back("+");
-    t.tgt_symbols = digits(10);
-    t.max_src = 7;
-    t.max_tgt = 4;
-    t.generate = [](Rng& rng) {
-      // Operand lengths uniform in 1..3, then the digits: short sums are as common as long ones.
-      auto number = [&rng]() {
-        const int len = 1 + static_cast<int>(rng.below(3));
-        int lo = len == 1 ? 0 : len == 2 ? 10 : 100;
-        int hi = len == 1 ? 9 : len == 2 ? 99 : 999;
-        return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo + 1)));
-      };
-      const int a = number(), b = number();
-      Example e;
-      e.src = number_tokens(a);
-      e.src.push_back("+");
-      for (auto& s : number_tokens(b)) e.src.push_back(s);
-      e.tgt = number_tokens(a + b);
-      return e;
-    };
-  } else if (name == "dates") {
-    t.description = "normalise a written date to ISO 8601 (character level)";
-    t.tokenizer = Tokenizer::Character;
-    std::set<std::string> sym;
-    int longest = 0;
-    for (int m = 1; m <= 12; ++m)
-      for (const std::string& f : date_formats(2000, m, 28))
-        for (auto& c : chars(f)) sym.insert(c);
-    for (int wd = 0; wd < 7; ++wd) {
-      std::string s = kDays[wd];
-      for (auto& c : chars(s)) sym.insert(c);
-    }
-    for (int d = 0; d <= 9; ++d) sym.insert(std::to_string(d));
-    // Longest input: the longest weekday + "30" + "Sep" ... or the full month name format.
-    for (int wd = 0; wd < 7; ++wd) longest = std::max(longest, static_cast<int>(std::string(kDays[wd]).size()) + 13);
-    for (int m = 0; m < 12; ++m) longest = std::max(longest, static_cast<int>(std::string(kMonths[m]).size()) + 8);
-    t.src_symbols.assign(sym.begin(), sym.end());
-    t.tgt_symbols = digits(10);
-    t.tgt_symbols.push_back("-");
-    t.max_src = longest;
-    t.max_tgt = 10;
-    t.generate = [](Rng& rng) {
-      const int y = kFirstYear + static_cast<int>(rng.below(kLastYear - kFirstYear + 1));
-      const int m = 1 + static_cast<int>(rng.below(12));
-      const int d = 1 + static_cast<int>(rng.below(static_cast<uint64_t>(days_in_month(y, m))));
-      const auto formats = date_formats(y, m, d);
-      Example e;
-      e.src = chars(formats[rng.below(formats.size())]);
-      char iso[64];  // as date_formats: room for any int, which the compiler cannot bound here
-      std::snprintf(iso, sizeof iso, "%04d-%02d-%02d", y, m, d);
-      e.tgt = chars(iso);
-      return e;
-    };
-    t.key = [](const Example& e) { return join(e.tgt); };  // the date: held out in every format
-  } else if (name == "copy-lm") {
+  if (name == "copy" || name == "reverse" || name == "sort") return digit_sequence_task(name, o);
+  if (name == "add") return addition_task();
+  if (name == "dates") return dates_task();
+  if (name == "copy-lm") {
     auto copy = make_task("copy", o);
     if (!copy) return copy;
-    t = as_decoder_only(*copy);
+    Task t = as_decoder_only(*copy);
     t.name = name;
     t.description = "decoder-only copy: the prompt '3 5 1 =' continues with '3 5 1'";
     return t;
-  } else if (name == "en-de") {
-    t.description = "translate an English sentence to German (word level; agreement, verb-second, verb-last)";
-    t.src_symbols = grammar::english_words();
-    t.tgt_symbols = grammar::german_words();
-    t.max_src = grammar::kMaxEnglish;
-    t.max_tgt = grammar::kMaxGerman;
-    t.generate = grammar::translation;
-  } else if (name == "en-lm") {
-    t.description = "English language model (word level; agreement across distractors, pronouns)";
-    t.arch = Arch::DecoderOnly;
-    t.tgt_symbols = grammar::lm_words();
-    t.max_src = 0;
-    t.max_tgt = grammar::kMaxLmWords;
-    t.generate = grammar::lm_sentence;
-    t.key = [](const Example& e) { return join(e.tgt); };  // the sentence
-  } else if (name == "induction") {
-    // Olsson et al. 2022, "In-context Learning and Induction Heads": random tokens, then the same
-    // tokens again. Nothing predicts the first copy or the repeat's first token, so both are the
-    // prompt; the loss falls on the rest of the repeat (and the end), which a model predicts by
-    // finding the current token earlier and copying the token that followed it there. The length
-    // varies, so no fixed offset ("the token 9 back") answers it.
-    t.description = "random letters, then the same letters again: predict the repeat (induction heads)";
-    t.arch = Arch::DecoderOnly;
-    t.tgt_symbols = induction_letters();
-    t.max_src = kInductionMaxHalf + 1;
-    t.max_tgt = kInductionMaxHalf - 1;
-    t.generate = [](Rng& rng) {
-      const int half = kInductionMinHalf +
-                       static_cast<int>(rng.below(static_cast<uint64_t>(kInductionMaxHalf - kInductionMinHalf + 1)));
-      Example e;
-      e.src = induction_half(rng, half);
-      e.src.push_back(e.src.front());
-      e.tgt.assign(e.src.begin() + 1, e.src.begin() + half);
-      return e;
-    };
-  } else {
-    std::string names;
-    for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;
-    return Error{"task: expected one of " + names + "; found '" + name + "'"};
   }
-  if (name == "add") t.key = [](const Example& e) { return join(e.src); };
-  return t;
+  if (name == "en-de") return translation_task();
+  if (name == "en-lm") return english_lm_task();
+  if (name == "induction") return induction_task();
+  std::string names;
+  for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;
+  return Error{"task: expected one of " + names + "; found '" + name + "'"};
 }
 
 }  // namespace sf
