@@ -35,6 +35,135 @@ Mat cached_rows(const Mat& buffer, const KvCache& cache, int rows) {
   return out;
 }
 
+// One decode call: what every layer reads besides its own weights.
+struct DecodeCall {
+  const Model& m;
+  const EncoderContext& enc;
+  KvCache* cache;                       // null: the whole target at once
+  const std::vector<Mat>& masks;        // [b] self-attention (m, keys)
+  const std::vector<Mat>& cross_masks;  // [b] cross-attention (m, n_src)
+  Heads heads;
+  const Rotation* rot;  // null: q and k are not turned
+  const Intervention* iv;
+  int batch, mlen, pos0;
+};
+
+// Sizes the recording for this call's layers.
+void start_trace(DecoderTrace& tr, const Config& c, int batch, int pos0) {
+  tr.batch = batch;
+  tr.pos0 = pos0;
+  tr.layers.resize(static_cast<size_t>(c.n_decoder_layers));
+  tr.ffn = c.has_ffn();
+  spread_kind(tr);
+}
+
+// Masked self-attention of one layer. Without a cache over the block's own rows; with one, only
+// the new rows are projected (and rotated) and appended, and attention reads every cached row.
+void self_attention(const DecodeCall& r, const DecoderLayerWeights& w, KvCacheLayer* kv, const Mat& in, Mat& out,
+                    AttentionTrace* at, const Hook& hook) {
+  const int batch = r.batch, mlen = r.mlen, pos0 = r.pos0;
+  if (!kv) {
+    attention_forward(w.self_attn, r.heads, in, in, r.masks, out, at, r.rot, &hook);
+  } else {
+    Mat k_new, v_new;  // (B·m, h_kv·dk)
+    project_keys(w.self_attn, in, r.rot, k_new, at && at->kind == Recording::Full ? &at->k_unrotated : nullptr);
+    linear_forward(in, w.self_attn.v_proj, v_new);
+    const int capacity = r.cache->capacity;
+    for (int b = 0; b < batch; ++b) {
+      kv->self_k.middleRows(b * capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
+      kv->self_v.middleRows(b * capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
+    }
+    if (batch == 1)  // the common case: attend over the buffers in place
+      attention_with_kv(w.self_attn, r.heads, in, kv->self_k.topRows(pos0 + mlen), kv->self_v.topRows(pos0 + mlen),
+                        r.masks, out, at, r.rot, &hook);
+    else
+      attention_with_kv(w.self_attn, r.heads, in, cached_rows(kv->self_k, *r.cache, pos0 + mlen),
+                        cached_rows(kv->self_v, *r.cache, pos0 + mlen), r.masks, out, at, r.rot, &hook);
+  }
+  if (hook.output(out) && at && at->kind != Recording::Training) at->out = out;
+}
+
+// Cross-attention of one layer over the encoder's memory; with a cache, the memory's K and V are
+// projected once (they depend on nothing else) and reused at every step.
+void cross_attention(const DecodeCall& r, const DecoderLayerWeights& w, KvCacheLayer* kv, const Mat& in, Mat& out,
+                     AttentionTrace* at, const Hook& hook) {
+  const int n_heads = r.m.config.n_heads;
+  if (!kv) {
+    attention_forward(w.cross_attn, n_heads, in, *r.enc.memory, r.cross_masks, out, at, nullptr, &hook);
+  } else {
+    if (!kv->cross_ready) {
+      linear_forward(*r.enc.memory, w.cross_attn.k_proj, kv->cross_k);
+      linear_forward(*r.enc.memory, w.cross_attn.v_proj, kv->cross_v);
+      kv->cross_ready = true;
+    }
+    attention_with_kv(w.cross_attn, n_heads, in, kv->cross_k, kv->cross_v, r.cross_masks, out, at, nullptr, &hook);
+  }
+  if (hook.output(out) && at && at->kind != Recording::Training) at->out = out;
+}
+
+// Decoder layer l on the residual stream x (B·m, d), in place: masked self-attention, cross-
+// attention (encoder-decoder) and the feed-forward sublayer, each in its residual connection — or
+// attention and MLP side by side on one stream (the parallel residual).
+void decoder_layer(const DecodeCall& r, int l, Mat& x, DecoderLayerTrace* lt) {
+  const Config& c = r.m.config;
+  const DecoderLayerWeights& w = r.m.weights.decoder[static_cast<size_t>(l)];
+  KvCacheLayer* kv = r.cache ? &r.cache->layers[static_cast<size_t>(l)] : nullptr;
+  if (r.iv) r.iv->stream(Stack::Decoder, l, x, r.batch, r.pos0);
+  const Hook self_hook{r.iv, Stack::Decoder, SiteKind::SelfAttention, l, r.batch, r.pos0};
+  const Hook cross_hook{r.iv, Stack::Decoder, SiteKind::CrossAttention, l, r.batch, r.pos0};
+  const Hook mlp_hook{r.iv, Stack::Decoder, SiteKind::Mlp, l, r.batch, r.pos0};
+  const auto self_sublayer = [&](const Mat& in, Mat& out) {
+    self_attention(r, w, kv, in, out, lt ? &lt->self_attn : nullptr, self_hook);
+  };
+  Mat y;
+  if (c.residual == Residual::Parallel) {
+    parallel_residual_block(
+        w.norm1, w.norm2, x, self_sublayer,
+        [&](const Mat& in, Mat& out) { mlp_sublayer(c, w.ffn, in, out, lt ? &lt->ffn : nullptr, mlp_hook); }, y,
+        lt ? &lt->self_block : nullptr, lt ? &lt->ffn_block : nullptr);
+    x = std::move(y);
+    return;
+  }
+  residual_block(c.norm, w.norm1, x, self_sublayer, y, lt ? &lt->self_block : nullptr);
+  if (c.has_cross_attention()) {
+    Mat z;
+    residual_block(
+        c.norm, w.norm2, y,
+        [&](const Mat& in, Mat& out) {
+          cross_attention(r, w, kv, in, out, lt ? &lt->cross_attn : nullptr, cross_hook);
+        },
+        z, lt ? &lt->cross_block : nullptr);
+    y = std::move(z);
+  }
+  if (!c.has_ffn()) {  // an attention-only layer ends with its attention block
+    x = std::move(y);
+    return;
+  }
+  ffn_connection(c, w.ffn_norm(c.arch), w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr, mlp_hook);
+}
+
+// The cache takes this call's tokens: their ids, the step that added them, the new length.
+void advance_cache(KvCache& cache, const std::vector<int>& tgt_ids, int mlen) {
+  cache.append_ids(tgt_ids);
+  cache.row_step.insert(cache.row_step.end(), static_cast<size_t>(mlen), cache.step);
+  cache.length += mlen;
+  cache.step += 1;
+}
+
+// The stack's output and its logits, as much of them as the recording keeps.
+void record_output(DecoderTrace& tr, Mat&& x, const Mat& logits, int batch) {
+  tr.output = std::move(x);
+  if (tr.kind == Recording::Compact) {
+    // The last row only (one sequence): the next-token distribution. A prefill's other rows
+    // (1000 GPT-2 prompt tokens: 200 MB) are recomputed from `output` by Session::whole_trace.
+    tr.logits = batch == 1 ? Mat(logits.bottomRows(1)) : logits;
+  } else if (tr.kind == Recording::Training) {
+    tr.logits = logits;  // the trainer's loss reads the returned logits; no distributions
+  } else {
+    record_logits(logits, tr.logits, tr.log_probs, tr.probs);
+  }
+}
+
 }  // namespace
 
 Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const EncoderContext& enc, KvCache* cache,
@@ -47,124 +176,26 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   const std::vector<Mat> masks = self_masks(m, tgt_ids, batch, cache, opt.causal_mask);
   std::vector<Mat> cross_masks;
   if (c.has_cross_attention()) cross_masks = source_masks(m, *enc.src_ids, batch, mlen);
-  if (tr) {
-    tr->batch = batch;
-    tr->pos0 = pos0;
-    tr->layers.resize(static_cast<size_t>(c.n_decoder_layers));
-    tr->ffn = c.has_ffn();
-    spread_kind(*tr);
-  }
+  if (tr) start_trace(*tr, c, batch, pos0);
 
   Mat x;  // (B·m, d) the residual stream
   embed(m.embedding(/*source=*/false), tgt_ids, batch, pos0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);
 
-  const Heads heads(c.n_heads, c.kv_heads());
   const Rotation rotation = m.rotation(pos0, mlen);
   // A rotary model without positional encoding (the explorer's switch, the word order test):
   // q and k are not turned, so the scores do not see positions.
   const Rotation* rot = c.positional == Positional::Rotary && opt.positional_encoding ? &rotation : nullptr;
-
-  for (int l = 0; l < c.n_decoder_layers; ++l) {
-    const DecoderLayerWeights& w = m.weights.decoder[static_cast<size_t>(l)];
-    DecoderLayerTrace* lt = tr ? &tr->layers[static_cast<size_t>(l)] : nullptr;
-    KvCacheLayer* kv = cache ? &cache->layers[static_cast<size_t>(l)] : nullptr;
-    const Intervention* iv = opt.intervention.get();
-    if (iv) iv->stream(Stack::Decoder, l, x, batch, pos0);
-    const Hook self_hook{iv, Stack::Decoder, SiteKind::SelfAttention, l, batch, pos0};
-    const Hook cross_hook{iv, Stack::Decoder, SiteKind::CrossAttention, l, batch, pos0};
-    const Hook mlp_hook{iv, Stack::Decoder, SiteKind::Mlp, l, batch, pos0};
-    Mat y;
-
-    const auto self_attention_run = [&](const Mat& in, Mat& out, AttentionTrace* at) {
-      if (!kv) {
-        attention_forward(w.self_attn, heads, in, in, masks, out, at, rot, &self_hook);
-        return;
-      }
-      // Project (and rotate) only the new rows and append them; attend over every cached row.
-      Mat k_new, v_new;  // (B·m, h_kv·dk)
-      project_keys(w.self_attn, in, rot, k_new, at && at->kind == Recording::Full ? &at->k_unrotated : nullptr);
-      linear_forward(in, w.self_attn.v_proj, v_new);
-      for (int b = 0; b < batch; ++b) {
-        kv->self_k.middleRows(b * cache->capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
-        kv->self_v.middleRows(b * cache->capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
-      }
-      if (batch == 1) {  // the common case: attend over the buffers in place
-        attention_with_kv(w.self_attn, heads, in, kv->self_k.topRows(pos0 + mlen), kv->self_v.topRows(pos0 + mlen),
-                          masks, out, at, rot, &self_hook);
-        return;
-      }
-      attention_with_kv(w.self_attn, heads, in, cached_rows(kv->self_k, *cache, pos0 + mlen),
-                        cached_rows(kv->self_v, *cache, pos0 + mlen), masks, out, at, rot, &self_hook);
-    };
-    const auto self_attention = [&](const Mat& in, Mat& out) {
-      AttentionTrace* at = lt ? &lt->self_attn : nullptr;
-      self_attention_run(in, out, at);
-      if (self_hook.output(out) && at && at->kind != Recording::Training) at->out = out;
-    };
-
-    if (c.residual == Residual::Parallel) {
-      parallel_residual_block(
-          w.norm1, w.norm2, x, self_attention,
-          [&](const Mat& in, Mat& out) { mlp_sublayer(c, w.ffn, in, out, lt ? &lt->ffn : nullptr, mlp_hook); }, y,
-          lt ? &lt->self_block : nullptr, lt ? &lt->ffn_block : nullptr);
-      x = std::move(y);
-      continue;
-    }
-    residual_block(c.norm, w.norm1, x, self_attention, y, lt ? &lt->self_block : nullptr);
-
-    if (c.has_cross_attention()) {
-      Mat z;
-      residual_block(
-          c.norm, w.norm2, y,
-          [&](const Mat& in, Mat& out) {
-            AttentionTrace* at = lt ? &lt->cross_attn : nullptr;
-            if (!kv) {
-              attention_forward(w.cross_attn, c.n_heads, in, *enc.memory, cross_masks, out, at, nullptr, &cross_hook);
-            } else {
-              // Cross-attention K/V depend only on the memory: computed once, reused.
-              if (!kv->cross_ready) {
-                linear_forward(*enc.memory, w.cross_attn.k_proj, kv->cross_k);
-                linear_forward(*enc.memory, w.cross_attn.v_proj, kv->cross_v);
-                kv->cross_ready = true;
-              }
-              attention_with_kv(w.cross_attn, c.n_heads, in, kv->cross_k, kv->cross_v, cross_masks, out, at, nullptr,
-                                &cross_hook);
-            }
-            if (cross_hook.output(out) && at && at->kind != Recording::Training) at->out = out;
-          },
-          z, lt ? &lt->cross_block : nullptr);
-      y = std::move(z);
-    }
-
-    if (!c.has_ffn()) {  // an attention-only layer ends with its attention block
-      x = std::move(y);
-      continue;
-    }
-    ffn_connection(c, w.ffn_norm(c.arch), w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr,
-                   mlp_hook);
-  }
+  const DecodeCall call{
+      m,     enc,  cache, masks, cross_masks, Heads(c.n_heads, c.kv_heads()), rot, opt.intervention.get(),
+      batch, mlen, pos0};
+  for (int l = 0; l < c.n_decoder_layers; ++l)
+    decoder_layer(call, l, x, tr ? &tr->layers[static_cast<size_t>(l)] : nullptr);
   close_stack(c.norm, m.weights.decoder_norm, x, tr ? &tr->final_norm : nullptr);
   Mat logits;  // (B·m, V)
   generator_forward(m.weights, c, x, logits);
 
-  if (cache) {
-    cache->append_ids(tgt_ids);
-    cache->row_step.insert(cache->row_step.end(), static_cast<size_t>(mlen), cache->step);
-    cache->length += mlen;
-    cache->step += 1;
-  }
-  if (tr) {
-    tr->output = std::move(x);
-    if (tr->kind == Recording::Compact) {
-      // The last row only (one sequence): the next-token distribution. A prefill's other rows
-      // (1000 GPT-2 prompt tokens: 200 MB) are recomputed from `output` by Session::whole_trace.
-      tr->logits = batch == 1 ? Mat(logits.bottomRows(1)) : logits;
-    } else if (tr->kind == Recording::Training) {
-      tr->logits = logits;  // the trainer's loss reads the returned logits; no distributions
-    } else {
-      record_logits(logits, tr->logits, tr->log_probs, tr->probs);
-    }
-  }
+  if (cache) advance_cache(*cache, tgt_ids, mlen);
+  if (tr) record_output(*tr, std::move(x), logits, batch);
   return logits;
 }
 
