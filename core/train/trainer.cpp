@@ -53,63 +53,58 @@ Result<Trainer> Trainer::create(TrainOptions o) {
   return t;
 }
 
-StepStats Trainer::step() {
-  const Config& c = model_.config;
-  const int pad = c.tgt_vocab.pad();
+Batch Trainer::sample_batch() {
   std::vector<Example> ex;
   ex.reserve(static_cast<size_t>(opt_.batch));
   for (int i = 0; i < opt_.batch; ++i) ex.push_back(task_.sample(rng_, Split::Train));
-  const Batch batch = make_batch(c, ex);
+  return make_batch(model_.config, ex);
+}
 
-  const int T = std::min(opt_.threads, batch.size);
-  const int64_t next_step = adam_.t + 1;
-  const bool probe_step = opt_.probe_every > 0 && (next_step % opt_.probe_every == 0 || next_step == 1);
-  std::vector<Shard>& shards = shards_;
-  shards.resize(static_cast<size_t>(T));
+void Trainer::split_into_shards(const Batch& batch, int T) {
+  const int pad = model_.config.tgt_vocab.pad();
+  shards_.resize(static_cast<size_t>(T));
   for (int s = 0, b0 = 0; s < T; ++s) {
     const int count = batch.size / T + (s < batch.size % T ? 1 : 0);
-    shards[static_cast<size_t>(s)].batch = batch.rows(b0, count, pad);
+    shards_[static_cast<size_t>(s)].batch = batch.rows(b0, count, pad);
     // Drawn only with dropout on, so that dropout-free runs keep their batch sequence.
-    if (opt_.dropout > 0) shards[static_cast<size_t>(s)].dropout_seed = rng_.next();
+    if (opt_.dropout > 0) shards_[static_cast<size_t>(s)].dropout_seed = rng_.next();
     b0 += count;
   }
-  auto run = [&](Shard& sh) {
-    // A shard is one core: `threads` counts shards, and each shard's products stay on its thread.
-    const ScopedThreads one(1);
-    const Batch& b = sh.batch;
-    // A full recording only on the steps the probes read (residual-stream norms per block).
-    sh.trace.encoder.kind = sh.trace.decoder.kind = probe_step ? Recording::Full : Recording::Training;
-    if (!sh.grads_allocated) {  // the shard's first step, on the thread that runs all of its steps
-      reserve_huge_heap(kShardHeap);
-      allocate(sh.grads, c);
-      zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1; then each update clears them
-      sh.grads_allocated = true;
-    }
-    if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
-    EncoderContext enc;
-    if (c.has_encoder()) {
-      encode(model_, b.src, b.size, &sh.trace.encoder);
-      enc = {&sh.trace.encoder.output, &b.src};
-    }
-    const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
-    Mat dlogits;
-    sh.loss = cross_entropy(logits, b.tgt_y, pad, opt_.label_smoothing, &dlogits, batch.target_tokens);
-    // Each matrix's gradient written by its one product: the update below does not clear them.
-    model_backward(model_, sh.trace, dlogits, sh.grads, true, GemmOut::Overwrite);
-  };
-  // OpenMP's threads, not new ones per step: they live across steps, and with them the
-  // thread-local scratch of the matrix products (base/gemm.cpp), which a fresh thread would
-  // allocate and fault in again every step.
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(T) if (T > 1)
-#endif
-  for (int s = 0; s < T; ++s) run(shards[static_cast<size_t>(s)]);
+}
 
+void Trainer::run_shard(Shard& sh, int target_tokens, bool full_recording) {
+  const Config& c = model_.config;
+  // A shard is one core: `threads` counts shards, and each shard's products stay on its thread.
+  const ScopedThreads one(1);
+  const Batch& b = sh.batch;
+  // A full recording only on the steps the probes read (residual-stream norms per block).
+  sh.trace.encoder.kind = sh.trace.decoder.kind = full_recording ? Recording::Full : Recording::Training;
+  if (!sh.grads_allocated) {  // the shard's first step, on the thread that runs all of its steps
+    reserve_huge_heap(kShardHeap);
+    allocate(sh.grads, c);
+    zero_grads(sh.grads, c);  // allocate sets LayerNorm gains to 1; then each update clears them
+    sh.grads_allocated = true;
+  }
+  if (opt_.dropout > 0) draw_dropout_masks(sh.trace, c, b.size, b.n, b.m, opt_.dropout, sh.dropout_seed);
+  EncoderContext enc;
+  if (c.has_encoder()) {
+    encode(model_, b.src, b.size, &sh.trace.encoder);
+    enc = {&sh.trace.encoder.output, &b.src};
+  }
+  const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
+  Mat dlogits;
+  sh.loss = cross_entropy(logits, b.tgt_y, c.tgt_vocab.pad(), opt_.label_smoothing, &dlogits, target_tokens);
+  // Each matrix's gradient written by its one product: the update below does not clear them.
+  model_backward(model_, sh.trace, dlogits, sh.grads, true, GemmOut::Overwrite);
+}
+
+StepStats Trainer::update(const Batch& batch, int T) {
+  const Config& c = model_.config;
   GradientSum grads;  // the batch's gradient: the shards' sum, which the update reads as it goes
   grads.matrices_overwritten = true;
   double loss_sum = 0;
   int correct = 0;
-  for (Shard& sh : shards) {
+  for (Shard& sh : shards_) {
     grads.parts.push_back(&sh.grads);
     loss_sum += sh.loss.sum;
     correct += sh.loss.correct;
@@ -138,13 +133,29 @@ StepStats Trainer::step() {
   st.grad_norm = norm_of(squares);
   record_step(metrics_, st, *grads.parts.front(), c, squares);  // (its tensors name the squares)
   st.step = adam_.t;
-  json& s = metrics_["steps"];
-  s["step"].push_back(st.step);
+  metrics_["steps"]["step"].push_back(st.step);
+  return st;
+}
+
+StepStats Trainer::step() {
+  const Batch batch = sample_batch();
+  const int T = std::min(opt_.threads, batch.size);
+  const int64_t next_step = adam_.t + 1;
+  const bool probe_step = opt_.probe_every > 0 && (next_step % opt_.probe_every == 0 || next_step == 1);
+  split_into_shards(batch, T);
+  // OpenMP's threads, not new ones per step: they live across steps, and with them the
+  // thread-local scratch of the matrix products (base/gemm.cpp), which a fresh thread would
+  // allocate and fault in again every step.
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(T) if (T > 1)
+#endif
+  for (int s = 0; s < T; ++s) run_shard(shards_[static_cast<size_t>(s)], batch.target_tokens, probe_step);
+  StepStats st = update(batch, T);
 
   if (probe_step) {
     std::vector<const Trace*> traces;
-    for (const Shard& sh : shards) traces.push_back(&sh.trace);
-    record_probes(metrics_, st.step, c, traces);
+    for (const Shard& sh : shards_) traces.push_back(&sh.trace);
+    record_probes(metrics_, st.step, model_.config, traces);
     if (probe_) probe_(metrics_, st.step, model_);
   }
   if (opt_.eval_every > 0 && st.step % opt_.eval_every == 0) {

@@ -84,6 +84,12 @@ class Trainer {
     uint64_t dropout_seed = 0;
   };
 
+  // The parts of step(), in order.
+  Batch sample_batch();                                               // opt_.batch training examples
+  void split_into_shards(const Batch& batch, int T);                  // T shards of about equal size
+  void run_shard(Shard& sh, int target_tokens, bool full_recording);  // forward, loss, backward
+  StepStats update(const Batch& batch, int T);                        // the shards' gradients summed, Adam, metrics
+
   TrainOptions opt_;
   Task task_;
   Model model_;
