@@ -84,6 +84,107 @@ int count(const std::vector<std::string>& a, int def, std::string& error) {
   return n;
 }
 
+// attention layer=N head=N kind=… view=… heads=all|one follow=on|off: what the Attention panel
+// shows, checked against the model.
+bool select_attention(App& app, const std::vector<std::string>& a, std::string& error) {
+  UiState& ui = app.ui();
+  const auto snap = app.snapshot();
+  app.show_panel(app.find_panel("attention"));
+  for (size_t i = 1; i < a.size(); ++i) {
+    const size_t eq = a[i].find('=');
+    if (eq == std::string::npos) return error = "attention: expected key=value, found '" + a[i] + "'", false;
+    const std::string k = a[i].substr(0, eq), v = a[i].substr(eq + 1);
+    int n;
+    bool b;
+    if (k == "layer" && parse_int(v, n) && n >= 0)
+      ui.layer = n, ui.follow_stage = false;
+    else if (k == "head" && parse_int(v, n) && n >= 0)
+      ui.head = n;
+    else if (k == "kind" && parse_kind(v, ui.kind))
+      ui.follow_stage = false;
+    else if (k == "view" && v == "heatmap")
+      ui.attn_mode = AttnMode::Heatmap;
+    else if (k == "view" && v == "model")
+      ui.attn_mode = AttnMode::Model;
+    else if (k == "view" && v == "head")
+      ui.attn_mode = AttnMode::Head;
+    else if (k == "view" && v == "rollout")
+      ui.attn_mode = AttnMode::Rollout;
+    else if (k == "heads" && (v == "all" || v == "one"))
+      ui.head_view_all = v == "all";
+    else if (k == "follow" && parse_onoff(v, b))
+      ui.follow_stage = b;
+    else
+      return error = "attention: bad '" + a[i] +
+                     "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head|rollout heads=all|one "
+                     "follow=on|off)",
+             false;
+  }
+  if (snap->model) {
+    const Config& c = snap->model->config;
+    const int layers = kind_layers(c, ui.kind), heads = kind_heads(c, ui.kind);
+    if (!has_kind(c, ui.kind))
+      return error = std::string("attention: ") + (c.has_decoder() ? "a decoder-only" : "an encoder-only") +
+                     " model has no " + to_string(ui.kind),
+             false;
+    if (ui.layer >= layers)
+      return error = "attention: layer " + std::to_string(ui.layer) + " does not exist (the model has " +
+                     std::to_string(layers) + ")",
+             false;
+    if (ui.head >= heads)
+      return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " +
+                     std::to_string(heads) + ")",
+             false;
+  }
+  return true;
+}
+
+// pe-view TAB [k=N phi=N t=N dim=N dim2=N layer=N head=N pair=N m=N n=N]: the Positions panel's
+// tab and its settings.
+bool select_pe_view(App& app, const std::vector<std::string>& a, std::string& error) {
+  UiState& ui = app.ui();
+  static const char* tabs[] = {"curves", "similarity", "rotation", "order", "rotary"};
+  if (!need(a, 2, error, "curves | similarity | rotation | order | rotary")) return false;
+  int t = -1;
+  for (int i = 0; i < 5; ++i)
+    if (a[1] == tabs[i]) t = i;
+  if (t < 0)
+    return error = "pe-view: expected curves, similarity, rotation, order or rotary, found '" + a[1] + "'", false;
+  ui.pe_tab_request = t;
+  for (size_t i = 2; i < a.size(); ++i) {
+    int n;
+    const size_t eq = a[i].find('=');
+    const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq);
+    if (eq == std::string::npos || !parse_int(a[i].substr(eq + 1), n) || n < 0)
+      return error = "pe-view: expected k=N phi=N t=N dim=N dim2=N layer=N head=N pair=N m=N n=N, found '" + a[i] + "'",
+             false;
+    if (k == "k")
+      ui.pe_k = n;
+    else if (k == "phi")
+      ui.pe_phi = n;
+    else if (k == "t")
+      ui.pe_t = n;
+    else if (k == "dim")
+      ui.pe_dims[0] = n;
+    else if (k == "dim2")
+      ui.pe_dims[1] = n;
+    else if (k == "layer")
+      ui.rope_layer = n;
+    else if (k == "head")
+      ui.rope_head = n;
+    else if (k == "pair")
+      ui.rope_pair = n;
+    else if (k == "m")
+      ui.rope_m = n;
+    else if (k == "n")
+      ui.rope_n = n;
+    else
+      return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2, layer, head, pair, m, n)", false;
+  }
+  app.show_panel(app.find_panel("pe"));
+  return true;
+}
+
 }  // namespace
 
 bool ScriptRunner::load(const std::string& path, std::string& error) {
@@ -437,56 +538,7 @@ int ScriptRunner::run_panel_command(App& app, const std::vector<std::string>& a,
   Worker& w = app.worker();
   UiState& ui = app.ui();
   const auto snap = app.snapshot();
-  if (cmd == "attention") {
-    app.show_panel(app.find_panel("attention"));
-    for (size_t i = 1; i < a.size(); ++i) {
-      const size_t eq = a[i].find('=');
-      if (eq == std::string::npos) return error = "attention: expected key=value, found '" + a[i] + "'", false;
-      const std::string k = a[i].substr(0, eq), v = a[i].substr(eq + 1);
-      int n;
-      bool b;
-      if (k == "layer" && parse_int(v, n) && n >= 0)
-        ui.layer = n, ui.follow_stage = false;
-      else if (k == "head" && parse_int(v, n) && n >= 0)
-        ui.head = n;
-      else if (k == "kind" && parse_kind(v, ui.kind))
-        ui.follow_stage = false;
-      else if (k == "view" && v == "heatmap")
-        ui.attn_mode = AttnMode::Heatmap;
-      else if (k == "view" && v == "model")
-        ui.attn_mode = AttnMode::Model;
-      else if (k == "view" && v == "head")
-        ui.attn_mode = AttnMode::Head;
-      else if (k == "view" && v == "rollout")
-        ui.attn_mode = AttnMode::Rollout;
-      else if (k == "heads" && (v == "all" || v == "one"))
-        ui.head_view_all = v == "all";
-      else if (k == "follow" && parse_onoff(v, b))
-        ui.follow_stage = b;
-      else
-        return error = "attention: bad '" + a[i] +
-                       "' (layer=N head=N kind=enc-self|dec-self|cross view=heatmap|model|head|rollout heads=all|one "
-                       "follow=on|off)",
-               false;
-    }
-    if (snap->model) {
-      const Config& c = snap->model->config;
-      const int layers = kind_layers(c, ui.kind), heads = kind_heads(c, ui.kind);
-      if (!has_kind(c, ui.kind))
-        return error = std::string("attention: ") + (c.has_decoder() ? "a decoder-only" : "an encoder-only") +
-                       " model has no " + to_string(ui.kind),
-               false;
-      if (ui.layer >= layers)
-        return error = "attention: layer " + std::to_string(ui.layer) + " does not exist (the model has " +
-                       std::to_string(layers) + ")",
-               false;
-      if (ui.head >= heads)
-        return error = "attention: head " + std::to_string(ui.head) + " does not exist (the model has " +
-                       std::to_string(heads) + ")",
-               false;
-    }
-    return true;
-  }
+  if (cmd == "attention") return select_attention(app, a, error);
   if (cmd == "cell") {
     int r, c;
     if (a.size() == 2 && a[1] == "none") return ui.cell_pinned = false, ui.cell_row = ui.cell_col = -1, true;
@@ -519,49 +571,7 @@ int ScriptRunner::run_panel_command(App& app, const std::vector<std::string>& a,
     w.post([](Engine& e) { e.append_padding(); });
     return true;
   }
-  if (cmd == "pe-view") {
-    static const char* tabs[] = {"curves", "similarity", "rotation", "order", "rotary"};
-    if (!need(a, 2, error, "curves | similarity | rotation | order | rotary")) return false;
-    int t = -1;
-    for (int i = 0; i < 5; ++i)
-      if (a[1] == tabs[i]) t = i;
-    if (t < 0)
-      return error = "pe-view: expected curves, similarity, rotation, order or rotary, found '" + a[1] + "'", false;
-    ui.pe_tab_request = t;
-    for (size_t i = 2; i < a.size(); ++i) {
-      int n;
-      const size_t eq = a[i].find('=');
-      const std::string k = eq == std::string::npos ? a[i] : a[i].substr(0, eq);
-      if (eq == std::string::npos || !parse_int(a[i].substr(eq + 1), n) || n < 0)
-        return error =
-                   "pe-view: expected k=N phi=N t=N dim=N dim2=N layer=N head=N pair=N m=N n=N, found '" + a[i] + "'",
-               false;
-      if (k == "k")
-        ui.pe_k = n;
-      else if (k == "phi")
-        ui.pe_phi = n;
-      else if (k == "t")
-        ui.pe_t = n;
-      else if (k == "dim")
-        ui.pe_dims[0] = n;
-      else if (k == "dim2")
-        ui.pe_dims[1] = n;
-      else if (k == "layer")
-        ui.rope_layer = n;
-      else if (k == "head")
-        ui.rope_head = n;
-      else if (k == "pair")
-        ui.rope_pair = n;
-      else if (k == "m")
-        ui.rope_m = n;
-      else if (k == "n")
-        ui.rope_n = n;
-      else
-        return error = "pe-view: unknown setting '" + k + "' (k, phi, t, dim, dim2, layer, head, pair, m, n)", false;
-    }
-    app.show_panel(app.find_panel("pe"));
-    return true;
-  }
+  if (cmd == "pe-view") return select_pe_view(app, a, error);
   if (cmd == "kv-layer") {
     int n;
     if (!need(a, 2, error, "a layer index") || !parse_int(a[1], n) || n < 0)
