@@ -343,8 +343,8 @@ struct Panel {
 
 // Panel p of B: pre-packed (pb), read in place (b_in_place), or packed into `own` (k × NR floats).
 // A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_hᵀ or V_h in an
-// attention head) is read in place: each step k reads NR consecutive floats, one stream (dW
-// 233 -> 250 GFLOP/s at 704 × 128 × 128; no loss at 2048-float strides), and so is a panel of at
+// attention head) is read in place: each step k reads NR consecutive floats, one stream the
+// prefetchers follow (faster than packing it, even at 2048-float strides), and so is a panel of at
 // most W columns, which the kernel loads masked. Any other partial panel is packed: reading NR
 // floats from its last row would run past B's end.
 bool b_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
@@ -422,13 +422,12 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   const bool resident = T <= 1 && k * n <= kResidentB;
   // A transposed view (a weight gradient's dyᵀ: A(i, k) = dy(k, i)) is read in place: a row
   // group's MR values at step k are consecutive floats of dy's row k, one stream the prefetchers
-  // follow — packing it first cost more than the kernel's own reads (dW 201 -> 233 GFLOP/s at
-  // 704 × 128 × 128). A row-major A is read in place when its row group stays in L1 while all of
-  // B's panels pass (resident B: 704 × 128 × 128 220 -> 250 GFLOP/s, training step −4 %), or when
+  // follow — packing it first costs more than the kernel's own reads. A row-major A is read in
+  // place when its row group stays in L1 while all of B's panels pass (a resident B), or when
   // it is small (≤ 64 KiB: a forward over one short sentence, where packing would cost a quarter
   // of the product). Otherwise (a long A against a weight streamed from memory) it is packed: the
   // kernel then reads one sequential stream instead of MR rows whose strides (2 or 8 KiB) land in
-  // the same L1 sets and defeat the prefetchers (base forward: 1.5 ms slower in place).
+  // the same L1 sets and defeat the prefetchers.
   const bool in_place = transposed || (row_major && (resident || m * k <= (Index{1} << 14)));
   float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
   const ASource src{a, ap, row_major};

@@ -4,9 +4,9 @@
 // One exception, asked for with matrices = Overwrite: every Matrix tensor of param_table (the
 // projections' and feed-forwards' weights, an untied generator's) gets its gradient from exactly
 // one product per backward, which then writes it (=) over whatever the gradient held. The trainer
-// asks for it so that its update need not clear those gradients for the next step: in the
-// benchmark's model they are 3.68 MB of the 3.72, and clearing them, then reading the zeros back
-// into the products, cost 2-3.5 % of a step.
+// asks for it so that its update need not clear those gradients for the next step: they are nearly
+// all of a model's gradients, and clearing them, then reading the zeros back into the products,
+// would cost a few per cent of a step.
 // A gradient is a Weights of the same shape as the model's (allocate(g, config)), so param_table
 // names every gradient exactly like its parameter. With shared embeddings the source embedding,
 // target embedding and generator are one matrix (tgt_embed) and their three grads add up there.
