@@ -190,17 +190,19 @@ struct Reader {
   }
 };
 
-LoadedTokenizer read(const std::string& path, const std::string& config_path, const std::string& model_type) {
-  const Reader r{path};
+// The file as a JSON object.
+json parse_object(const Reader& r, const std::string& path) {
   auto bytes = read_file(path, "a Hugging Face tokenizer.json");
   if (!bytes) throw InputError(bytes.error());
-  const json j = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     r.fail("expected a JSON object (tokenizer.json), found " +
            (j.is_discarded() ? std::string("invalid JSON (a truncated or damaged file)") : std::string(j.type_name())));
-  const json none;
-  auto part = [&](const char* key) -> const json& { return j.contains(key) ? j[key] : none; };
-  const json& model = part("model");
+  return j;
+}
+
+// A BPE model without the choices this loader does not implement (dropout, subword affixes).
+void check_bpe_model(const Reader& r, const json& model) {
   if (type_of(model) != "BPE")
     r.fail("expected a BPE model (model.type \"BPE\"), found model.type " +
            (type_of(model).empty() ? std::string("none") : "'" + type_of(model) + "'") + ", which is not supported");
@@ -209,6 +211,86 @@ LoadedTokenizer read(const std::string& path, const std::string& config_path, co
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (model.contains(key) && !model[key].is_null() && model[key] != "")
       r.fail(std::string("expected model.") + key + " null, found " + model[key].dump() + ", which is not supported");
+}
+
+// The vocabulary's (token, id) entries: model.vocab, extended by the added tokens (a list) it lacks.
+std::vector<std::pair<std::string, int64_t>> vocabulary_entries(const Reader& r, const json& vocab, const json& added) {
+  if (!vocab.is_object())
+    r.fail("expected model.vocab to be an object {token: id}, found " + std::string(vocab.type_name()));
+  std::vector<std::pair<std::string, int64_t>> entries;
+  entries.reserve(vocab.size());
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!it.value().is_number_integer())
+      r.fail("model.vocab token " + shown(it.key()) + ": expected an integer id, found " + it.value().dump());
+    entries.emplace_back(it.key(), it.value().get<int64_t>());
+  }
+  if (!added.is_array()) r.fail("expected added_tokens to be a list, found " + std::string(added.type_name()));
+  for (const json& a : added) {
+    if (!a.is_object() || !a.value("content", json()).is_string() || !a.value("id", json()).is_number_integer())
+      r.fail("expected each of added_tokens to hold \"id\" and \"content\", found " + shown(a.dump()));
+    if (r.flag(a, "single_word", false, "added_tokens"))
+      r.fail("added token " + shown(a["content"]) + ": expected single_word false, found true, which is not supported");
+    if (!vocab.contains(a["content"].get<std::string>())) entries.emplace_back(a["content"], a["id"].get<int64_t>());
+  }
+  return entries;
+}
+
+// The added tokens as the pipeline matches them, with the vocabulary's ids.
+std::vector<AddedToken> added_tokens(const Reader& r, const json& added, const Vocab& v) {
+  std::vector<AddedToken> out;
+  for (const json& a : added) {
+    AddedToken t;
+    t.content = a["content"];
+    t.id = v.id(t.content);  // the vocabulary's id where model.vocab has the token (as tokenizers does)
+    t.normalized = r.flag(a, "normalized", !r.flag(a, "special", false, "added_tokens"), "added_tokens");
+    t.lstrip = r.flag(a, "lstrip", false, "added_tokens");
+    t.rstrip = r.flag(a, "rstrip", false, "added_tokens");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The merges as ids: both symbols and their concatenation must be tokens.
+std::vector<std::array<int, 3>> merge_ids(const json& merges_json, const Vocab& v, const std::string& path) {
+  auto merges = merges_from_json(merges_json, path);
+  if (!merges) throw InputError(merges.error());
+  std::vector<std::array<int, 3>> out;
+  out.reserve(merges->size());
+  for (const MergeText& m : *merges) {
+    const std::array<int, 3> ids{v.id(m.left), v.id(m.right), v.id(m.left + m.right)};
+    static const char* const roles[] = {"the left symbol", "the right symbol", "the merged symbol"};
+    for (size_t k = 0; k < 3; ++k)
+      if (ids[k] < 0)
+        throw InputError(m.at + "expected symbols that model.vocab holds, found " +
+                         shown(k == 0   ? m.left
+                               : k == 1 ? m.right
+                                        : m.left + m.right) +
+                         " (" + roles[k] + "), which it does not");
+    out.push_back(ids);
+  }
+  return out;
+}
+
+// A byte-level vocabulary holds the 256 one-byte tokens of the byte-to-unicode alphabet.
+void check_byte_alphabet(const Reader& r, const Vocab& v) {
+  for (int b = 0; b < 256; ++b) {
+    std::string sym;
+    unicode::append_utf8(sym, bytes_to_unicode()[static_cast<size_t>(b)]);
+    if (v.id(sym) < 0) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", b);
+      r.fail("expected the 256 one-byte tokens of the byte-level alphabet, found no '" + sym + "' (byte " + hex + ")");
+    }
+  }
+}
+
+LoadedTokenizer read(const std::string& path, const std::string& config_path, const std::string& model_type) {
+  const Reader r{path};
+  const json j = parse_object(r, path);
+  const json none;
+  auto part = [&](const char* key) -> const json& { return j.contains(key) ? j[key] : none; };
+  const json& model = part("model");
+  check_bpe_model(r, model);
 
   // The pipeline, refused by name where it is not implemented.
   PipelineSpec spec;
@@ -221,27 +303,9 @@ LoadedTokenizer read(const std::string& path, const std::string& config_path, co
   spec.model.fuse_unk = r.flag(model, "fuse_unk", false, "model");
   spec.model.ignore_merges = r.flag(model, "ignore_merges", false, "model");
 
-  // The vocabulary: model.vocab, extended by added tokens it lacks.
   const json& vocab = model.contains("vocab") ? model["vocab"] : none;
-  if (!vocab.is_object())
-    r.fail("expected model.vocab to be an object {token: id}, found " + std::string(vocab.type_name()));
-  std::vector<std::pair<std::string, int64_t>> entries;
-  entries.reserve(vocab.size());
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    if (!it.value().is_number_integer())
-      r.fail("model.vocab token " + shown(it.key()) + ": expected an integer id, found " + it.value().dump());
-    entries.emplace_back(it.key(), it.value().get<int64_t>());
-  }
   const json added = part("added_tokens").is_null() ? json::array() : part("added_tokens");
-  if (!added.is_array()) r.fail("expected added_tokens to be a list, found " + std::string(added.type_name()));
-  for (const json& a : added) {
-    if (!a.is_object() || !a.value("content", json()).is_string() || !a.value("id", json()).is_number_integer())
-      r.fail("expected each of added_tokens to hold \"id\" and \"content\", found " + shown(a.dump()));
-    if (r.flag(a, "single_word", false, "added_tokens"))
-      r.fail("added token " + shown(a["content"]) + ": expected single_word false, found true, which is not supported");
-    if (!vocab.contains(a["content"].get<std::string>())) entries.emplace_back(a["content"], a["id"].get<int64_t>());
-  }
-  auto tokens = tokens_by_id(std::move(entries), path);
+  auto tokens = tokens_by_id(vocabulary_entries(r, vocab, added), path);
   if (!tokens) throw InputError(tokens.error());
 
   auto config = read_tokenizer_config(config_path);
@@ -262,44 +326,9 @@ LoadedTokenizer read(const std::string& path, const std::string& config_path, co
     spec.model.unk = v->id(unk);
     if (spec.model.unk < 0) r.fail("expected model.unk_token " + shown(unk) + " to be a token, found no such token");
   }
-
-  for (const json& a : added) {
-    AddedToken t;
-    t.content = a["content"];
-    t.id = v->id(t.content);  // the vocabulary's id where model.vocab has the token (as tokenizers does)
-    t.normalized = r.flag(a, "normalized", !r.flag(a, "special", false, "added_tokens"), "added_tokens");
-    t.lstrip = r.flag(a, "lstrip", false, "added_tokens");
-    t.rstrip = r.flag(a, "rstrip", false, "added_tokens");
-    spec.added.push_back(std::move(t));
-  }
-
-  // Merges: both symbols and their concatenation must be tokens.
-  auto merges = merges_from_json(model.contains("merges") ? model["merges"] : none, path);
-  if (!merges) throw InputError(merges.error());
-  spec.merges.reserve(merges->size());
-  for (const MergeText& m : *merges) {
-    const std::array<int, 3> ids{v->id(m.left), v->id(m.right), v->id(m.left + m.right)};
-    static const char* const roles[] = {"the left symbol", "the right symbol", "the merged symbol"};
-    for (size_t k = 0; k < 3; ++k)
-      if (ids[k] < 0)
-        throw InputError(m.at + "expected symbols that model.vocab holds, found " +
-                         shown(k == 0   ? m.left
-                               : k == 1 ? m.right
-                                        : m.left + m.right) +
-                         " (" + roles[k] + "), which it does not");
-    spec.merges.push_back(ids);
-  }
-  if (spec.model.byte_level)
-    for (int b = 0; b < 256; ++b) {
-      std::string sym;
-      unicode::append_utf8(sym, bytes_to_unicode()[static_cast<size_t>(b)]);
-      if (v->id(sym) < 0) {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02X", b);
-        r.fail("expected the 256 one-byte tokens of the byte-level alphabet, found no '" + sym + "' (byte " + hex +
-               ")");
-      }
-    }
+  spec.added = added_tokens(r, added, *v);
+  spec.merges = merge_ids(model.contains("merges") ? model["merges"] : none, *v, path);
+  if (spec.model.byte_level) check_byte_alphabet(r, *v);
 
   auto framing = decide_framing(*v, *config, model_type, /*sentencepiece_only=*/false, &part("post_processor"), path);
   if (!framing) throw InputError(framing.error());
