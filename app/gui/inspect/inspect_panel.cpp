@@ -638,19 +638,7 @@ void top_lists(const Vocab& v, const std::vector<std::pair<std::string, const st
 
 }  // namespace
 
-void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
-  const InspectRun& r = *d.run;
-  const Config& cfg = r.in.model->config;
-  const float fs = ImGui::GetFontSize();
-  const Vocab& v = output_vocab(cfg);
-  if (!cfg.has_decoder() && !cfg.mlm_head) {
-    ImGui::TextDisabled("this encoder has no masked-LM head: there is no output distribution to compare");
-    return;
-  }
-  ImGui::TextWrapped(
-      "Click heads (or an MLP) to remove them; the run re-executes on the same input. A head is removed in the "
-      "concatenated head outputs, before W_o; an MLP in its output. zero: set to 0 · mean: each column set to its "
-      "mean over this run's positions.");
+void InspectPanel::ablation_controls(const std::string& selected) {
   int mode = abl_mode_;
   ImGui::RadioButton("zero", &mode, 0);
   ImGui::SameLine();
@@ -665,10 +653,13 @@ void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
     post_ablation();
   }
   ImGui::SameLine();
-  std::string sel;
-  for (const AblationTarget& t : abl_sel_) sel += (sel.empty() ? "" : ",") + target_label(t);
-  ImGui::TextDisabled("ablated: %s", sel.empty() ? "nothing (click the grid)" : sel.c_str());
-  // The grid: rows = layers of the stack the model predicts from, columns = heads and the MLP.
+  ImGui::TextDisabled("ablated: %s", selected.empty() ? "nothing (click the grid)" : selected.c_str());
+}
+
+// The grid: rows = layers of the stack the model predicts from, columns = heads and the MLP;
+// "off" written in the removed cells.
+void InspectPanel::draw_ablation_grid(Ctx& c, const Config& cfg) {
+  const float fs = ImGui::GetFontSize();
   const int L = cfg.has_decoder() ? cfg.n_decoder_layers : cfg.n_encoder_layers;
   const std::vector<AblationTarget> cols0 = ablation_columns(cfg, 0);
   const int C = static_cast<int>(cols0.size());
@@ -698,7 +689,7 @@ void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
   const HeatmapHit hit = heatmap_widget("ablation", abl_hm_, o);
   heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
   const ImVec2 after = ImGui::GetCursorScreenPos();
-  {  // "off" written in the removed cells
+  {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float cw = (hit.max.x - hit.min.x) / float(C), ch = (hit.max.y - hit.min.y) / float(L);
     ImFont* font = c.fonts.small ? c.fonts.small : ImGui::GetFont();
@@ -720,6 +711,24 @@ void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
     if (hit.clicked) toggle_ablation(t);
   }
   ImGui::SetCursorScreenPos(after);
+}
+
+void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
+  const InspectRun& r = *d.run;
+  const Config& cfg = r.in.model->config;
+  const Vocab& v = output_vocab(cfg);
+  if (!cfg.has_decoder() && !cfg.mlm_head) {
+    ImGui::TextDisabled("this encoder has no masked-LM head: there is no output distribution to compare");
+    return;
+  }
+  ImGui::TextWrapped(
+      "Click heads (or an MLP) to remove them; the run re-executes on the same input. A head is removed in the "
+      "concatenated head outputs, before W_o; an MLP in its output. zero: set to 0 · mean: each column set to its "
+      "mean over this run's positions.");
+  std::string sel;
+  for (const AblationTarget& t : abl_sel_) sel += (sel.empty() ? "" : ",") + target_label(t);
+  ablation_controls(sel);
+  draw_ablation_grid(c, cfg);
   if (abl_sel_.empty()) {
     ImGui::TextDisabled("nothing removed: the output is the model's own");
     return;
@@ -745,17 +754,8 @@ void InspectPanel::draw_ablation(Ctx& c, const InspectSnap& d) {
 
 // [SECTION] activation patching
 
-void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
+void InspectPanel::patch_form(Ctx& c, const Config& cfg, bool running) {
   const float fs = ImGui::GetFontSize();
-  if (!c.snap.model) {
-    ImGui::TextDisabled("load a model first");
-    return;
-  }
-  const Config& cfg = c.snap.model->config;
-  ImGui::TextWrapped(
-      "The corrupted prompt run again with one activation of the clean run put back: recovered = (ld(patched) − "
-      "ld(corrupted)) / (ld(clean) − ld(corrupted)), ld = logit(answer) − logit(wrong) at the last position. "
-      "0 = corrupted, 1 = clean.");
   ImGui::SetNextItemWidth(fs * 16);
   ImGui::InputTextWithHint("clean", cfg.has_encoder() && cfg.has_decoder() ? "source" : "prompt", patch_clean_,
                            sizeof patch_clean_);
@@ -772,7 +772,6 @@ void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
   ImGui::SetNextItemWidth(fs * 7);
   ImGui::Combo("patch", &patch_what_, whats, 6);
   ImGui::SameLine();
-  const bool running = patch_running();
   if (running) {
     if (ImGui::Button("Cancel")) cancel_patch();
     ImGui::SameLine();
@@ -791,15 +790,10 @@ void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
     req.what = static_cast<PatchWhat>(patch_what_);
     run_patch(req);
   }
-  if (!running && !d.patch_error.empty() && d.patch && d.patch->request.model == c.snap.model)
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
-  if (!d.patch || d.patch->request.model != c.snap.model) {
-    if (!running && !d.patch_error.empty())
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
-    else if (!running)
-      ImGui::TextDisabled("type two prompts of the same number of tokens, the answer and a wrong token, then Run");
-    return;
-  }
+}
+
+void InspectPanel::draw_patch_grid(Ctx& c, const InspectSnap& d, const Config& cfg) {
+  const float fs = ImGui::GetFontSize();
   const PatchView& pv = *d.patch;
   const PatchResult& pr = pv.result;
   const Vocab& v = output_vocab(cfg);
@@ -847,6 +841,30 @@ void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
               per_head(pr.what) ? "head" : "position", pv.col_labels[size_t(pv.cell_index)].c_str(), pv.cell_ld, rec);
   top_lists(v, {{"clean run", &pv.clean_top}, {"corrupted run", &pv.corrupt_top}, {"patched run", &pv.cell_top}},
             pv.inputs.answer);
+}
+
+void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
+  if (!c.snap.model) {
+    ImGui::TextDisabled("load a model first");
+    return;
+  }
+  const Config& cfg = c.snap.model->config;
+  ImGui::TextWrapped(
+      "The corrupted prompt run again with one activation of the clean run put back: recovered = (ld(patched) − "
+      "ld(corrupted)) / (ld(clean) − ld(corrupted)), ld = logit(answer) − logit(wrong) at the last position. "
+      "0 = corrupted, 1 = clean.");
+  const bool running = patch_running();
+  patch_form(c, cfg, running);
+  if (!running && !d.patch_error.empty() && d.patch && d.patch->request.model == c.snap.model)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
+  if (!d.patch || d.patch->request.model != c.snap.model) {
+    if (!running && !d.patch_error.empty())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
+    else if (!running)
+      ImGui::TextDisabled("type two prompts of the same number of tokens, the answer and a wrong token, then Run");
+    return;
+  }
+  draw_patch_grid(c, d, cfg);
 }
 
 std::unique_ptr<Panel> make_inspect_panel() { return std::make_unique<InspectPanel>(); }

@@ -72,7 +72,11 @@ class InspectPanel : public Panel {
   void draw_head_map(Ctx& c, const HeadDetection& det);
   void draw_rollout(Ctx& c, const InspectSnap& d);
   void draw_ablation(Ctx& c, const InspectSnap& d);
+  void ablation_controls(const std::string& selected);  // zero / mean, Clear, what is removed
+  void draw_ablation_grid(Ctx& c, const Config& cfg);   // layers × (heads, MLP), click to toggle
   void draw_patching(Ctx& c, const InspectSnap& d);
+  void patch_form(Ctx& c, const Config& cfg, bool running);  // the prompts, tokens, what to patch; Run or Cancel
+  void draw_patch_grid(Ctx& c, const InspectSnap& d, const Config& cfg);  // recovered per cell, the top lists
   void post_ablation();
 
   std::unique_ptr<InspectWorker> worker_;
