@@ -161,6 +161,9 @@ class App {
   void export_window();
   void status_bar();
   void draw_panels();
+  bool update_open_panels(float work_h);  // true: lay the open panels out again this frame
+  void keep_two_on_a_projector();         // presentation: at most two panels below the stepper
+  void panel_menu(Panel& p);              // the title bar's right-click menu
   void draw_no_model();
   void register_settings();
   void play_tick();

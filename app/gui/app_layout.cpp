@@ -88,36 +88,54 @@ void App::draw_no_model() {
   ImGui::End();
 }
 
-void App::draw_panels() {
-  // The work area between the menu bar and the status bar (computed here: ImGui updates the
-  // viewport's work area only a frame after the menu bar first appears).
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float status_h = ImGui::GetFrameHeight() + 4, menu_h = ImGui::GetFrameHeight();
-  const ImVec2 wp(vp->Pos.x, vp->Pos.y + menu_h), ws(vp->Size.x, vp->Size.y - menu_h - status_h);
-  Ctx ctx{*snap_, ui_, *worker_, fonts_, *this};
-  // A panel that overlaps no other window leaves its background to glClear (same colour): under
-  // a software rasteriser (Mesa llvmpipe) blending every window's full background costs ~40% of
-  // the frame. Overlapping panels (decided from the last frame) keep an opaque background.
+namespace {
+
+// The windows drawn last frame, by name, apart from child windows, tooltips, the status and menu bars.
+std::vector<std::pair<std::string, ImRect>> other_windows() {
   std::vector<std::pair<std::string, ImRect>> others;
   for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
     if (w->WasActive && !w->Hidden && !(w->Flags & (ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip)) &&
         std::string(w->Name) != "##status" && std::string(w->Name) != "##MainMenuBar")
       others.push_back({w->Name, w->Rect()});
-  const auto alone = [&](const Panel& p) {
-    if (layout_reset_ > 0 || frame_ < 3 || p.size.x <= 0) return false;
-    const ImRect r(p.pos, p.pos + p.size);
-    bool seen = false;
-    for (const auto& [name, o] : others) {
-      if (name == p.title()) {
-        seen = true;
-        continue;
-      }
-      if (o.Overlaps(r)) return false;
+  return others;
+}
+
+// A panel that overlapped no other window last frame (a panel that just appeared draws its
+// background until it has been laid out).
+bool drawn_alone(const Panel& p, const std::vector<std::pair<std::string, ImRect>>& others) {
+  const ImRect r(p.pos, p.pos + p.size);
+  bool seen = false;
+  for (const auto& [name, o] : others) {
+    if (name == p.title()) {
+      seen = true;
+      continue;
     }
-    return seen;  // a panel that just appeared draws its background until it has been laid out
-  };
-  // Which panels are open is remembered with the layout. Opening or closing one lays the open
-  // panels out again, side by side (layout.h): a panel never opens on top of another.
+    if (o.Overlaps(r)) return false;
+  }
+  return seen;
+}
+
+}  // namespace
+
+// On a projector the row below the stepper holds two panels: a third one opened takes the place
+// of the one opened longest ago (as a tab would), so no panel is squeezed unreadable.
+void App::keep_two_on_a_projector() {
+  for (;;) {
+    std::vector<size_t> row;
+    for (size_t i = 0; i < panels_.size(); ++i)
+      if (panels_[i]->open && std::string(panels_[i]->key()) != "stepper") row.push_back(i);
+    if (row.size() <= 2) break;
+    size_t oldest = row.front();
+    for (size_t i : row)
+      if (opened_at_[i] < opened_at_[oldest] || (opened_at_[i] == opened_at_[oldest] && i > oldest)) oldest = i;
+    panels_[oldest]->open = false;
+  }
+}
+
+// Which panels are open is remembered with the layout. Opening or closing one lays the open
+// panels out again, side by side (layout.h): a panel never opens on top of another. A lesson's
+// caption band follows its text's height (measured last frame).
+bool App::update_open_panels(float work_h) {
   std::string open_now;
   for (auto& p : panels_) open_now += p->open ? '1' : '0';
   if (open_now != open_before_ && !open_before_.empty()) {
@@ -131,34 +149,55 @@ void App::draw_panels() {
     if (keys != row) arranged_.clear();  // a panel opened or closed since: the usual layout
     for (size_t i = 0; i < panels_.size(); ++i)
       if (open_now[i] == '1' && open_before_[i] == '0') opened_at_[i] = ++open_count_;
-    // On a projector the row below the stepper holds two panels: a third one opened takes the
-    // place of the one opened longest ago (as a tab would), so no panel is squeezed unreadable.
-    // An arranged row (arrange_panels) is left as it was asked for.
+    // An arranged row (arrange_panels) and a lesson's layout are left as they were asked for.
     if (ui_.presentation && arranged_.empty() && lesson_layout_.empty()) {
-      for (;;) {
-        std::vector<size_t> row;
-        for (size_t i = 0; i < panels_.size(); ++i)
-          if (panels_[i]->open && std::string(panels_[i]->key()) != "stepper") row.push_back(i);
-        if (row.size() <= 2) break;
-        size_t oldest = row.front();
-        for (size_t i : row)
-          if (opened_at_[i] < opened_at_[oldest] || (opened_at_[i] == opened_at_[oldest] && i > oldest)) oldest = i;
-        panels_[oldest]->open = false;
-      }
+      keep_two_on_a_projector();
       open_now.clear();
       for (auto& p : panels_) open_now += p->open ? '1' : '0';
     }
   }
   bool retile = layout_reset_ > 0;
-  // A lesson's caption band follows its text's height (measured last frame).
-  if (!lesson_layout_.empty() && caption_px_ > 0 && ws.y > 0) {
-    const float fit = std::max(caption_px_ / ws.y, 0.08f);
-    if (std::abs(fit - caption_fit_) * ws.y > 2.0f) caption_fit_ = fit, retile = true;
+  if (!lesson_layout_.empty() && caption_px_ > 0 && work_h > 0) {
+    const float fit = std::max(caption_px_ / work_h, 0.08f);
+    if (std::abs(fit - caption_fit_) * work_h > 2.0f) caption_fit_ = fit, retile = true;
   }
   if (open_now != open_before_) {
     if (!open_before_.empty()) ImGui::MarkIniSettingsDirty(), retile = true;
     open_before_ = open_now;
   }
+  return retile;
+}
+
+void App::panel_menu(Panel& p) {
+  if (ImGui::BeginPopupContextItem("panel menu")) {
+    if (ImGui::MenuItem("Export panel as PNG")) request_panel_png(&p, default_export_path(p.key(), ".png"));
+    if (ImGui::MenuItem("Export heatmap as PNG")) {
+      std::string e, path = default_export_path(std::string(p.key()) + "-heatmap", ".png");
+      if (p.export_heatmap(path, e))
+        notify(Message::Info, "wrote " + path);
+      else
+        notify(Message::Error, e);
+    }
+    if (ImGui::MenuItem("Hide")) p.open = false;
+    ImGui::EndPopup();
+  }
+}
+
+void App::draw_panels() {
+  // The work area between the menu bar and the status bar (computed here: ImGui updates the
+  // viewport's work area only a frame after the menu bar first appears).
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float status_h = ImGui::GetFrameHeight() + 4, menu_h = ImGui::GetFrameHeight();
+  const ImVec2 wp(vp->Pos.x, vp->Pos.y + menu_h), ws(vp->Size.x, vp->Size.y - menu_h - status_h);
+  Ctx ctx{*snap_, ui_, *worker_, fonts_, *this};
+  // A panel that overlaps no other window leaves its background to glClear (same colour): under
+  // a software rasteriser (Mesa llvmpipe) blending every window's full background is a large part
+  // of the frame. Overlapping panels (decided from the last frame) keep an opaque background.
+  const std::vector<std::pair<std::string, ImRect>> others = other_windows();
+  const auto alone = [&](const Panel& p) {
+    return !(layout_reset_ > 0 || frame_ < 3 || p.size.x <= 0) && drawn_alone(p, others);
+  };
+  const bool retile = update_open_panels(ws.y);
   if (retile && layout_reset_ == 0) layout_reset_ = 1;  // this frame and the flag's usual countdown
   const std::vector<ImVec4> rects = panel_rects();
   size_t open_index = 0;
@@ -173,19 +212,7 @@ void App::draw_panels() {
       ImGui::End();
       continue;
     }
-    // Right-click on the title bar: export this panel.
-    if (ImGui::BeginPopupContextItem("panel menu")) {
-      if (ImGui::MenuItem("Export panel as PNG")) request_panel_png(p.get(), default_export_path(p->key(), ".png"));
-      if (ImGui::MenuItem("Export heatmap as PNG")) {
-        std::string e, path = default_export_path(std::string(p->key()) + "-heatmap", ".png");
-        if (p->export_heatmap(path, e))
-          notify(Message::Info, "wrote " + path);
-        else
-          notify(Message::Error, e);
-      }
-      if (ImGui::MenuItem("Hide")) p->open = false;
-      ImGui::EndPopup();
-    }
+    panel_menu(*p);  // right-click on the title bar: export or hide this panel
     p->pos = ImGui::GetWindowPos();
     p->size = ImGui::GetWindowSize();
     p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
