@@ -77,6 +77,22 @@ TEST_P(Inspect, AttributionMatchesTheReferenceAndAddsUpToTheLogitDifference) {
         << ", head " << a->parts[i].head << ")";
   EXPECT_NEAR(a->total, at(c.want, "dla.total", 0), 1e-5);
   EXPECT_NEAR(a->sum, a->total, 1e-4) << "the parts add up to the model's own logit difference";
+  // The explorer's grid and totals read the parts through these.
+  double by_kind = 0;
+  for (PartKind k : {PartKind::Embedding, PartKind::Head, PartKind::AttentionBias, PartKind::Mlp, PartKind::NormBias,
+                     PartKind::UnembeddingBias})
+    by_kind += a->of_kind(k);
+  EXPECT_NEAR(by_kind, a->sum, 1e-9);
+  for (const AttributionPart& p : a->parts) {
+    if (p.kind == PartKind::Head) {
+      EXPECT_EQ(a->head(p.layer, p.block, p.head), p.value);
+    } else if (p.kind == PartKind::AttentionBias) {
+      EXPECT_EQ(a->attention_bias(p.layer, p.block), p.value);
+    } else if (p.kind == PartKind::Mlp) {
+      EXPECT_EQ(a->mlp(p.layer), p.value);
+    }
+  }
+  EXPECT_EQ(a->attention_bias(99, Block::SelfAttention), 0.0);
 }
 
 TEST_P(Inspect, RolloutMatchesTheReference) {

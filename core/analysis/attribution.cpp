@@ -84,6 +84,19 @@ double Attribution::mlp(int layer) const {
   return 0;
 }
 
+double Attribution::attention_bias(int layer, Block b) const {
+  for (const AttributionPart& p : parts)
+    if (p.kind == PartKind::AttentionBias && p.layer == layer && p.block == b) return p.value;
+  return 0;
+}
+
+double Attribution::of_kind(PartKind k) const {
+  double v = 0;
+  for (const AttributionPart& p : parts)
+    if (p.kind == k) v += p.value;
+  return v;
+}
+
 Result<Attribution> direct_logit_attribution(const Model& m, const DecoderTrace& t, int position, int token,
                                              int other) {
   const Config& c = m.config;

@@ -44,7 +44,9 @@ struct Attribution {
   // The value of head (layer, head) of an attention kind, or of layer's MLP; 0 when absent.
   double head(int layer, Block b, int h) const;
   double mlp(int layer) const;
-  std::string note;  // what was frozen, said in one sentence for the UI
+  double attention_bias(int layer, Block b) const;  // the output projection's bias of that sublayer
+  double of_kind(PartKind k) const;                 // Σ of every part of one kind
+  std::string note;                                 // what was frozen, said in one sentence for the UI
 };
 
 // For a full decoder recording (decoder-only or encoder-decoder) of a model with a linear

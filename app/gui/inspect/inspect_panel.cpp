@@ -341,20 +341,18 @@ std::vector<AttrColumn> attribution_columns(const Config& cfg) {
   return cols;
 }
 
+// The cell of a layer's row: a head's, an attention bias's or the MLP's part.
 double column_value(const Attribution& a, const AttrColumn& col, int layer) {
-  double v = 0;
-  for (const AttributionPart& p : a.parts)
-    if (p.kind == col.kind && p.layer == layer && (col.kind == PartKind::Mlp || p.block == col.block) &&
-        (col.kind != PartKind::Head || p.head == col.head))
-      v += p.value;
-  return v;
-}
-
-double kind_sum(const Attribution& a, PartKind k) {
-  double v = 0;
-  for (const AttributionPart& p : a.parts)
-    if (p.kind == k) v += p.value;
-  return v;
+  switch (col.kind) {
+    case PartKind::Head:
+      return a.head(layer, col.block, col.head);
+    case PartKind::AttentionBias:
+      return a.attention_bias(layer, col.block);
+    case PartKind::Mlp:
+      return a.mlp(layer);
+    default:
+      return 0;
+  }
 }
 
 }  // namespace
@@ -405,8 +403,8 @@ void InspectPanel::draw_attribution(Ctx& c, const InspectSnap& d) {
                                              display_token(cfg.tgt_vocab, a.other) + "')";
   ImGui::Text("%s at position %d ('%s'): total %.4f = sum of the parts %.4f", what.c_str(), a.position,
               r.tokens[size_t(a.position)].c_str(), a.total, a.sum);
-  ImGui::Text("embedding %+.4f   norm biases %+.4f   unembedding bias %+.4f", kind_sum(a, PartKind::Embedding),
-              kind_sum(a, PartKind::NormBias), kind_sum(a, PartKind::UnembeddingBias));
+  ImGui::Text("embedding %+.4f   norm biases %+.4f   unembedding bias %+.4f", a.of_kind(PartKind::Embedding),
+              a.of_kind(PartKind::NormBias), a.of_kind(PartKind::UnembeddingBias));
   ImGui::TextDisabled("%s", a.note.c_str());
   // The grid: rows = decoder layers, columns = heads, biases, MLP.
   const std::vector<AttrColumn> cols = attribution_columns(cfg);
