@@ -190,13 +190,96 @@ static int cmd_trace(int argc, char** argv) {
   return 0;
 }
 
+namespace {
+
+// The model in one line, then its input.
+void print_model_and_input(const Model& model, const PreparedInput& in) {
+  const Config& c = model.config;
+  std::printf("model: %s, %s-LN, d_model %d, %d heads (d_k %d), d_ff %d, %d+%d layers, %s PE, %lld parameters\n\n",
+              to_string(c.arch), to_string(c.norm), c.d_model, c.n_heads, c.d_k(), c.d_ff, c.n_encoder_layers,
+              c.n_decoder_layers, to_string(c.positional), static_cast<long long>(count_params(model.weights, c)));
+  if (c.has_encoder())
+    print_tokens("source", c.src_vocab, in.src_ids);
+  else
+    print_tokens("prompt", c.tgt_vocab, in.tgt_ids);
+}
+
+// Each decoding step's choice, its runners-up and the cache's size; an encoder-only model's
+// masked-LM predictions instead.
+void print_steps(const Model& model, const Session& session, Strategy strategy) {
+  const Config& c = model.config;
+  if (!c.has_decoder()) {
+    std::printf("\n[masked-LM head] an encoder-only model does not decode: it predicts every position at once\n");
+    print_masked_predictions(model, session.input().src_ids, session.encoder()->trace.logits);
+    return;
+  }
+  std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n", to_string(strategy));
+  for (auto& st : session.steps()) {
+    std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(),
+                st->chosen_prob);
+    for (size_t k = 1; k < std::min<size_t>(st->top.size(), 3); ++k)
+      std::printf(" %s %.3f", c.tgt_vocab.token(st->top[k].id).c_str(), st->top[k].prob);
+    std::printf("   cache %lld B\n", static_cast<long long>(st->cache_bytes));
+  }
+  std::printf("  output: %s\n", session.text().c_str());
+}
+
+// The input of the whole run again, teacher-forced on the decoded output (without </s>); the
+// decoder's own input when that does not fit.
+PreparedInput forced_on_output(const Model& model, const Session& session) {
+  const Config& c = model.config;
+  const PreparedInput& in = session.input();
+  std::vector<int> out_ids = session.tokens();
+  if (!out_ids.empty() && out_ids.back() == c.tgt_vocab.eos()) out_ids.pop_back();
+  PreparedInput full = in;
+  if (!c.has_decoder())
+    full.tgt_ids.clear();
+  else if (c.has_encoder())
+    full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
+  else
+    full.tgt_ids.insert(full.tgt_ids.end(), out_ids.begin(), out_ids.end());
+  if (!check_ids(model, full.tgt_ids, false)) full.tgt_ids = in.tgt_ids;
+  return full;
+}
+
+// The encoder's formula, then each layer's heads and the residual stream's mean norm after it.
+void print_encoder_walk(const Config& c, const EncoderTrace& t, const std::vector<std::string>& src_names) {
+  const int d = c.d_model, n = static_cast<int>(src_names.size());
+  const std::string embed = c.scale_embeddings ? "E[id]·√" + std::to_string(d) : std::string("E[id]");
+  std::printf("\n[encoder] x = %s + p_t%s → (%d, %d); per layer %s\n", embed.c_str(),
+              c.n_token_types > 0 ? " + T[segment]" : "", n, d,
+              c.norm == NormPlacement::Post ? "x = LN(x + Attn(x)), x = LN(x + FFN(x))"
+                                            : "x = x + Attn(LN(x)), x = x + FFN(LN(x)); final LN");
+  for (int i = 0; i < c.n_encoder_layers; ++i) {
+    const auto& L = t.layers[static_cast<size_t>(i)];
+    print_heads("encoder layer " + std::to_string(i) + " self-attention", L.self_attn, src_names, src_names);
+    std::printf("  residual stream after layer %d: mean ‖x‖ = %.2f\n\n", i, L.ffn_block.output.rowwise().norm().mean());
+  }
+}
+
+// Each decoder layer's masked self-attention and cross-attention heads.
+void print_decoder_walk(const Config& c, const DecoderTrace& t, const std::vector<std::string>& tgt_names,
+                        const std::vector<std::string>& src_names) {
+  std::printf("[decoder] input <s>%s + output (%d tokens); masked self-attention sees only earlier tokens\n",
+              c.has_encoder() ? "" : " + prompt", static_cast<int>(tgt_names.size()));
+  for (int i = 0; i < c.n_decoder_layers; ++i) {
+    const auto& L = t.layers[static_cast<size_t>(i)];
+    print_heads("decoder layer " + std::to_string(i) + " masked self-attention", L.self_attn, tgt_names, tgt_names);
+    if (c.has_encoder())
+      print_heads("decoder layer " + std::to_string(i) + " cross-attention (queries: decoder, keys: source)",
+                  L.cross_attn, tgt_names, src_names);
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
 static int cmd_walk(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {"--model", "--src", "--tgt"});
   auto l = load_and_prepare(a, "walk");
   if (!l) return a.ok() ? 1 : 2;
   auto model = std::make_shared<const Model>(std::move(l->model));
   const Config& c = model->config;
-  const int d = c.d_model;
 
   // 1. Decode: greedy, or forced on --tgt, with the KV cache, step by step.
   DecodeSettings ds;
@@ -207,72 +290,20 @@ static int cmd_walk(int argc, char** argv) {
     return 1;
   }
   session->run_to_end();
-  const PreparedInput& in = session->input();
-  std::printf("model: %s, %s-LN, d_model %d, %d heads (d_k %d), d_ff %d, %d+%d layers, %s PE, %lld parameters\n\n",
-              to_string(c.arch), to_string(c.norm), d, c.n_heads, c.d_k(), c.d_ff, c.n_encoder_layers,
-              c.n_decoder_layers, to_string(c.positional), static_cast<long long>(count_params(model->weights, c)));
-  if (c.has_encoder())
-    print_tokens("source", c.src_vocab, in.src_ids);
-  else
-    print_tokens("prompt", c.tgt_vocab, in.tgt_ids);
-  if (!c.has_decoder()) {
-    std::printf("\n[masked-LM head] an encoder-only model does not decode: it predicts every position at once\n");
-    print_masked_predictions(*model, in.src_ids, session->encoder()->trace.logits);
-  } else {
-    std::printf("\n[decode] %s, one token per step, K/V of earlier tokens read from the cache\n",
-                to_string(ds.strategy));
-    for (auto& st : session->steps()) {
-      std::printf("  step %2d  → %-6s p=%.3f   next best:", st->step, c.tgt_vocab.token(st->chosen).c_str(),
-                  st->chosen_prob);
-      for (size_t k = 1; k < std::min<size_t>(st->top.size(), 3); ++k)
-        std::printf(" %s %.3f", c.tgt_vocab.token(st->top[k].id).c_str(), st->top[k].prob);
-      std::printf("   cache %lld B\n", static_cast<long long>(st->cache_bytes));
-    }
-    std::printf("  output: %s\n", session->text().c_str());
-  }
+  print_model_and_input(*model, session->input());
+  print_steps(*model, *session, ds.strategy);
 
   // 2. The whole run again, teacher-forced on the output, to draw full attention maps (the same
   //    numbers as the cached steps, within 1e-5: tests/session_test.cpp checks it).
-  std::vector<int> out_ids = session->tokens();
-  if (!out_ids.empty() && out_ids.back() == c.tgt_vocab.eos()) out_ids.pop_back();
-  PreparedInput full = in;
-  if (!c.has_decoder())
-    full.tgt_ids.clear();
-  else if (c.has_encoder())
-    full.tgt_ids = with_bos(c.tgt_vocab, out_ids);
-  else
-    full.tgt_ids.insert(full.tgt_ids.end(), out_ids.begin(), out_ids.end());
-  if (!check_ids(*model, full.tgt_ids, false)) full.tgt_ids = in.tgt_ids;
+  const PreparedInput full = forced_on_output(*model, *session);
   Trace t = run_forward(*model, full);
   const std::vector<std::string> tgt_names = names(c.tgt_vocab, full.tgt_ids);
   std::vector<std::string> src_names;
   if (c.has_encoder()) {
-    src_names = names(c.src_vocab, in.src_ids);
-    const int n = static_cast<int>(in.src_ids.size());
-    const std::string embed = c.scale_embeddings ? "E[id]·√" + std::to_string(d) : std::string("E[id]");
-    std::printf("\n[encoder] x = %s + p_t%s → (%d, %d); per layer %s\n", embed.c_str(),
-                c.n_token_types > 0 ? " + T[segment]" : "", n, d,
-                c.norm == NormPlacement::Post ? "x = LN(x + Attn(x)), x = LN(x + FFN(x))"
-                                              : "x = x + Attn(LN(x)), x = x + FFN(LN(x)); final LN");
-    for (int i = 0; i < c.n_encoder_layers; ++i) {
-      const auto& L = t.encoder.layers[static_cast<size_t>(i)];
-      print_heads("encoder layer " + std::to_string(i) + " self-attention", L.self_attn, src_names, src_names);
-      std::printf("  residual stream after layer %d: mean ‖x‖ = %.2f\n\n", i,
-                  L.ffn_block.output.rowwise().norm().mean());
-    }
+    src_names = names(c.src_vocab, session->input().src_ids);
+    print_encoder_walk(c, t.encoder, src_names);
   }
-  if (!c.has_decoder()) return 0;
-  const int m = static_cast<int>(full.tgt_ids.size());
-  std::printf("[decoder] input <s>%s + output (%d tokens); masked self-attention sees only earlier tokens\n",
-              c.has_encoder() ? "" : " + prompt", m);
-  for (int i = 0; i < c.n_decoder_layers; ++i) {
-    const auto& L = t.decoder.layers[static_cast<size_t>(i)];
-    print_heads("decoder layer " + std::to_string(i) + " masked self-attention", L.self_attn, tgt_names, tgt_names);
-    if (c.has_encoder())
-      print_heads("decoder layer " + std::to_string(i) + " cross-attention (queries: decoder, keys: source)",
-                  L.cross_attn, tgt_names, src_names);
-    std::printf("\n");
-  }
+  if (c.has_decoder()) print_decoder_walk(c, t.decoder, tgt_names, src_names);
   return 0;
 }
 
