@@ -207,11 +207,9 @@ std::vector<std::string> get_vocab(const json& j, const char* key) {
   return out;
 }
 
-Config parse(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw InputError("config: expected JSON, found text that does not parse");
-  if (!j.is_object()) throw InputError("config: expected a JSON object, found " + found(j));
-  Config c;
+// The architecture, sizes and choices of every family (the Llama-style ones in
+// parse_decoder_choices), in the order they are checked; returns the vocabularies' tokenizer.
+Tokenizer parse_fields(const json& j, Config& c) {
   c.arch = get_enum<Arch>(j, "arch",
                           {{"encoder-decoder", Arch::EncoderDecoder},
                            {"decoder-only", Arch::DecoderOnly},
@@ -233,7 +231,7 @@ Config parse(const std::string& text) {
                                        {"learned", Positional::Learned},
                                        {"sinusoidal_halves", Positional::SinusoidalHalves},
                                        {"rotary", Positional::Rotary}});
-  Tokenizer tok =
+  const Tokenizer tok =
       get_enum<Tokenizer>(j, "tokenizer", {{"word", Tokenizer::Word}, {"char", Tokenizer::Character}}, Tokenizer::Word);
   c.share_embeddings = get_bool(j, "share_embeddings", false);
   c.scale_embeddings = get_bool(j, "scale_embeddings", true);
@@ -246,7 +244,11 @@ Config parse(const std::string& text) {
   c.decoder_pad_mask = get_bool(j, "decoder_pad_mask", true);
   c.generator_bias = get_bool(j, "generator_bias", true);
   parse_decoder_choices(j, c);
+  return tok;
+}
 
+// What the sizes and the stacks require of each other.
+void check_sizes_and_stacks(const Config& c) {
   if (c.head_dim == 0 && c.d_model % c.n_heads != 0)
     throw InputError("config: d_model (" + std::to_string(c.d_model) + ") must be divisible by n_heads (" +
                      std::to_string(c.n_heads) + ")");
@@ -279,7 +281,10 @@ Config parse(const std::string& text) {
   if (!c.has_ffn() && c.residual == Residual::Parallel)
     throw InputError("config: d_ff 0 (attention-only) expects residual \"sequential\", found \"parallel\"");
   check_decoder_choices(c);
+}
 
+// The vocabularies, tokenised the config's way; an encoder's source vocabulary too.
+void read_vocabularies(const json& j, Tokenizer tok, Config& c) {
   auto tv = Vocab::make(get_vocab(j, "tgt_vocab"), tok, "config: tgt_vocab");
   if (!tv) throw InputError(tv.error());
   c.tgt_vocab = std::move(*tv);
@@ -292,6 +297,16 @@ Config parse(const std::string& text) {
                        std::to_string(c.src_vocab.size()) + " and " + std::to_string(c.tgt_vocab.size()) +
                        " tokens that differ");
   }
+}
+
+Config parse(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw InputError("config: expected JSON, found text that does not parse");
+  if (!j.is_object()) throw InputError("config: expected a JSON object, found " + found(j));
+  Config c;
+  const Tokenizer tok = parse_fields(j, c);
+  check_sizes_and_stacks(c);
+  read_vocabularies(j, tok, c);
   return c;
 }
 
