@@ -65,7 +65,8 @@ constexpr std::pair<const char*, size_t> kDTypes[] = {
     {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},  {"I32", 4},     {"I16", 2},    {"I8", 1},
     {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},   {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
 
-SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::string& what) {
+// The 8-byte little-endian header length n, checked against the file and the limit.
+uint64_t header_length(const char* bytes, uint64_t size, const std::string& what) {
   if (size < 8)
     throw InputError(what + ": expected at least an 8-byte header length, found a file of " + std::to_string(size) +
                      " bytes");
@@ -78,82 +79,99 @@ SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::stri
   if (n > kMaxHeaderBytes)
     throw InputError(what + ": header length " + std::to_string(n) + " exceeds the limit of " +
                      std::to_string(kMaxHeaderBytes) + " bytes");
-  json h = json::parse(bytes + 8, bytes + 8 + n, nullptr, false);
-  if (h.is_discarded() || !h.is_object())
-    throw InputError(what + ": expected a JSON object as header, found bytes that do not parse");
-  const uint64_t data_size = size - 8 - n;
+  return n;
+}
 
-  SafetensorsHeader f;
-  f.data_start = 8 + n;
-  for (auto it = h.begin(); it != h.end(); ++it) {
-    const std::string& name = it.key();
-    const json& e = it.value();
-    if (name == "__metadata__") {
-      if (!e.is_object()) throw InputError(what + ": __metadata__ expected an object of strings");
-      for (auto m = e.begin(); m != e.end(); ++m) {
-        if (!m.value().is_string()) throw InputError(what + ": __metadata__['" + m.key() + "'] expected a string");
-        f.metadata[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
-    const std::string t = "tensor '" + name + "'";
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
-      throw InputError(what + ": " + t + " expected dtype, shape and data_offsets");
-    if (!e["dtype"].is_string()) throw InputError(what + ": " + t + " dtype expected a string");
-    TensorEntry ten;
-    ten.name = name;
-    ten.dtype = e["dtype"].get<std::string>();
-    const size_t elem = dtype_size(ten.dtype);
-    if (elem == 0) {
-      std::string known;
-      for (auto& [d, sz] : kDTypes) known += (known.empty() ? "" : ", ") + std::string(d);
-      throw InputError(what + ": " + t + " has dtype " + short_dump(e["dtype"]) + ", expected one of " + known);
-    }
-    if (!e["shape"].is_array()) throw InputError(what + ": " + t + " shape expected a list");
-    // The element count is checked against kMaxElements before each multiplication, so it never
-    // overflows (a shape such as [2^40, 2^30] must not wrap around to a small count).
-    uint64_t numel = 1;
-    for (auto& s : e["shape"]) {
-      if (!s.is_number_integer() || s.get<long long>() < 0 || static_cast<uint64_t>(s.get<long long>()) > kMaxElements)
-        throw InputError(what + ": " + t + " shape expected non-negative integers up to 2^40, found " +
-                         short_dump(e["shape"]));
-      const auto d = static_cast<uint64_t>(s.get<int64_t>());
-      if (ten.shape.size() >= 8) throw InputError(what + ": " + t + " shape has more than 8 dimensions");
-      ten.shape.push_back(static_cast<int64_t>(d));
-      if (d != 0 && numel > kMaxElements / d)
-        throw InputError(what + ": " + t + " shape " + short_dump(e["shape"]) + " is too large (over 2^40 elements)");
-      numel *= d;
-    }
-    const json& off = e["data_offsets"];
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      throw InputError(what + ": " + t + " data_offsets expected [begin, end], found " + short_dump(off));
-    uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
-    if (b > en)
-      throw InputError(what + ": " + t + " data_offsets [" + std::to_string(b) + ", " + std::to_string(en) +
-                       "] are reversed");
-    if (en > data_size)
-      throw InputError(what + ": " + t + " data_offsets end " + std::to_string(en) + " runs past the data block (" +
-                       std::to_string(data_size) + " bytes): truncated file");
-    if (en - b != numel * elem)
-      throw InputError(what + ": " + t + " has " + std::to_string(en - b) + " bytes, expected " +
-                       std::to_string(numel * elem) + " for shape " + shape_str(ten.shape) + " x " + ten.dtype);
-    ten.begin = b;
-    ten.end = en;
-    f.entries.push_back(std::move(ten));
+// __metadata__: an object of strings.
+void read_metadata(const json& e, const std::string& what, SafetensorsHeader& f) {
+  if (!e.is_object()) throw InputError(what + ": __metadata__ expected an object of strings");
+  for (auto m = e.begin(); m != e.end(); ++m) {
+    if (!m.value().is_string()) throw InputError(what + ": __metadata__['" + m.key() + "'] expected a string");
+    f.metadata[m.key()] = m.value().get<std::string>();
   }
-  // Sorted by begin (file order, so save(load(x)) is reproducible and a mapped reader walks the
-  // file forwards); a non-empty span overlaps an earlier one iff it starts before the furthest
-  // end seen so far (not only the previous span's end: [0,100] then [0,0] then [50,60]).
-  std::stable_sort(f.entries.begin(), f.entries.end(),
+}
+
+// One tensor's entry: a known dtype, a shape of at most 8 dimensions and 2^40 elements, and
+// data_offsets inside the data block that hold exactly its bytes.
+TensorEntry tensor_entry(const std::string& name, const json& e, uint64_t data_size, const std::string& what) {
+  const std::string t = "tensor '" + name + "'";
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+    throw InputError(what + ": " + t + " expected dtype, shape and data_offsets");
+  if (!e["dtype"].is_string()) throw InputError(what + ": " + t + " dtype expected a string");
+  TensorEntry ten;
+  ten.name = name;
+  ten.dtype = e["dtype"].get<std::string>();
+  const size_t elem = dtype_size(ten.dtype);
+  if (elem == 0) {
+    std::string known;
+    for (auto& [d, sz] : kDTypes) known += (known.empty() ? "" : ", ") + std::string(d);
+    throw InputError(what + ": " + t + " has dtype " + short_dump(e["dtype"]) + ", expected one of " + known);
+  }
+  if (!e["shape"].is_array()) throw InputError(what + ": " + t + " shape expected a list");
+  // The element count is checked against kMaxElements before each multiplication, so it never
+  // overflows (a shape such as [2^40, 2^30] must not wrap around to a small count).
+  uint64_t numel = 1;
+  for (auto& s : e["shape"]) {
+    if (!s.is_number_integer() || s.get<long long>() < 0 || static_cast<uint64_t>(s.get<long long>()) > kMaxElements)
+      throw InputError(what + ": " + t + " shape expected non-negative integers up to 2^40, found " +
+                       short_dump(e["shape"]));
+    const auto d = static_cast<uint64_t>(s.get<int64_t>());
+    if (ten.shape.size() >= 8) throw InputError(what + ": " + t + " shape has more than 8 dimensions");
+    ten.shape.push_back(static_cast<int64_t>(d));
+    if (d != 0 && numel > kMaxElements / d)
+      throw InputError(what + ": " + t + " shape " + short_dump(e["shape"]) + " is too large (over 2^40 elements)");
+    numel *= d;
+  }
+  const json& off = e["data_offsets"];
+  if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    throw InputError(what + ": " + t + " data_offsets expected [begin, end], found " + short_dump(off));
+  uint64_t b = off[0].get<uint64_t>(), en = off[1].get<uint64_t>();
+  if (b > en)
+    throw InputError(what + ": " + t + " data_offsets [" + std::to_string(b) + ", " + std::to_string(en) +
+                     "] are reversed");
+  if (en > data_size)
+    throw InputError(what + ": " + t + " data_offsets end " + std::to_string(en) + " runs past the data block (" +
+                     std::to_string(data_size) + " bytes): truncated file");
+  if (en - b != numel * elem)
+    throw InputError(what + ": " + t + " has " + std::to_string(en - b) + " bytes, expected " +
+                     std::to_string(numel * elem) + " for shape " + shape_str(ten.shape) + " x " + ten.dtype);
+  ten.begin = b;
+  ten.end = en;
+  return ten;
+}
+
+// Sorts the entries by begin (file order, so save(load(x)) is reproducible and a mapped reader
+// walks the file forwards) and refuses overlaps: a non-empty span overlaps an earlier one iff it
+// starts before the furthest end seen so far (not only the previous span's end: [0,100] then [0,0]
+// then [50,60]).
+void sort_and_check_overlaps(std::vector<TensorEntry>& entries, const std::string& what) {
+  std::stable_sort(entries.begin(), entries.end(),
                    [](const TensorEntry& a, const TensorEntry& b) { return a.begin < b.begin; });
   uint64_t furthest = 0;
   const TensorEntry* owner = nullptr;
-  for (const TensorEntry& sp : f.entries) {
+  for (const TensorEntry& sp : entries) {
     if (sp.end == sp.begin) continue;
     if (owner && sp.begin < furthest)
       throw InputError(what + ": tensors '" + owner->name + "' and '" + sp.name + "' have overlapping data_offsets");
     if (sp.end > furthest) furthest = sp.end, owner = &sp;
   }
+}
+
+SafetensorsHeader parse_header(const char* bytes, uint64_t size, const std::string& what) {
+  const uint64_t n = header_length(bytes, size, what);
+  json h = json::parse(bytes + 8, bytes + 8 + n, nullptr, false);
+  if (h.is_discarded() || !h.is_object())
+    throw InputError(what + ": expected a JSON object as header, found bytes that do not parse");
+  const uint64_t data_size = size - 8 - n;
+  SafetensorsHeader f;
+  f.data_start = 8 + n;
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    if (it.key() == "__metadata__")
+      read_metadata(it.value(), what, f);
+    else
+      f.entries.push_back(tensor_entry(it.key(), it.value(), data_size, what));
+  }
+  sort_and_check_overlaps(f.entries, what);
   return f;
 }
 
