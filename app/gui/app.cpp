@@ -235,6 +235,39 @@ void App::press_key(int key, bool ctrl) {
   script_key_phase_ = 1;
 }
 
+void App::set_pointer(ImVec2 at, bool click) {
+  pointer_ = at;
+  pointer_on_ = true;
+  pointer_click_ = click ? 1 : 0;
+}
+
+void App::apply_pointer() {
+  if (!pointer_on_) return;
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = pointer_;
+  io.MouseDown[0] = pointer_click_ == 1;
+  if (pointer_click_ > 0) pointer_click_ = pointer_click_ == 1 ? 2 : 0;
+}
+
+bool App::find_box(const std::string& key, const std::string& name, ImVec2& centre) const {
+  const std::vector<std::pair<std::string, ImVec4>>* boxes = nullptr;
+  if (key == "menu") {
+    boxes = &menu_boxes_;
+  } else {
+    for (const auto& p : panels_)
+      if (p->open && key == p->key()) boxes = &p->boxes;
+  }
+  if (!boxes) return false;
+  const std::pair<std::string, ImVec4>* found = nullptr;
+  for (const auto& b : *boxes)
+    if (b.first == name) found = &b;
+  for (const auto& b : *boxes)
+    if (!found && b.first.rfind(name, 0) == 0) found = &b;
+  if (!found) return false;
+  centre = ImVec2((found->second.x + found->second.z) * 0.5f, (found->second.y + found->second.w) * 0.5f);
+  return true;
+}
+
 void App::before_frame() {
   if (ImGui::GetIO().WantSaveIniSettings) save_settings();
   if (script_key_phase_ > 0 && script_key_ >= 0 && script_key_ < IM_ARRAYSIZE(ImGui::GetIO().KeysDown)) {

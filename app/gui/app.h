@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gfx/heatmap.h"
@@ -117,6 +118,15 @@ class App {
   // goes through the same handlers as a real key press. `key` is a GLFW key code.
   void press_key(int key, bool ctrl);
   void notify(Message::Level level, const std::string& text);  // UI-side message (status bar)
+  // Moves the pointer as a mouse would (scripts: `hover`, `click`): from the next frame on ImGui
+  // sees it at `at`; `click` presses the left button for one frame and releases it the next.
+  void set_pointer(ImVec2 at, bool click);
+  void release_pointer() { pointer_on_ = false; }
+  // After the platform backend's NewFrame: the scripted pointer replaces the real one.
+  void apply_pointer();
+  // The centre of the box `name` (exact, else the first that starts with it) that panel `key`
+  // drew in the last frame; "menu" is the menu bar and its open menu. False if there is none.
+  bool find_box(const std::string& key, const std::string& name, ImVec2& centre) const;
   void quit(int code) {
     quit_ = true;
     exit_code_ = code;
@@ -198,7 +208,11 @@ class App {
   int frame_ = 0;
   int layout_reset_ = 0;
   std::string shot_path_;
-  int script_key_ = -1, script_key_phase_ = 0;  // press_key: 1 = press before the next frame, 2 = release
+  ImVec2 pointer_{0, 0};
+  bool pointer_on_ = false;
+  int pointer_click_ = 0;                                   // set_pointer: 1 = press in the next frame, 2 = release
+  std::vector<std::pair<std::string, ImVec4>> menu_boxes_;  // the menu bar's boxes of the last frame
+  int script_key_ = -1, script_key_phase_ = 0;              // press_key: 1 = press before the next frame, 2 = release
   bool script_key_ctrl_ = false;
   int shot_wait_ = 0;
   Panel* panel_shot_ = nullptr;

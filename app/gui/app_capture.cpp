@@ -51,6 +51,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     std::string o;
     for (char ch : s) {
       if (ch == '"' || ch == '\\') o += '\\';
+      if (ch == '\n') o += "\\n";  // a wrapped text's line breaks
       if (static_cast<unsigned char>(ch) >= 0x20) o += ch;
     }
     return o;
@@ -60,6 +61,15 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
     std::snprintf(b, sizeof b, "[%d, %d, %d, %d]", static_cast<int>(r.x), static_cast<int>(r.y), static_cast<int>(r.z),
                   static_cast<int>(r.w));
     return std::string(b);
+  };
+  // Named rectangles (DrawnBoxes) as [["name", x0, y0, x1, y1], …].
+  const auto boxes = [&](const std::vector<std::pair<std::string, ImVec4>>& list) {
+    std::string o = "[";
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string r = rect(list[i].second);
+      o += (i ? ", [\"" : "[\"") + esc(list[i].first) + "\", " + r.substr(1);
+    }
+    return o + "]";
   };
   if (snap_ && snap_->ok()) {
     j += ",\n  \"cursor\": " + std::to_string(snap_->cursor) + ", \"stages\": " + std::to_string(snap_->stages.size());
@@ -84,6 +94,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
                 static_cast<double>(ui_.scale));
   j += view;
   j += ",\n  \"status\": \"" + esc(status_text_) + "\"";  // what the status bar shows
+  j += ",\n  \"menu\": " + boxes(menu_boxes_);            // the menu bar and its open menu's items
   j += ",\n  \"panels\": {";
   bool first = true;
   for (auto& p : panels_) {
@@ -92,7 +103,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
          "\": {\"rect\": " + rect(ImVec4(p->pos.x, p->pos.y, p->pos.x + p->size.x, p->pos.y + p->size.y)) +
          ", \"heatmap\": " + rect(p->heat_rect) + ", \"mark\": " + rect(p->mark_rect) + ", \"labels\": [";
     for (size_t i = 0; i < p->labels.size(); ++i) j += (i ? ", \"" : "\"") + esc(p->labels[i]) + "\"";
-    j += "]}";
+    j += "], \"boxes\": " + boxes(p->boxes) + "}";
     first = false;
   }
   j += "\n  }\n}\n";

@@ -218,9 +218,12 @@ void App::draw_panels() {
     p->heat_rect = p->mark_rect = ImVec4(0, 0, 0, 0);
     // A frame about to be captured records the labels each panel draws (the screenshot's JSON).
     drawn_labels() = DrawnLabels{!shot_path_.empty(), {}};
+    drawn_boxes() = DrawnBoxes{};
     if (p->ready(ctx.snap)) p->Draw(ctx);
     p->labels = std::move(drawn_labels().text);
+    p->boxes = std::move(drawn_boxes().list);
     drawn_labels() = DrawnLabels{};
+    drawn_boxes() = DrawnBoxes{};
     ImGui::End();
   }
 }

@@ -76,7 +76,9 @@ void App::lesson_tick() {
 }
 
 void App::lessons_menu() {
-  if (!ImGui::BeginMenu("Lessons")) return;
+  const bool open = ImGui::BeginMenu("Lessons");
+  note_item("Lessons");
+  if (!open) return;
   std::string e;
   const std::string dir = find_resource_dir("assets/lessons");
   const auto files = list_lessons(dir);

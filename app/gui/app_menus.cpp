@@ -4,22 +4,34 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "widgets.h"
 
 namespace sf::gui {
 
+// The menu bar records its boxes (DrawnBoxes) like a panel: each menu's title, and each item of an
+// open menu as "MENU > ITEM", so that the GUI tests can open a menu (`click menu View`) and read
+// what it lists.
 void App::menu_bar() {
-  if (!ImGui::BeginMainMenuBar()) return;
-  file_menu();
-  view_menu();
-  lessons_menu();
-  if (ImGui::BeginMenu("Help")) {
-    ImGui::MenuItem("Keyboard and about", nullptr, &show_about_);
-    ImGui::EndMenu();
+  drawn_boxes() = DrawnBoxes{};
+  if (ImGui::BeginMainMenuBar()) {
+    file_menu();
+    view_menu();
+    lessons_menu();
+    const bool help = ImGui::BeginMenu("Help");
+    note_item("Help");
+    if (help) {
+      ImGui::MenuItem("Keyboard and about", nullptr, &show_about_);
+      note_item("Help > Keyboard and about");
+      ImGui::EndMenu();
+    }
+    stepper_position();
+    ImGui::EndMainMenuBar();
   }
-  stepper_position();
-  ImGui::EndMainMenuBar();
+  menu_boxes_ = std::move(drawn_boxes().list);
+  drawn_boxes() = DrawnBoxes{};
 
   if (show_about_) about_window();
   lesson_open_window();
@@ -27,7 +39,9 @@ void App::menu_bar() {
 }
 
 void App::file_menu() {
-  if (ImGui::BeginMenu("File")) {
+  const bool open = ImGui::BeginMenu("File");
+  note_item("File");
+  if (open) {
     if (ImGui::MenuItem("Open model…")) show_panel(find_panel("model"));
     if (ImGui::MenuItem("Export recording…")) {
       show_export_ = true;
@@ -44,10 +58,17 @@ void App::file_menu() {
 }
 
 void App::view_menu() {
-  if (ImGui::BeginMenu("View")) {
+  const bool open = ImGui::BeginMenu("View");
+  note_item("View");
+  if (open) {
+    const auto item = [](const char* label, const char* shortcut, bool* selected) {
+      const bool r = ImGui::MenuItem(label, shortcut, selected);
+      note_item(std::string("View > ") + label);
+      return r;
+    };
     for (auto& p : panels_) {
       bool o = p->open;
-      if (ImGui::MenuItem(p->title(), nullptr, &o)) {
+      if (item(p->title(), nullptr, &o)) {
         if (o)
           show_panel(p.get());
         else
@@ -55,19 +76,20 @@ void App::view_menu() {
       }
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Show all panels"))
+    if (item("Show all panels", nullptr, nullptr))
       for (auto& p : panels_) p->open = true;
-    if (ImGui::MenuItem("Reset layout")) {
+    if (item("Reset layout", nullptr, nullptr)) {
       for (auto& p : panels_) p->open = p->default_open();
       reset_layout();
     }
     ImGui::Separator();
     bool pres = ui_.presentation;
-    if (ImGui::MenuItem("Presentation mode", "F11", &pres)) set_presentation(pres);
+    if (item("Presentation mode", "F11", &pres)) set_presentation(pres);
     float s = ui_.scale;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     if (ImGui::SliderFloat("UI scale", &s, 0.75f, 3.0f, "%.2f×")) set_scale(std::round(s * 4) / 4);
-    ImGui::MenuItem("Message log", nullptr, &show_log_);
+    note_item("View > UI scale");
+    item("Message log", nullptr, &show_log_);
     ImGui::EndMenu();
   }
 }

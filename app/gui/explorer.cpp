@@ -207,6 +207,7 @@ void run_frame(App& app, GLFWwindow* window, bool headless) {
   // Headless runs: no pointer over the window (Xvfb leaves it in the middle, where it would
   // hover a cell and open tooltips in screenshots and benchmarks).
   if (headless) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  app.apply_pointer();
   ImGui::NewFrame();
   app.frame();
   ImGui::Render();

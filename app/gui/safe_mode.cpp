@@ -174,6 +174,9 @@ bool check_safe_command(const std::vector<std::string>& w, const SafeLimits& L, 
   const std::string& c = w[0];
   if (c == "quit") return error = "quit: a lesson cannot close the app (close the lesson from its caption)", false;
   if (c == "train-save") return error = "train-save: a lesson cannot save models (exports only)", false;
+  if (c == "wait-box") return error = "wait-box: a lesson waits a bounded number of frames (wait N)", false;
+  if (c == "hover" || c == "click")
+    return error = c + ": a lesson cannot use the pointer (it could reach File → Quit)", false;
   if (c == "wait") return bounded_arg(w, L.max_wait_frames, "waits", error);
   if (c == "wait-training") return bounded_arg(w, L.max_wait_seconds, "waits for training", error);
   if (c == "step" || c == "back" || c == "next-token" || c == "prev-token" || c == "compare-step" ||

@@ -272,7 +272,7 @@ void ScriptRunner::tick(App& app) {
     first_ticket_ = before + 1;
     last_ticket_ = w.posted();
   } else {
-    frames_ = 2;
+    frames_ = std::max(frames_, 2);  // `wait N` keeps its N
   }
 }
 
@@ -526,6 +526,34 @@ int ScriptRunner::run_window_command(App& app, const std::vector<std::string>& a
                      "' (F1..F12, Ctrl+X, Space, Left, Right, Up, Down, PageUp, PageDown, Home, End)",
              false;
     app.press_key(code, ctrl);
+    return true;
+  }
+  if (cmd == "wait-box") {
+    // Waits (any number of frames) until a panel draws a box of that name: state, not time.
+    if (!need(a, 3, error, "PANEL BOX NAME")) return false;
+    const std::string key = a[1], name = rest_after(rest_after(l.text, cmd), a[1]);
+    until_ = [&app, key, name](std::string&) {
+      ImVec2 at;
+      return app.find_box(key, name, at);
+    };
+    return true;
+  }
+  if (cmd == "hover" || cmd == "click") {
+    // The pointer as a mouse moves it: at X Y (pixels), or at the centre of a box a panel drew
+    // in the last frame (its name as the screenshot's JSON lists it; "menu" for the menu bar).
+    if (!need(a, 2, error, "X Y | PANEL BOX NAME | off")) return false;
+    if (cmd == "hover" && a.size() == 2 && a[1] == "off") return app.release_pointer(), true;
+    float x, y;
+    ImVec2 at;
+    if (a.size() == 3 && parse_float(a[1], x) && parse_float(a[2], y)) {
+      at = ImVec2(x, y);
+    } else {
+      if (!need(a, 3, error, "X Y | PANEL BOX NAME")) return false;
+      const std::string name = rest_after(rest_after(l.text, cmd), a[1]);
+      if (!app.find_box(a[1], name, at))
+        return error = cmd + ": panel '" + a[1] + "' drew no box named '" + name + "' in the last frame", false;
+    }
+    app.set_pointer(at, cmd == "click");
     return true;
   }
   return -1;

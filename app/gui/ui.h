@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/worked_attention.h"
@@ -108,7 +109,8 @@ class Panel {
   // Rectangles (x0, y0, x1, y1) of this frame, written next to screenshots for the GUI tests:
   // the panel's main heatmap, and a marked element (the stepper's current stage box).
   ImVec4 heat_rect{0, 0, 0, 0}, mark_rect{0, 0, 0, 0};
-  std::vector<std::string> labels;  // the labels it drew in the last frame while they were recorded
+  std::vector<std::string> labels;                    // the labels it drew in the last frame while they were recorded
+  std::vector<std::pair<std::string, ImVec4>> boxes;  // its named rectangles of the last frame (DrawnBoxes)
 
  private:
   PanelInfo info_;

@@ -117,7 +117,14 @@ DrawnLabels& drawn_labels() {
   return d;
 }
 
-void text_wrapped_words(const std::string& text) {
+DrawnBoxes& drawn_boxes() {
+  static DrawnBoxes d;
+  return d;
+}
+
+void note_item(const std::string& name) { drawn_boxes().add(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
+
+std::string text_wrapped_words(const std::string& text) {
   const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
   std::string out, line;
   const auto flush = [&] {
@@ -140,6 +147,16 @@ void text_wrapped_words(const std::string& text) {
     i = end + 1;
   }
   ImGui::TextUnformatted(out.c_str());
+  return out;
+}
+
+void same_line_if_fits(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
+}
+
+float labelled_width(float frame, const char* label) {
+  return frame + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
 bool begin_key_table(const char* id, const char* widest_key) {
@@ -483,6 +500,7 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
   const float fs = small->FontSize;
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id, size);
+  note_item(std::string("plot ") + id);
   const bool hovered = ImGui::IsItemHovered();
   size_t n = 0;
   float lo = INFINITY, hi = -INFINITY;
@@ -547,7 +565,11 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
         std::min(n - 1, static_cast<size_t>(std::max(0.0f, (mx - a.x) / (b.x - a.x) * static_cast<float>(n))));
     dl->AddLine(ImVec2(X(i), a.y), ImVec2(X(i), b.y), pal.text_dim);
     ImGui::BeginTooltip();
-    if (xlabels && i < xlabels->size()) ImGui::Text("%s %zu  '%s'", x_name, i, (*xlabels)[i].c_str());
+    if (xlabels && i < xlabels->size()) {
+      const std::string title = std::string(x_name) + " " + std::to_string(i) + "  '" + (*xlabels)[i] + "'";
+      ImGui::TextUnformatted(title.c_str());
+      note_item("tooltip " + title);
+    }
     for (auto& s : series)
       if (i < s.y->size()) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.colour), "■");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/shape.h"  // shape_str
@@ -41,10 +42,26 @@ struct DrawnLabels {
   }
 };
 DrawnLabels& drawn_labels();
+// Named rectangles (screen pixels, x0 y0 x1 y1) of the frame being drawn: text lines whose width
+// matters, buttons, plots, tooltips. The explorer collects them per panel every frame; the
+// screenshot's JSON lists them, and the scripts' `hover` and `click` find them by name.
+struct DrawnBoxes {
+  std::vector<std::pair<std::string, ImVec4>> list;
+  void add(const std::string& name, ImVec2 a, ImVec2 b) { list.emplace_back(name, ImVec4(a.x, a.y, b.x, b.y)); }
+};
+DrawnBoxes& drawn_boxes();
+// Adds the last ImGui item's rectangle under `name`.
+void note_item(const std::string& name);
 // Text wrapped at the window edge between words only (ImGui's own wrapping also breaks after
 // "." or ",", which splits numbers such as 1.00 across lines); a word wider than the window is
-// written on a line of its own. "\n" starts a new line.
-void text_wrapped_words(const std::string& text);
+// written on a line of its own. "\n" starts a new line; a no-break space (U+00A0, as between a
+// number and its unit) joins two words. Returns the text as drawn, with its line breaks.
+std::string text_wrapped_words(const std::string& text);
+// Before an item `width` pixels wide that would follow the last one: on the same line when it fits
+// before the window's right edge, else on the next line (rows of controls flow in narrow panels).
+void same_line_if_fits(float width);
+// The width of a labelled widget whose frame is `frame` pixels wide (frame, spacing, label).
+float labelled_width(float frame, const char* label);
 // A two-column key/value table whose key column is as wide as `widest_key` (so no key is cut)
 // and whose value column takes the rest. Pair with ImGui::EndTable() when it returns true.
 bool begin_key_table(const char* id, const char* widest_key);
@@ -101,7 +118,8 @@ bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, 
 
 // [SECTION] small plots
 // A line plot of several series over x = 0..n−1 with labels under the axis; the legend above the
-// axes; hovering names the x as "<x_name> i 'label'".
+// axes; hovering names the x as "<x_name> i 'label'". Its rectangle is the box "plot ID", the
+// hover's first line the box "tooltip TEXT" (DrawnBoxes).
 struct Series {
   const std::vector<float>* y;
   ImU32 colour;

@@ -170,6 +170,35 @@ def check_heatmap(t, img, layout, panel, name):
             f"{name}: the '{panel}' heatmap is not uniform ({colours(px)} colours, spread {spread(px):.1f})")
 
 
+def boxes(lay, panel):
+    """The named rectangles a panel drew ([name, x0, y0, x1, y1] each); "menu" is the menu bar."""
+    if panel == "menu":
+        return lay.get("menu", [])
+    return lay["panels"].get(panel, {}).get("boxes", [])
+
+
+def find_box(lay, panel, prefix):
+    """The first box of `panel` whose name starts with `prefix`, or None."""
+    return next((b for b in boxes(lay, panel) if b[0].startswith(prefix)), None)
+
+
+def font_px(lay):
+    """The UI font's size in pixels for a screenshot's scale and presentation mode."""
+    return round(16 * lay.get("scale", 1) * (1.45 if lay.get("presentation") else 1))
+
+
+def check_boxes_inside(t, lay, name, panels=None, vertical=False):
+    """Every box of the given panels (all when None) lies within its panel's width (and height
+    when `vertical`): no text line, button or plot runs past the edge."""
+    for key, p in lay["panels"].items():
+        if panels is not None and key not in panels:
+            continue
+        x0, y0, x1, y1 = p["rect"]
+        out = [b for b in p.get("boxes", [])
+               if b[1] < x0 - 1 or b[3] > x1 + 1 or (vertical and (b[2] < y0 - 1 or b[4] > y1 + 1))]
+        t.check(not out, f"{name}: every box of '{key}' lies inside it {p['rect']} (outside: {out})")
+
+
 # ---- the command line -------------------------------------------------------------------------
 
 def main(cases, prefix="", add_args=None, setup=None):

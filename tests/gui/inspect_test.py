@@ -12,6 +12,8 @@ against the command line or an identity:
   ablation     the ablated run's top 5 equal `stepformer trace --ablate`'s probabilities; the
                clean run's equal plain `stepformer trace`'s; KL > 0
   patching     the patching grid equals `stepformer patch`'s CSV; a cell opens its patched run
+  cancel       the Cancel button stops a long patching run (a model made for it: hundreds of
+               forward passes of 190 tokens); the panel says it was cancelled and patches again
 
 usage: inspect_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR [--models DIR]
 """
@@ -19,6 +21,7 @@ import csv
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -194,6 +197,61 @@ quit
     row0 = {int(r["position"]): float(r["recovered"]) for r in got if r["layer"] == "0"}
     t.check(abs(row0[2] - 1) <= 1e-6 and all(abs(v) <= 1e-9 for i, v in row0.items() if i != 2),
             f"layer 0 recovers only at 'keys' ({row0})")
+
+
+def box(lay, panel, prefix):
+    """The first box (DrawnBoxes) of `panel` whose name starts with `prefix`: [name, x0, y0, x1, y1] or None."""
+    for b in lay["panels"].get(panel, {}).get("boxes", []):
+        if b[0].startswith(prefix):
+            return b
+    return None
+
+
+def case_cancel(t):
+    """Starts patching on a decoder big enough that the job takes hundreds of forward passes,
+    waits until the panel shows its Cancel button, presses it (the pointer, as a mouse), waits
+    until the panel says the run was cancelled, then patches a short prompt to the end."""
+    cfg = {"arch": "decoder-only", "d_model": 256, "n_heads": 4, "n_encoder_layers": 0, "n_decoder_layers": 4,
+           "d_ff": 1024, "max_len": 200, "norm": "pre", "activation": "gelu", "positional": "learned",
+           "share_embeddings": False, "tgt_vocab": ["<pad>", "<s>", "</s>", "<unk>", "a", "b", "c", "d", "e"]}
+    with open(t.path("big.json"), "w") as f:
+        json.dump(cfg, f)
+    big = t.path("big.safetensors")
+    q = subprocess.run([t.exe, "init", "--config", t.path("big.json"), "--seed", "7", "--out", big],
+                       capture_output=True, text=True)
+    t.check(q.returncode == 0, f"stepformer init made the model ({q.stderr.strip()})")
+    words = ("a b c d e " * 38).split()  # 190 tokens
+    clean, corrupt = " ".join(words), " ".join(["b"] + words[1:])
+    s = f"""model {big}
+input {clean}
+hover -100 -100
+patch-start resid a b | {clean} | {corrupt}
+wait-box inspect Cancel
+screenshot {t.path('running.png')}
+click inspect Cancel
+wait-box inspect message cancelled
+screenshot {t.path('cancelled.png')}
+hover -100 -100
+patch resid a b | a b c d e | b b c d e
+screenshot {t.path('after.png')}
+quit
+"""
+    p = t.run([], s, timeout=600)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    _, run = t.shot("running")
+    if run:
+        t.check(box(run, "inspect", "Cancel") is not None, "while patching runs the panel shows a Cancel button")
+    _, lay = t.shot("cancelled")
+    if lay:
+        msg = box(lay, "inspect", "message cancelled")
+        m = re.search(r"cancelled after (\d+) of (\d+) patched runs", msg[0]) if msg else None
+        t.check(m is not None and int(m.group(1)) < int(m.group(2)),
+                f"the panel says the run was cancelled before its end ({msg[0] if msg else None})")
+        t.check(box(lay, "inspect", "Cancel") is None, "the Cancel button is gone: the job stopped")
+    img, after = t.shot("after")
+    if img:
+        check_heatmap(t, img, after, "inspect", "a patching run after the cancelled one")
+        t.check(box(after, "inspect", "message") is None, "the finished run shows no message")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

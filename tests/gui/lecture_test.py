@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """GUI tests for what a lecturer meets at 1600x900 (tests/gui/CMakeLists.txt): F11 in every state,
 panels that never stack, attention heatmaps that stay readable in presentation mode, example inputs
-per model, padding that fits, the batch view, and sampling that keeps the decoded prefix.
+per model, padding that fits, the batch view, and sampling that keeps the decoded prefix; the
+stepper's position and the KV cache panel's column in narrow panels; the small things (the PE plot's
+tooltip, the KV memory line, the View menu).
 
-Keys go through the explorer's keyboard handlers (the script command `key`); each screenshot's JSON
-says where every panel is, whether presentation mode is on, the scale and the input.
+Keys go through the explorer's keyboard handlers (the script command `key`), the pointer through
+`hover` and `click`; each screenshot's JSON says where every panel is, whether presentation mode is
+on, the scale and the input, and the named boxes (text lines, buttons, plots, tooltips, menu items)
+each panel and the menu bar drew.
 
 usage: lecture_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR
 """
@@ -12,7 +16,7 @@ import os
 import re
 import sys
 
-from guitest_common import check_heatmap, main
+from guitest_common import boxes, check_boxes_inside, check_heatmap, find_box, font_px, main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "..", "assets", "models")
@@ -219,6 +223,115 @@ def case_labels(t):
         t.check(len(masked) == 2 and len(set(masked)) == 1,
                 f"{shot}: both decoder layers' masked self-attention boxes carry one label (found {masked})")
         t.check("Self" not in labels, f"{shot}: no decoder block is labelled plain 'Self' ({labels})")
+
+
+def case_small_things(t):
+    """The PE plot's tooltip names a position ("position 3 '…'", not "token 3"); "Memory grows by
+    1.0 KiB per token." breaks between words only, never inside the amount, whatever the panel's
+    width; the View menu lists the panels and the view settings, and no ImGui demo."""
+    lines = [f"model {shipped('copy-preln')}", "input 3 1 4 1 5", "next-token 2", "hover -100 -100", "panels off",
+             "pe-view curves dim=0 dim2=1", "wait 3", "hover pe plot curves", "wait 3",
+             f"screenshot {t.path('pe-tooltip.png')}", "hover -100 -100", "panels off", "panel kv"]
+    kv = []
+    for mode, scale, row in (("off", 1, "kv"), ("on", 1, "kv"), ("on", 2, "attention:1 kv:1"),
+                             ("on", 1.5, "stepper:1 attention:1 kv:1")):
+        shot = f"kv-{mode}-{scale}-{len(row.split())}"
+        lines += [f"presentation {mode}", f"scale {scale}", f"layout {row}", "wait 3", f"screenshot {t.path(shot + '.png')}"]
+        kv.append(shot)
+    lines += ["layout reset", "presentation off", "scale 1", "panels default", "wait 3", "click menu View", "wait 3",
+              f"screenshot {t.path('view-menu.png')}", "quit"]
+    p = t.run([], "\n".join(lines) + "\n", timeout=300)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+
+    _, lay = t.shot("pe-tooltip")
+    if lay:
+        tip = find_box(lay, "pe", "tooltip ")
+        t.check(tip is not None and re.match(r"^tooltip position \d+ ", tip[0]) is not None,
+                f"hovering the PE curves names the position under the pointer (found {tip[0] if tip else None})")
+    wrapped = False
+    for shot in kv:
+        _, lay = t.shot(shot)
+        if not lay:
+            continue
+        line = next((b for b in boxes(lay, "kv") if b[0].replace("\n", " ").startswith("Memory grows by")), None)
+        if not t.check(line is not None, f"{shot}: the KV panel shows the memory line"):
+            continue
+        text = line[0].replace("\u00a0", " ")
+        rows = text.split("\n")
+        t.check(any(re.search(r"\d+(\.\d+)? (B|KiB|MiB|GiB)", r) for r in rows),
+                f"{shot}: the amount and its unit stay on one line ({rows})")
+        h, fpx = line[4] - line[2], font_px(lay)
+        t.check(len(rows) * fpx * 0.9 <= h <= len(rows) * fpx * 1.5,
+                f"{shot}: the line is drawn on exactly its {len(rows)} line(s) ({h} px at {fpx} px text)")
+        check_boxes_inside(t, lay, shot, ["kv"])
+        wrapped = wrapped or len(rows) > 1
+    t.check(wrapped, "in the narrowest panel the memory line wraps (so wrapping is exercised)")
+
+    _, lay = t.shot("view-menu")
+    if lay:
+        items = [b[0][len("View > "):] for b in boxes(lay, "menu") if b[0].startswith("View > ")]
+        t.check(len(items) >= len(ALL_PANELS) and "Presentation mode" in items and "Reset layout" in items,
+                f"clicking View opens the menu with the panels and the view settings ({items})")
+        t.check(not [i for i in items if "demo" in i.lower() or "imgui" in i.lower()],
+                f"the View menu has no ImGui demo item ({items})")
+
+
+def case_stepper_narrow(t):
+    """The stepper's "stage N of M" stays whole inside its panel however narrow the panel (a third
+    of the window in presentation mode, at scale 1 and 1.5): its controls flow onto a second line;
+    the stage's formula stays on screen (at the larger scale, when the stepper has half the window)."""
+    lines = [f"model {shipped('dates-preln')}", "input Sat 21 Nov 2026", "next-token 3", "hover -100 -100"]
+    shots = []
+    for scale in (1, 1.5):
+        for row in ("stepper", "stepper:1 attention:1", "attention:1 stepper:1 output:1", "attention:2 stepper:1"):
+            shot = f"{scale}-{len(row.split())}-{row.split(':')[0]}"
+            lines += ["presentation on", f"scale {scale}", f"layout {row}", "wait 3", f"screenshot {t.path(shot + '.png')}"]
+            shots.append((shot, scale))
+    p = t.run([], "\n".join(lines + ["quit"]) + "\n", timeout=300)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    narrowest = 1e9
+    for shot, scale in shots:
+        _, lay = t.shot(shot)
+        if not lay:
+            continue
+        st = lay["panels"].get("stepper")
+        if not t.check(st is not None, f"{shot}: the stepper is open"):
+            continue
+        b = find_box(lay, "stepper", "stage ")
+        if not t.check(b is not None and re.match(r"^stage \d+ of \d+", b[0]) is not None,
+                       f"{shot}: the stepper says where it is ({b})"):
+            continue
+        x0, y0, x1, y1 = st["rect"]
+        narrowest = min(narrowest, x1 - x0)
+        t.check(b[1] >= x0 and b[3] <= x1 - 4 and b[2] >= y0 and b[4] <= y1,
+                f"{shot}: '{b[0]}' {b[1:]} lies whole inside the stepper {st['rect']}")
+        if scale > 1 and x1 - x0 < 700:
+            continue  # a third of the window at a large scale: the formula may need scrolling
+        f = find_box(lay, "stepper", "formula ")
+        t.check(f is not None and f[2] >= y0 and f[4] <= y1,
+                f"{shot}: the stage's formula is on screen inside the stepper ({f[1:] if f else None})")
+        check_boxes_inside(t, lay, shot, ["stepper"])
+    t.check(narrowest < 700, f"a narrow stepper was among the layouts ({narrowest} px)")
+
+
+def case_kv_lesson(t):
+    """Lesson 5's KV cache steps at 1600x900 in presentation mode: every line, the memory line and
+    the cost plot of the panel's right column lie inside the panel (nothing cut, nothing scrolled
+    away)."""
+    lines = ["hover -100 -100", "lesson open 05-generation", "lesson next", "lesson next", "lesson next",
+             f"screenshot {t.path('step4.png')}", "lesson next", f"screenshot {t.path('step5.png')}", "quit"]
+    p = t.run([], "\n".join(lines) + "\n", timeout=300)
+    t.check(p.returncode == 0, f"the script ran without errors (exit {p.returncode})")
+    for shot in ("step4", "step5"):
+        _, lay = t.shot(shot)
+        if not lay:
+            continue
+        t.check(lay.get("presentation") is True, f"{shot}: presentation mode")
+        if not t.check("kv" in lay["panels"], f"{shot}: the KV cache panel is open"):
+            continue
+        for prefix in ("Memory grows by", "plot flops", "bytes = 2 (K, V)", "= self"):
+            t.check(find_box(lay, "kv", prefix) is not None, f"{shot}: the panel drew '{prefix}'")
+        check_boxes_inside(t, lay, shot, ["kv"], vertical=True)
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

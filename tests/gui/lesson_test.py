@@ -8,7 +8,9 @@
   (imgui.ini) too, the exports land in the folder under fresh names, and the app answers SIGTERM
   and exits normally within a bound.
 - builtin: every built-in lesson, every step, at 1600x900 in presentation mode: the caption is
-  open, no two panels overlap, the status bar shows no error.
+  open, no two panels overlap, no text line, button or plot a panel records (its boxes) runs past
+  the panel's edge (nor, in the caption, stepper, Q, K, V and KV cache panels, past its bottom),
+  the status bar shows no error.
 
 usage: lesson_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR --source SRC
 """
@@ -21,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from guitest_common import main
+from guitest_common import check_boxes_inside, main
 
 
 def snapshot(root, skip):
@@ -181,7 +183,7 @@ def case_builtin(t):
     for f in lessons:
         name = f[:-4]
         steps = sum(1 for l in open(src + "/assets/lessons/" + f) if l.split()[:2] == ["caption", "step"])
-        lines = [f"lesson open {name}"]
+        lines = ["hover -100 -100", f"lesson open {name}"]  # the pointer off the window: no tooltips
         for i in range(steps):
             if i:
                 lines.append("lesson next")
@@ -207,6 +209,11 @@ def case_builtin(t):
                 r = v["rect"]
                 t.check(r[0] >= 0 and r[1] >= 0 and r[2] <= 1601 and r[3] <= 901,
                         f"{name} step {i + 1}: {k} {r} inside the window")
+            t.check(lay.get("presentation") is True, f"{name} step {i + 1}: presentation mode")
+            check_boxes_inside(t, lay, f"{name} step {i + 1}")
+            # These never scroll their text away: the caption, the stepper's position and formula,
+            # the Q, K, V arithmetic down to the softmax, the KV cache's right column.
+            check_boxes_inside(t, lay, f"{name} step {i + 1} (height)", ["caption", "stepper", "qkv", "kv"], True)
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

@@ -757,22 +757,24 @@ void InspectPanel::patch_form(Ctx& c, const Config& cfg, bool running) {
   ImGui::SetNextItemWidth(fs * 16);
   ImGui::InputTextWithHint("clean", cfg.has_encoder() && cfg.has_decoder() ? "source" : "prompt", patch_clean_,
                            sizeof patch_clean_);
-  ImGui::SameLine();
+  same_line_if_fits(labelled_width(fs * 16, "corrupted"));
   ImGui::SetNextItemWidth(fs * 16);
   ImGui::InputTextWithHint("corrupted", "same number of tokens", patch_corrupt_, sizeof patch_corrupt_);
   ImGui::SetNextItemWidth(fs * 6);
   ImGui::InputText("answer", patch_answer_, sizeof patch_answer_);
-  ImGui::SameLine();
+  same_line_if_fits(labelled_width(fs * 6, "wrong"));
   ImGui::SetNextItemWidth(fs * 6);
   ImGui::InputText("wrong", patch_wrong_, sizeof patch_wrong_);
-  ImGui::SameLine();
   static const char* whats[] = {"resid", "attn", "cross", "mlp", "heads", "cross-heads"};
+  same_line_if_fits(labelled_width(fs * 7, "patch"));
   ImGui::SetNextItemWidth(fs * 7);
   ImGui::Combo("patch", &patch_what_, whats, 6);
-  ImGui::SameLine();
+  const float pad = ImGui::GetStyle().FramePadding.x * 2;
+  same_line_if_fits(ImGui::CalcTextSize(running ? "Cancel" : "Run").x + pad);
   if (running) {
     if (ImGui::Button("Cancel")) cancel_patch();
-    ImGui::SameLine();
+    note_item("Cancel");
+    same_line_if_fits(fs * 14);
     const int done = patch_progress_ ? patch_progress_->done.load() : 0;
     const int total = patch_progress_ ? patch_progress_->total.load() : 0;
     char buf[64];
@@ -853,12 +855,15 @@ void InspectPanel::draw_patching(Ctx& c, const InspectSnap& d) {
       "0 = corrupted, 1 = clean.");
   const bool running = patch_running();
   patch_form(c, cfg, running);
-  if (!running && !d.patch_error.empty() && d.patch && d.patch->request.model == c.snap.model)
+  if (!running && !d.patch_error.empty() && d.patch && d.patch->request.model == c.snap.model) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
+    note_item("message " + d.patch_error);
+  }
   if (!d.patch || d.patch->request.model != c.snap.model) {
-    if (!running && !d.patch_error.empty())
+    if (!running && !d.patch_error.empty()) {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "%s", d.patch_error.c_str());
-    else if (!running)
+      note_item("message " + d.patch_error);
+    } else if (!running)
       ImGui::TextDisabled("type two prompts of the same number of tokens, the answer and a wrong token, then Run");
     return;
   }

@@ -7,10 +7,11 @@
 //   rollout [enc|dec] [LAYER]                  attention rollout through LAYER
 //   ablate none | LIST [zero|mean]             remove heads / MLPs (L.H, L.xH, L.mlp, …) and re-run
 //   patch WHAT ANSWER WRONG | CLEAN | CORRUPT  activation patching (texts between the bars)
+//   patch-start WHAT ANSWER WRONG | CLEAN | …  the same, without waiting for the job to end
 //   patch-cell LAYER INDEX                     open one cell's patched run
 //   patch-cancel                               stop the running patching job
 //   inspect-csv FILE                           the current tab's grid as CSV
-// Each waits until the panel's worker has published what it asked for.
+// Each but patch-start waits until the panel's worker has published what it asked for.
 #include "app.h"
 #include "io/atomic_file.h"
 #include "inspect_panel.h"
@@ -45,8 +46,8 @@ bool parse_stack(const std::string& s, int& stack) {
 
 bool is_inspect_command(const std::string& cmd) {
   return cmd == "inspect" || cmd == "lens-cell" || cmd == "attribute" || cmd == "detect" || cmd == "detect-head" ||
-         cmd == "rollout" || cmd == "inspect-csv" || cmd == "ablate" || cmd == "patch" || cmd == "patch-cell" ||
-         cmd == "patch-cancel";
+         cmd == "rollout" || cmd == "inspect-csv" || cmd == "ablate" || cmd == "patch" || cmd == "patch-start" ||
+         cmd == "patch-cell" || cmd == "patch-cancel";
 }
 
 // One script command of the panel: its words, the panel, the explorer's snapshot, where it reports
@@ -217,7 +218,7 @@ std::vector<std::string> bar_separated(const std::vector<std::string>& a) {
   return parts;
 }
 
-// patch WHAT ANSWER WRONG | clean text | corrupted text
+// patch WHAT ANSWER WRONG | clean text | corrupted text (patch-start: without waiting)
 int patch(const Call& c) {
   const std::vector<std::string> parts = bar_separated(c.a);
   const std::vector<std::string> head = parts.empty() ? std::vector<std::string>{} : split_words(parts[0]);
@@ -233,7 +234,7 @@ int patch(const Call& c) {
   req.clean = parts[1];
   req.corrupt = parts[2];
   c.p->run_patch(req);
-  return c.wait();
+  return c.a[0] == "patch-start" ? 1 : c.wait();
 }
 
 // patch-cell LAYER INDEX
@@ -275,7 +276,7 @@ int run_inspect_command(App& app, const std::vector<std::string>& a, std::string
   if (cmd == "detect-head") return open_detected_head(c);
   if (cmd == "rollout") return show_rollout(c);
   if (cmd == "ablate") return ablate(c);
-  if (cmd == "patch") return patch(c);
+  if (cmd == "patch" || cmd == "patch-start") return patch(c);
   if (cmd == "patch-cell") return open_patch_cell(c);
   if (cmd == "patch-cancel") {
     p->cancel_patch();

@@ -1,6 +1,8 @@
 // caption.cpp — "Lesson": the caption of a lesson's step (docs/lessons.md) across the top of the
 // window: where the lesson is, the step's talking point and formula, and Back / Next (PageUp /
 // PageDown, as presenter clickers send). Scripts fill it with `caption` lines.
+#include <string>
+
 #include "app.h"
 #include "ui.h"
 #include "widgets.h"
@@ -23,12 +25,14 @@ class CaptionPanel : public Panel {
       ImGui::TextDisabled("%s  ·  step %d of %d", cap.lesson.c_str(), lesson->step() + 1, lesson->steps());
     else
       ImGui::TextDisabled("%s", cap.lesson.empty() ? "caption" : cap.lesson.c_str());
+    note_item("where");
     if (lesson) {
       const float fs = ImGui::GetFontSize();
       ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - fs * 17.5f);
       std::string e;
       ImGui::BeginDisabled(lesson->step() == 0);
       if (ImGui::Button("◀ Back  (PgUp)")) app.request_lesson({LessonRequest::Back, "", "", 0}, e);
+      note_item("Back");
       ImGui::EndDisabled();
       ImGui::SameLine();
       ImGui::BeginDisabled(lesson->step() + 1 >= lesson->steps());
@@ -39,23 +43,25 @@ class CaptionPanel : public Panel {
     }
     ImGui::PushFont(c.fonts.big);
     ImGui::PushStyleColor(ImGuiCol_Text, pal.accent);
-    text_wrapped_words(cap.title);
+    note_item("title " + text_wrapped_words(cap.title));
     ImGui::PopStyleColor();
     ImGui::PopFont();
-    if (!cap.text.empty()) text_wrapped_words(cap.text);
+    if (!cap.text.empty()) note_item("text " + text_wrapped_words(cap.text));
     if (!cap.formula.empty()) {
       ImGui::Spacing();
       ImGui::PushFont(c.fonts.bold);
       ImGui::Indent(ImGui::GetFontSize());
-      text_wrapped_words(cap.formula);
+      note_item("formula " + text_wrapped_words(cap.formula));
       ImGui::Unindent(ImGui::GetFontSize());
       ImGui::PopFont();
     }
     // Said once, on the lesson's first step: where its files go.
     if (lesson && lesson->step() == 0) {
       ImGui::Spacing();
-      ImGui::TextDisabled("This lesson runs in safe mode: the files it exports go to %s (and nowhere else).",
-                          lesson->exports().c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      note_item("safe mode " + text_wrapped_words("This lesson runs in safe mode: the files it exports go to " +
+                                                  lesson->exports() + " (and nowhere else)."));
+      ImGui::PopStyleColor();
     }
     // The height the text needs: the layout gives the caption band exactly that.
     const ImGuiStyle& st = ImGui::GetStyle();

@@ -11,6 +11,8 @@
 // [SECTION] cost per token
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "actions.h"
 #include "app.h"
@@ -79,16 +81,27 @@ class KvCachePanel : public Panel {
       return;
     }
     ImGui::Text("holds %s", fmt_bytes(kv.self_bytes + kv.cross_bytes).c_str());
-    ImGui::SameLine();
     const int rows = kv.row_step.empty() ? 0 : static_cast<int>(kv.row_step.size());
     const KvCacheTable& t = kv.table;
+    char sum[192];
     if (cfg.has_encoder())
-      ImGui::TextDisabled("= self %s (2 × %d layers × %d rows × %d × %d B%s) + cross %s",
-                          fmt_bytes(kv.self_bytes).c_str(), cfg.n_decoder_layers, rows, t.kv_heads * t.d_k,
-                          t.bytes_per_element, kv.sequences > 1 ? " × beams" : "", fmt_bytes(kv.cross_bytes).c_str());
+      std::snprintf(sum, sizeof sum, "= self %s (2 × %d layers × %d rows × %d × %d B%s) + cross %s",
+                    fmt_bytes(kv.self_bytes).c_str(), cfg.n_decoder_layers, rows, t.kv_heads * t.d_k,
+                    t.bytes_per_element, kv.sequences > 1 ? " × beams" : "", fmt_bytes(kv.cross_bytes).c_str());
     else
-      ImGui::TextDisabled("= 2 × %d layers × %d K/V heads × d_k %d × %d rows × %d B%s", cfg.n_decoder_layers,
-                          t.kv_heads, t.d_k, rows, t.bytes_per_element, kv.sequences > 1 ? " × beams" : "");
+      std::snprintf(sum, sizeof sum, "= 2 × %d layers × %d K/V heads × d_k %d × %d rows × %d B%s", cfg.n_decoder_layers,
+                    t.kv_heads, t.d_k, rows, t.bytes_per_element, kv.sequences > 1 ? " × beams" : "");
+    // Beside the total when it fits, else on the next line (wrapped between words): never cut.
+    same_line_if_fits(ImGui::CalcTextSize(sum).x);
+    disabled_wrapped(sum);
+  }
+
+  // Dimmed text wrapped between words, recorded as a box (DrawnBoxes) under the text as drawn.
+  static void disabled_wrapped(const std::string& text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    const std::string drawn = text_wrapped_words(text);
+    ImGui::PopStyleColor();
+    note_item(drawn);
   }
 
   // [SECTION] grouped-query attention
@@ -282,12 +295,16 @@ class KvCachePanel : public Panel {
     }
     if (!kv.enabled) ImGui::TextDisabled("cache off: what it would hold");
     const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
-    if (ImGui::BeginTable("kv-bytes", 5, flags)) {
+    // Multi-head attention keeps every head's K/V: the MHA columns would repeat the bytes.
+    const bool grouped = t.group > 1;
+    if (ImGui::BeginTable("kv-bytes", grouped ? 5 : 3, flags)) {
       ImGui::TableSetupColumn("layer");
       ImGui::TableSetupColumn("tokens");
       ImGui::TableSetupColumn("bytes");
-      ImGui::TableSetupColumn("MHA bytes");
-      ImGui::TableSetupColumn("saved ×");
+      if (grouped) {
+        ImGui::TableSetupColumn("MHA bytes");
+        ImGui::TableSetupColumn("saved ×");
+      }
       ImGui::TableHeadersRow();
       const int sel = std::clamp(c.ui.kv_layer, 0, static_cast<int>(t.layers.size()) - 1);
       // A long stack shows the selected layer and its neighbours; the total covers every layer.
@@ -307,10 +324,12 @@ class KvCachePanel : public Panel {
           if (tokens >= 0) ImGui::Text("%d", tokens);
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(fmt_bytes(bytes).c_str());
-          ImGui::TableNextColumn();
-          ImGui::TextUnformatted(fmt_bytes(mha).c_str());
-          ImGui::TableNextColumn();
-          if (saved > 0) ImGui::Text("%.3g×", saved);
+          if (grouped) {
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(fmt_bytes(mha).c_str());
+            ImGui::TableNextColumn();
+            if (saved > 0) ImGui::Text("%.3g×", saved);
+          }
         }
         if (strong) ImGui::PopFont();
       };
@@ -322,9 +341,11 @@ class KvCachePanel : public Panel {
       row("total", -1, t.bytes, t.mha_bytes, t.saved(), true, false);
       ImGui::EndTable();
     }
-    ImGui::TextDisabled("bytes = 2 (K, V) × %d K/V heads × d_k %d × tokens × %d B%s", t.kv_heads, t.d_k,
-                        t.bytes_per_element, t.sequences > 1 ? " × beams" : "");
-    ImGui::TextDisabled("MHA bytes: the same with all %d query heads", t.query_heads);
+    char formula[160];
+    std::snprintf(formula, sizeof formula, "bytes = 2 (K, V) × %d K/V heads × d_k %d × tokens × %d B%s", t.kv_heads,
+                  t.d_k, t.bytes_per_element, t.sequences > 1 ? " × beams" : "");
+    disabled_wrapped(formula);
+    if (grouped) disabled_wrapped("MHA bytes: the same with all " + std::to_string(t.query_heads) + " query heads");
     ImGui::Spacing();
   }
 
@@ -335,13 +356,22 @@ class KvCachePanel : public Panel {
     const CostReport& r = s.cost;
     const Palette& pal = palette();
     heading(c.fonts, "Cost of this step");
+    ImGui::SameLine();
+    ImGui::TextDisabled("t = %d, n_src = %d", r.t, r.n_src);
+    help_marker(
+        "t decoder tokens so far, n_src source tokens. Recomputing runs the decoder over all t tokens at "
+        "every step (quadratic in total); the cache runs one row and reads the stored K, V (linear).");
     ImGui::Text("with cache     %s", fmt_flops(r.step_cached.total()).c_str());
     ImGui::Text("recomputing    %s", fmt_flops(r.step_uncached.total()).c_str());
     if (r.step_cached.total() > 0)
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.ok), "the cache saves %.1f×",
                          static_cast<double>(r.step_uncached.total()) / static_cast<double>(r.step_cached.total()));
-    ImGui::TextDisabled("t = %d decoder tokens, n_src = %d", r.t, r.n_src);
-    // FLOPs per generated token over t, both ways (cost.h's formulas).
+    // Wrapped between words only, the amount and its unit joined by a no-break space: ImGui's own
+    // wrapping breaks after a '.', which would split "1.0 KiB".
+    std::string amount = fmt_bytes(kv_cache_bytes(cfg, 1));
+    if (const size_t sp = amount.find(' '); sp != std::string::npos) amount.replace(sp, 1, "\u00a0");
+    note_item(text_wrapped_words("Memory grows by " + amount + " per token."));
+    // FLOPs per generated token over t, both ways (cost.h's formulas), in the height that is left.
     const int T = cfg.max_len;
     cached_.clear();
     uncached_.clear();
@@ -352,13 +382,9 @@ class KvCachePanel : public Panel {
       xs_.push_back(std::to_string(t));
     }
     std::vector<Series> ser = {{&uncached_, pal.warn, "recompute"}, {&cached_, pal.ok, "KV cache"}};
-    line_plot("flops", ser, &xs_, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 10), c.fonts,
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    line_plot("flops", ser, &xs_, ImVec2(avail.x, std::max(ImGui::GetFontSize() * 4, avail.y - 2)), c.fonts,
               "kFLOP per token vs. t", false, "t =");
-    ImGui::TextWrapped(
-        "Recomputing runs the decoder over all t tokens at every step (quadratic in total); the cache "
-        "runs one row and reads the stored K, V (linear).");
-    // On a line of its own: ImGui wraps after a '.', which would split "1.0 KiB".
-    ImGui::Text("Memory grows by %s per token.", fmt_bytes(kv_cache_bytes(cfg, 1)).c_str());
   }
 
   Heatmap maps_[4];

@@ -178,7 +178,8 @@ class QkvPanel : public Panel {
     const float raw = cell.raw, sc = cell.scaled, w = cell.weight;
     ImGui::Spacing();
     // The arithmetic, one line per step, in a monospace font made smaller when the widest line
-    // would not fit the panel (a wrapped number would break after its decimal point).
+    // would not fit the panel (a wrapped number would break after its decimal point) or the
+    // lines would not fit its height.
     struct Line {
       std::string text;
       ImU32 colour;
@@ -222,11 +223,16 @@ class QkvPanel : public Panel {
     ImGui::PushFont(c.fonts.mono);
     float widest = 0;
     for (const Line& l : lines) widest = std::max(widest, ImGui::CalcTextSize(l.text.c_str()).x);
-    const float fit = std::clamp(ImGui::GetContentRegionAvail().x / std::max(1.0f, widest), 0.6f, 1.0f);
+    // Also smaller when the lines would run past the bottom (the softmax's result is the last).
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float tall = static_cast<float>(lines.size()) * ImGui::GetTextLineHeightWithSpacing();
+    const float fit =
+        std::clamp(std::min(avail.x / std::max(1.0f, widest), avail.y / std::max(1.0f, tall)), 0.6f, 1.0f);
     ImGui::SetWindowFontScale(fit);
     for (const Line& l : lines) {
       ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
       ImGui::TextUnformatted(l.text.c_str());
+      note_item("arithmetic " + l.text);
       ImGui::PopStyleColor();
     }
     ImGui::SetWindowFontScale(1.0f);

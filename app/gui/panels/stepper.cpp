@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -60,12 +61,20 @@ class StepperPanel : public Panel {
   void draw_controls(Ctx& c) {
     const Session& se = *c.snap.session;
     const float fs = ImGui::GetFontSize();
+    // The row flows: an item that would pass the panel's right edge starts a new line, so that a
+    // narrow panel (three side by side in presentation mode) cuts none of them.
+    bool first = true;
+    const auto place = [&](float w) {
+      if (!first) same_line_if_fits(w);
+      first = false;
+    };
     const auto button = [&](const char* label, const char* tip, bool enabled) {
+      const float w = std::max(fs * 2.6f, ImGui::CalcTextSize(label).x + fs);
+      place(w);
       if (!enabled) ImGui::BeginDisabled();
-      const bool r = ImGui::Button(label, ImVec2(std::max(fs * 2.6f, ImGui::CalcTextSize(label).x + fs), 0));
+      const bool r = ImGui::Button(label, ImVec2(w, 0));
       if (!enabled) ImGui::EndDisabled();
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
-      ImGui::SameLine();
       return r;
     };
     const bool at_start = se.cursor() == 0, at_end = se.at_end();
@@ -81,13 +90,18 @@ class StepperPanel : public Panel {
     if (button("▶", "one stage forward (→)", !at_end)) act::forward(c.worker);
     if (button("▶▶", "next token (↓, Ctrl+→)", !at_end)) act::next_token(c.worker);
     if (button("▶|", "decode to the end (End)", !at_end)) act::run_to_end(c.worker);
+    place(fs * 7);
     ImGui::SetNextItemWidth(fs * 7);
     ImGui::SliderFloat("##speed", &c.ui.speed, 0.5f, 20.0f, "%.1f stages/s", ImGuiSliderFlags_Logarithmic);
-    ImGui::SameLine();
+    place(ImGui::CalcTextSize("Reset").x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::Button("Reset")) act::reset(c.worker);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("forget every decoded step (same input and settings)");
-    ImGui::SameLine();
-    ImGui::TextDisabled("stage %d of %d%s", se.cursor() + 1, se.stage_count(), se.finished() ? "" : " so far");
+    char where[64];
+    std::snprintf(where, sizeof where, "stage %d of %d%s", se.cursor() + 1, se.stage_count(),
+                  se.finished() ? "" : " so far");
+    place(ImGui::CalcTextSize(where).x);
+    ImGui::TextDisabled("%s", where);
+    note_item(where);
   }
 
   // [SECTION] timeline scrubber
@@ -442,6 +456,7 @@ class StepperPanel : public Panel {
     ImGui::PopFont();
     ImGui::PushFont(c.fonts.mono);
     ImGui::TextWrapped("%s", st.formula.c_str());
+    note_item("formula " + st.formula);
     ImGui::PopFont();
     // Reads and writes on one line (wrapped when long): the diagram below gets the height.
     std::string line;
