@@ -1,20 +1,15 @@
-// The reference path's Llama-style pieces (core/reference: rotary, rms_norm, gated_feed_forward,
-// grouped_attention, sliding_window) composed into each hub family's forward pass, against the
-// fast path (core/model) on the tiny fixtures of tests/fixtures/hf: the same attention weights
-// (1e-5) and logits (1e-4), and the pieces' own formulas checked by hand.
+// The reference path's hub-family decoder (core/reference/decoder_family: rotary, rms_norm,
+// gated_feed_forward, grouped_attention, sliding_window composed) against the fast path
+// (core/model) on the tiny fixtures of tests/fixtures/hf: the same attention weights (1e-5) and
+// logits (1e-4), the reference's logits against PyTorch's (1e-4), and the pieces' own formulas
+// checked by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "io/hf_model.h"
 #include "model/decoder.h"
-#include "reference/attention.h"
-#include "reference/feed_forward.h"
-#include "reference/gated_feed_forward.h"
-#include "reference/grouped_attention.h"
-#include "reference/layer_norm.h"
-#include "reference/linear.h"
-#include "reference/mask.h"
+#include "reference/decoder_family.h"
 #include "reference/rms_norm.h"
 #include "reference/rotary.h"
 #include "reference/sliding_window.h"
@@ -26,68 +21,28 @@ namespace {
 
 Model open_fixture(const std::string& name) { return test::open_hf_stand_in(name); }
 
-// Each head of x (n, heads·d_k) rotated by the reference.
-Mat rotate_heads(const Mat& x, int heads, const RowVec& theta) {
-  std::vector<Mat> out;
-  for (int h = 0; h < heads; ++h) out.push_back(ref::rotary(ref::split_head(x, h, heads), theta, 0));
-  return ref::concat_heads(out);
-}
-
-struct RefRun {
-  std::vector<std::vector<Mat>> weights;  // [layer][head] (n, n)
-  Mat logits;                             // (n, V)
-};
-
-// The decoder as the lectures would write it, with the Llama-style pieces.
-RefRun reference_forward(const Model& m, const std::vector<int>& ids) {
-  const Config& c = m.config;
-  const int n = static_cast<int>(ids.size());
-  const RowVec theta = ref::rotary_frequencies(c);
-  const Mat mask = c.sliding_window > 0 ? ref::sliding_window_mask(n, n, c.sliding_window) : ref::causal_mask(n, n);
-  const auto norm = [&](const Mat& x, const LayerNormWeights& w) {
-    return c.norm_kind == NormKind::RMSNorm ? ref::rms_norm(x, w) : ref::layer_norm(x, w);
-  };
-  const auto mlp = [&](const Mat& x, const FeedForwardWeights& w) {
-    return c.mlp == Mlp::Gated ? ref::gated_feed_forward(w, c.activation, x) : ref::feed_forward(w, c.activation, x);
-  };
-  RefRun r;
-  Mat x(n, c.d_model);  // (n, d)
-  for (int t = 0; t < n; ++t) x.row(t) = m.weights.tgt_embed.row(ids[static_cast<size_t>(t)]);
-  for (const DecoderLayerWeights& l : m.weights.decoder) {
-    const Mat a_in = norm(x, l.norm1);
-    const Mat q = rotate_heads(ref::linear(a_in, l.self_attn.q_proj), c.n_heads, theta);     // (n, h·d_k)
-    const Mat k = rotate_heads(ref::linear(a_in, l.self_attn.k_proj), c.kv_heads(), theta);  // (n, h_kv·d_k)
-    const Mat v = ref::linear(a_in, l.self_attn.v_proj);
-    const ref::MultiHeadAttention a = ref::grouped_query_attention(l.self_attn, c.n_heads, c.kv_heads(), q, k, v, mask);
-    r.weights.push_back(a.weights);
-    if (c.residual == Residual::Parallel) {
-      x = mlp(norm(x, l.norm2), l.ffn) + a.out + x;
-    } else {
-      x = x + a.out;
-      x = x + mlp(norm(x, l.norm2), l.ffn);
-    }
-  }
-  x = norm(x, m.weights.decoder_norm);
-  r.logits = x * m.weights.generator_weight(c).transpose();  // (n, V): these heads have no bias
-  return r;
-}
-
 class ReferenceDecoders : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReferenceDecoders, FastPathEqualsTheReferencePath) {
   const Model m = open_fixture(GetParam());
   ASSERT_GT(m.config.n_decoder_layers, 0);
-  const std::vector<int> ids = test::ids_of(
-      *read_safetensors(test::fixture(std::string("hf/") + GetParam() + "/expected.safetensors"))->find("tgt_ids"));
+  auto ex = read_safetensors(test::fixture(std::string("hf/") + GetParam() + "/expected.safetensors"));
+  ASSERT_TRUE(ex.ok()) << ex.error();
+  const Tensor* want = ex->find("logits");  // PyTorch's (tests/reference/hf/decoders.py)
+  ASSERT_TRUE(want) << GetParam();
+  const std::vector<int> ids = test::ids_of(*ex->find("tgt_ids"));
   DecoderTrace t;
   const Mat logits = decode(m, ids, 1, {}, nullptr, &t);
-  const RefRun r = reference_forward(m, ids);
-  for (size_t l = 0; l < r.weights.size(); ++l)
+  const ref::FamilyDecoder r = ref::family_decoder(m, ids);
+  ASSERT_EQ(r.self_weights.size(), t.layers.size()) << GetParam();
+  for (size_t l = 0; l < r.self_weights.size(); ++l)
     for (int h = 0; h < m.config.n_heads; ++h)
-      EXPECT_LE((t.layers[l].self_attn.head_weights(0, h) - r.weights[l][static_cast<size_t>(h)]).cwiseAbs().maxCoeff(),
-                1e-5)
+      EXPECT_LE(
+          (t.layers[l].self_attn.head_weights(0, h) - r.self_weights[l][static_cast<size_t>(h)]).cwiseAbs().maxCoeff(),
+          1e-5)
           << GetParam() << " layer " << l << " head " << h;
   EXPECT_LE((logits - r.logits).cwiseAbs().maxCoeff(), 1e-4) << GetParam();
+  EXPECT_LE(test::max_abs_diff(Tensor::from_mat(r.logits), *want), 1e-4) << GetParam() << ": reference vs PyTorch";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceDecoders,
