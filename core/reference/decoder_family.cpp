@@ -39,7 +39,8 @@ MultiHeadAttention family_self_attention(const Config& c, const AttentionWeights
 FamilyLayer family_layer(const Config& c, const DecoderLayerWeights& w, const Mat& x, const RowVec& theta,
                          const Mat& mask) {
   const MultiHeadAttention a = family_self_attention(c, w.self_attn, family_norm(c, x, w.norm1), theta, mask);
-  if (c.residual == Residual::Parallel) return {family_mlp(c, family_norm(c, x, w.norm2), w.ffn) + a.out + x, a.weights};
+  if (c.residual == Residual::Parallel)
+    return {family_mlp(c, family_norm(c, x, w.norm2), w.ffn) + a.out + x, a.weights};
   const Mat y = x + a.out;  // (n, d)
   return {y + family_mlp(c, family_norm(c, y, w.norm2), w.ffn), a.weights};
 }
