@@ -100,11 +100,18 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
       const auto whole = on.whole_trace(static_cast<int>(t));
       EXPECT_EQ(whole->layers[l].self_attn.k.rows(), a.position0 + m) << at << ", layer " << l;
       EXPECT_EQ(whole->layers[l].self_attn.kv_row0, 0) << at;
+      // A kept step holds no attention maps; they are computed again from its Q, K and mask.
+      EXPECT_TRUE(la.self_attn.weights.empty()) << at << ", layer " << l;
+      const int ti = static_cast<int>(t);
+      const std::vector<Mat> self = on.attention_weights(ti, li, false);
+      ASSERT_EQ(static_cast<int>(self.size()), la.self_attn.n_heads) << at;
+      const std::vector<Mat> cross = on.model().config.has_encoder() ? on.attention_weights(ti, li, true) : self;
       for (int h = 0; h < la.self_attn.n_heads; ++h) {
-        EXPECT_LE(max_diff(la.self_attn.head_weights(0, h), lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
+        const size_t hs = static_cast<size_t>(h);
+        EXPECT_LE(max_diff(self[hs], lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
             << at << ", layer " << l << ", head " << h << ": self-attention weights";
         if (on.model().config.has_encoder()) {
-          EXPECT_LE(max_diff(la.cross_attn.head_weights(0, h), lb.cross_attn.head_weights(0, h).bottomRows(m)), 1e-5)
+          EXPECT_LE(max_diff(cross[hs], lb.cross_attn.head_weights(0, h).bottomRows(m)), 1e-5)
               << at << ", layer " << l << ", head " << h << ": cross-attention weights";
         }
       }

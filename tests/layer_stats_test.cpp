@@ -208,7 +208,7 @@ TEST(LayerStats, SessionMatchesRecording) {
   ASSERT_NE(d, nullptr);
   ASSERT_EQ(d->tokens(), 2);
   for (int h = 0; h < c.n_heads; ++h) {
-    const Mat& w0 = s->steps()[0]->trace->layers[0].self_attn.head_weights(0, h);
+    const Mat w0 = s->attention_weights(0, 0, false)[static_cast<size_t>(h)];
     EXPECT_EQ(row_entropy(w0, 0), 0.0);  // one key: all weight on <s>
     EXPECT_LE(d->entropy_rows[static_cast<size_t>(h)][1], std::log(2.0) + 1e-6);
   }

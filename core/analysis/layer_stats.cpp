@@ -1,5 +1,6 @@
 #include "analysis/layer_stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -199,6 +200,19 @@ ModelStats layer_stats(const Session& s) {
   // Decoder: row by row, step by step.
   const int current = s.current_step();
   const std::vector<BlockEnd> ends = block_ends(decoder_layout(c));
+  // A kept step holds Q, K and the mask, not the weights (Session::attention_weights computes
+  // them): the keys of every step are the first rows of the last step's, gathered once per sublayer.
+  const int last = std::min(current, static_cast<int>(s.steps().size()) - 1);
+  std::map<std::pair<int, bool>, Mat> keys;
+  const auto weights_of = [&](int t, int layer, Block b, const AttentionTrace* a, AttentionTrace& held) {
+    if (!a || !a->weights.empty()) return a;
+    const bool cross = b == Block::CrossAttention;
+    auto it = keys.find({layer, cross});
+    if (it == keys.end()) it = keys.emplace(std::make_pair(layer, cross), s.attended_kv(last, layer, cross).k).first;
+    held.n_heads = a->n_heads;
+    held.weights = s.attention_weights(t, layer, cross, &it->second);
+    return static_cast<const AttentionTrace*>(&held);
+  };
   for (int t = 0; t <= current && t < static_cast<int>(s.steps().size()); ++t) {
     const StepRecord& r = *s.steps()[static_cast<size_t>(t)];
     if (!r.trace) continue;
@@ -208,8 +222,9 @@ ModelStats layer_stats(const Session& s) {
     for (const BlockEnd& e : ends) {
       if (t == current && cursor < E + t * D + e.stage) break;
       const DecoderLayerTrace& l = r.trace->layers[static_cast<size_t>(e.layer)];
+      AttentionTrace held;
       append_rows(block_slot(layer_slot(out.decoder, Side::Decoder, e.layer), e.block), dec_block(l, e.block),
-                  dec_attn(l, e.block), rows);
+                  weights_of(t, e.layer, e.block, dec_attn(l, e.block), held), rows);
       any = true;
     }
     if (any)

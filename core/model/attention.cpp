@@ -103,9 +103,12 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->scale = scale;
     tr->kv_row0 = 0;
     tr->raw_scores.resize(tr->kind == Recording::Full ? static_cast<size_t>(B * n_heads) : 0);
-    tr->weights.resize(static_cast<size_t>(B * n_heads));
+    tr->weights.resize(tr->kind == Recording::Compact ? 0 : static_cast<size_t>(B * n_heads));
     tr->masks = masks;
   }
+  // A compact recording keeps Q, K and the mask, from which head_attention gives any head's map
+  // again: a long prefill never holds every head's (n_q, n_k) weights at once.
+  const bool keep_weights = tr && tr->kind != Recording::Compact;
   Mat scratch;  // (n_q, n_k) the weights of every head when there is no recording to hold them
   const Eigen::Index lq = q.outerStride(), lk = k.outerStride(), lv = v.outerStride();
   // Kᵀ (d, B·n_k), transposed once rather than head by head inside the products, when several
@@ -131,7 +134,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       const MatRef kh_t = nq > 1 ? MatRef{kt.data() + kvh * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
                                  : MatRef{k.data() + b * nk * lk + kvh * dk, 1, lk};
       const size_t idx = static_cast<size_t>(b * n_heads + h);
-      Mat& s = tr ? tr->weights[idx] : scratch;  // (n_q, n_k)
+      Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
       s.resize(nq, nk);
       gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
       if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
@@ -139,6 +142,27 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       gemm(nq, dk, nk, mat_ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
     }
   }
+}
+
+void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, Heads heads, int head,
+                    const Mat& mask, Mat& weights, Mat* raw) {
+  const int dk = static_cast<int>(q.cols()) / heads.q;
+  const int nq = static_cast<int>(q.rows()), nk = static_cast<int>(k.rows());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));  // as attend() forms it
+  const int kvh = heads.kv_of(head);
+  // K_hᵀ as attend() reads it: transposed (its columns of it) when several queries read each key,
+  // K itself for one query (the matrix-vector product of a cached step).
+  Mat kt;
+  MatRef kh_t{k.data() + kvh * dk, 1, k.outerStride()};
+  if (nq > 1) {
+    kt.resize(dk, nk);
+    transpose_copy(k.data() + kvh * dk, k.outerStride(), nk, dk, kt.data(), kt.cols());
+    kh_t = MatRef{kt.data(), kt.cols(), 1};
+  }
+  weights.resize(nq, nk);
+  gemm(nq, nk, dk, {q.data() + head * dk, q.outerStride(), 1}, kh_t, weights.data(), nk, GemmOut::Overwrite);
+  if (raw) *raw = weights;
+  masked_softmax(weights, mask, scale);
 }
 
 namespace {

@@ -50,7 +50,8 @@ struct AttentionTrace {
   // 0 holds them) — the rest are the earlier steps' rows, unchanged — so that a long run's
   // recording grows linearly, not quadratically (Session::attended_kv gathers the whole K/V).
   int kv_row0 = 0;
-  Recording kind = Recording::Full;  // set before the run: raw_scores only Full, out not Training
+  Recording kind = Recording::Full;  // set before the run: raw_scores only Full, weights not Compact
+                                     // (head_attention computes them from q, k, masks), out not Training
   float scale = 1;                   // 1/√dk
   std::vector<Mat> raw_scores;       // [b·h + head] (n_q, n_k) Q_h K_hᵀ
   std::vector<Mat> masks;            // [b] (n_q, n_k) additive: 0 or −inf
@@ -77,6 +78,13 @@ void masked_softmax(Mat& s, const Mat& mask, float scale = 1.0f);
 // Writes concat (B·n_q, h·dk). Records scores/weights into `tr` when given.
 void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, Heads heads,
             const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr);
+
+// One head's attention weights of one sequence, (n_q, n_k) softmax(Q_h K_hᵀ / √dk + mask), from
+// projected (and rotated) Q (n_q, h·dk) and K (n_k, h_kv·dk): the product and the softmax attend()
+// runs for that head, so a recording that keeps Q and K instead of the weights gives back any
+// head's map on demand, with the numbers the forward computed. Q_h K_hᵀ goes to `raw` when given.
+void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, Heads heads, int head,
+                    const Mat& mask, Mat& weights, Mat* raw = nullptr);
 
 // Attention on keys/values already projected (and rotated: a KV cache, or cross-attention K/V
 // computed once): projects x_q (B·n_q, d), rotates it when `rot` is given, runs the core over

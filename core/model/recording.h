@@ -10,7 +10,8 @@ enum class Recording : uint8_t {
   // Everything a view shows.
   Full,
   // A stepper Session's kept decoding steps, which Session::whole_trace restores: attentions
-  // without raw scores, the feed-forward only its output, logits only the last row, no
+  // without raw scores or weights (Q, K and the mask give them back: head_attention), the
+  // feed-forward only its output, logits only the last row, no
   // distributions. A long prefill then never holds what it would drop afterwards, even for a
   // moment.
   Compact,

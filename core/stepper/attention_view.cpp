@@ -38,8 +38,9 @@ std::vector<std::shared_ptr<const DecoderTrace>> lineage_traces(const Session& s
   return traces;
 }
 
-// Raw scores Q_h K_hᵀ of rows [i0, i0 + m) of the view, which are rows [r0, r0 + m) of one step's
-// recording `t`, over the keys that step saw: the forward's attend() on the same Q, K, V and mask.
+// Raw scores Q_h K_hᵀ and weights of rows [i0, i0 + m) of the view, which are rows [r0, r0 + m) of
+// one step's recording `t`, over the keys that step saw: the forward's attend() on the same Q, K, V
+// and mask (a kept step holds Q, K and the mask, not the maps).
 void rescore(const AttentionTrace& t, int r0, int m, AttentionTrace& a, int i0) {
   const int cols = std::min(static_cast<int>(a.k.rows()), static_cast<int>(t.masks[0].cols()));
   const std::vector<Mat> mask{t.masks[0].block(r0, 0, m, cols)};
@@ -48,8 +49,10 @@ void rescore(const AttentionTrace& t, int r0, int m, AttentionTrace& a, int i0) 
   Mat concat;
   attend(t.q.middleRows(r0, m), a.k.topRows(cols), a.v.topRows(cols), Heads(a.n_heads, a.n_kv_heads), mask, concat,
          &again);
-  for (int h = 0; h < a.n_heads; ++h)
+  for (int h = 0; h < a.n_heads; ++h) {
     a.raw_scores[static_cast<size_t>(h)].block(i0, 0, m, cols) = again.raw_scores[static_cast<size_t>(h)];
+    a.weights[static_cast<size_t>(h)].block(i0, 0, m, cols) = again.weights[static_cast<size_t>(h)];
+  }
 }
 
 }  // namespace
@@ -113,12 +116,10 @@ StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRo
     a.concat.row(i) = t.concat.row(r.row);
     a.out.row(i) = t.out.row(r.row);
     a.masks[0].row(i).head(cols) = t.masks[0].row(r.row).head(cols);
-    for (int hh = 0; hh < h; ++hh)
-      a.weights[static_cast<size_t>(hh)].row(i).head(cols) = t.weights[static_cast<size_t>(hh)].row(r.row).head(cols);
     v.q_ids.push_back(r.id);
     v.q_step.push_back(r.step);
   }
-  // The raw scores, one call per run of rows that one recording holds side by side (a prefill's
+  // The raw scores and weights, one call per run of rows that one recording holds side by side (a prefill's
   // rows are scored together, as the forward scored them).
   for (int i0 = 0; i0 < nq;) {
     const DecodedRow& r = rows[static_cast<size_t>(i0)];

@@ -3,9 +3,9 @@
 // "the whole sequence" shows.
 //
 // A cached decoding step records only its own query rows and the key rows it added, and no raw
-// scores (DecoderTrace::compact); the view gathers the keys from the steps that wrote them
-// (Session::attended_kv) and computes each row's raw scores Q_h K_hᵀ again with the forward's own
-// attend() over the keys that row saw, as Session::whole_trace does. Keys a row did not see (a
+// scores or weights (DecoderTrace::compact); the view gathers the keys from the steps that wrote
+// them (Session::attended_kv) and computes each row's raw scores Q_h K_hᵀ and weights again with
+// the forward's own attend() over the keys that row saw, as Session::whole_trace does. Keys a row did not see (a
 // later position, not fed yet when the row ran) hold mask −inf, weight 0 and raw score NaN.
 #pragma once
 

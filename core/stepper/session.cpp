@@ -45,8 +45,12 @@ RowVec last_row(const Mat& m) { return m.bottomRows(1); }
 //  - self-attention K/V: only the `fed` rows the step added (from position0 on); cross-attention
 //    K/V: nothing after step 0 (the source's K/V never change). Without this every step would copy
 //    the whole cache: ~40 GB of K/V for 1024 GPT-2 tokens instead of ~75 MB;
-//  - no raw scores, FFN hidden activations, log_probs or probs (~1 MB per GPT-2 step): each is
-//    recomputed from what is kept, by the same code, in Session::whole_trace.
+//  - no attention weights or raw scores: a head's map is n_q × n_k, and a 1024-token prefill's
+//    would hold 12 × 12 × 1024² floats (600 MB) against its Q and K's 2 × 12 × 1024 × 768 (75 MB);
+//    Session::attention_weights computes a step's maps again from the kept Q, K and mask with the
+//    forward's own head_attention;
+//  - no FFN hidden activations, log_probs or probs (~1 MB per GPT-2 step): each is recomputed from
+//    what is kept, by the same code, in Session::whole_trace.
 // Beam search keeps its recordings whole: its hypotheses' rows come from different parents.
 void compact(DecoderTrace& tr, int step, int position0, int fed) {
   for (DecoderLayerTrace& l : tr.layers) {
@@ -55,8 +59,10 @@ void compact(DecoderTrace& tr, int step, int position0, int fed) {
     self.v = self.v.bottomRows(fed).eval();
     self.kv_row0 = position0;
     self.raw_scores.clear();
-    if (!l.cross_attn.weights.empty()) {
+    self.weights.clear();
+    if (!l.cross_attn.masks.empty()) {
       l.cross_attn.raw_scores.clear();
+      l.cross_attn.weights.clear();
       if (step > 0) {
         l.cross_attn.kv_row0 = static_cast<int>(l.cross_attn.k.rows());
         l.cross_attn.k.resize(0, l.cross_attn.k.cols());

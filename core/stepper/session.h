@@ -179,6 +179,17 @@ class Session {
     Mat k, v;
   };
   Kv attended_kv(int step, int layer, bool cross) const;
+  // A step's attention weights for one layer's self- or cross-attention, [head] (the recording's
+  // query rows, the keys attended): the recording's own, or for a compact recording (which keeps
+  // Q, K and the mask, not the maps) the same numbers computed again by the forward's
+  // head_attention. `keys`, when given, is a K that holds the step's keys as its first rows (a
+  // later step's attended_kv(...).k), so a caller reading many steps gathers K once.
+  std::vector<Mat> attention_weights(int step, int layer, bool cross, const Mat* keys = nullptr) const;
+  // Bytes of tensor data the session holds (the encoder's recording and every step's, each shared
+  // recording counted once), the model's weights and the live KV caches not included: what a long
+  // input costs beyond the model. Grows as O(n·d·layers) with the input length n, plus one
+  // (n_q, n_k) mask per attention sublayer of the prefill.
+  int64_t retained_bytes() const;
   // A step's recording with every attention's whole K/V restored (kv_row0 = 0): what an export
   // or a tensor lookup shows. The stored recording itself when nothing was left out.
   std::shared_ptr<const DecoderTrace> whole_trace(int step) const;

@@ -3,6 +3,7 @@
 // tensor by name (the export naming of io/trace_export).
 #include "stepper/session.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "io/trace_export.h"
@@ -136,13 +137,14 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
     DecoderLayerTrace& lt = t->layers[l];
     for (bool cross : {false, true}) {
       AttentionTrace& a = cross ? lt.cross_attn : lt.self_attn;
-      if (a.weights.empty()) continue;
+      if (a.masks.empty()) continue;  // no such sublayer (cross-attention of a decoder-only model)
       Kv kv = attended_kv(step, static_cast<int>(l), cross);
-      // The raw scores as the forward computed them: the same attend() on the same Q, K, V.
+      // The raw scores and weights as the forward computed them: the same attend() on the same Q, K, V.
       AttentionTrace again;
       Mat concat;
       attend(a.q, kv.k, kv.v, Heads(a.n_heads, a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads), a.masks, concat, &again);
       a.raw_scores = std::move(again.raw_scores);
+      a.weights = std::move(again.weights);
       a.k = std::move(kv.k);
       a.v = std::move(kv.v);
       a.kv_row0 = 0;
@@ -164,6 +166,81 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
   record_logits(logits, t->logits, t->log_probs, t->probs);
   t->kind = Recording::Full;
   return t;
+}
+
+std::vector<Mat> Session::attention_weights(int step, int layer, bool cross, const Mat* keys) const {
+  const DecoderLayerTrace& l = steps_[static_cast<size_t>(step)]->trace->layers[static_cast<size_t>(layer)];
+  const AttentionTrace& a = cross ? l.cross_attn : l.self_attn;
+  if (!a.weights.empty() || a.masks.empty()) return a.weights;
+  const Mat& mask = a.masks[0];
+  Mat gathered;
+  if (!keys || keys->rows() < mask.cols()) {
+    gathered = attended_kv(step, layer, cross).k;
+    keys = &gathered;
+  }
+  const Heads heads(a.n_heads, a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads);
+  std::vector<Mat> out(static_cast<size_t>(a.n_heads));
+  for (int h = 0; h < a.n_heads; ++h)
+    head_attention(a.q, keys->topRows(mask.cols()), heads, h, mask, out[static_cast<size_t>(h)]);
+  return out;
+}
+
+namespace {
+
+int64_t bytes_of(const Mat& m) { return static_cast<int64_t>(m.size()) * static_cast<int64_t>(sizeof(float)); }
+int64_t bytes_of(const std::vector<Mat>& v) {
+  int64_t b = 0;
+  for (const Mat& m : v) b += bytes_of(m);
+  return b;
+}
+int64_t bytes_of(const ColVec& v) { return static_cast<int64_t>(v.size()) * static_cast<int64_t>(sizeof(float)); }
+int64_t bytes_of(const LayerNormTrace& t) {
+  return bytes_of(t.mean) + bytes_of(t.var) + bytes_of(t.rms) + bytes_of(t.out);
+}
+int64_t bytes_of(const ResidualTrace& t) {
+  return bytes_of(t.input) + bytes_of(t.sublayer_in) + bytes_of(t.sublayer_out) + bytes_of(t.sum) + bytes_of(t.output) +
+         bytes_of(t.norm) + bytes_of(t.dropout_mask);
+}
+int64_t bytes_of(const AttentionTrace& t) {
+  return bytes_of(t.q) + bytes_of(t.k) + bytes_of(t.v) + bytes_of(t.q_unrotated) + bytes_of(t.k_unrotated) +
+         bytes_of(t.raw_scores) + bytes_of(t.masks) + bytes_of(t.weights) + bytes_of(t.concat) + bytes_of(t.out);
+}
+int64_t bytes_of(const FeedForwardTrace& t) {
+  return bytes_of(t.hidden_pre) + bytes_of(t.hidden) + bytes_of(t.gate_pre) + bytes_of(t.gate) + bytes_of(t.up);
+}
+int64_t bytes_of(const EmbeddingTrace& t) {
+  return bytes_of(t.scaled) + bytes_of(t.pe) + bytes_of(t.types) + bytes_of(t.pre_norm) + bytes_of(t.norm) +
+         bytes_of(t.sum) + bytes_of(t.dropout_mask);
+}
+
+}  // namespace
+
+int64_t Session::retained_bytes() const {
+  int64_t total = 0;
+  if (encoder_) {
+    const EncoderTrace& t = encoder_->trace;
+    total += bytes_of(encoder_->memory) + bytes_of(t.embed) + bytes_of(t.final_norm) + bytes_of(t.output);
+    total += bytes_of(t.mlm_hidden_pre) + bytes_of(t.mlm_norm) + bytes_of(t.mlm_hidden) + bytes_of(t.logits) +
+             bytes_of(t.log_probs) + bytes_of(t.probs);
+    for (const EncoderLayerTrace& l : t.layers)
+      total += bytes_of(l.self_block) + bytes_of(l.self_attn) + bytes_of(l.ffn_block) + bytes_of(l.ffn);
+  }
+  std::vector<const DecoderTrace*> seen;
+  const auto add = [&](const std::shared_ptr<const DecoderTrace>& p) {
+    if (!p || std::find(seen.begin(), seen.end(), p.get()) != seen.end()) return;
+    seen.push_back(p.get());
+    const DecoderTrace& t = *p;
+    total += bytes_of(t.embed) + bytes_of(t.final_norm) + bytes_of(t.output) + bytes_of(t.logits) +
+             bytes_of(t.log_probs) + bytes_of(t.probs);
+    for (const DecoderLayerTrace& l : t.layers)
+      total += bytes_of(l.self_block) + bytes_of(l.self_attn) + bytes_of(l.cross_block) + bytes_of(l.cross_attn) +
+               bytes_of(l.ffn_block) + bytes_of(l.ffn);
+  };
+  for (const auto& st : steps_) {
+    add(st->trace);
+    for (const auto& b : st->beam_traces) add(b);
+  }
+  return total;
 }
 
 KvCacheView Session::cache() const {
