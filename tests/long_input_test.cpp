@@ -14,6 +14,7 @@
 #include "analysis/layer_stats.h"
 #include "io/checkpoint.h"
 #include "model/weights.h"
+#include "stepper/attention_view.h"
 #include "stepper/run.h"
 #include "stepper/session.h"
 #include "test_util.h"
@@ -40,7 +41,8 @@ TEST(HeadAttention, EqualsTheMapTheForwardRecords) {
     int nq, nk;
     Heads heads;
   };
-  for (const Case& c : {Case{7, 7, Heads(4)}, Case{1, 9, Heads(4)}, Case{5, 12, Heads(4, 2)}, Case{1, 6, Heads(6, 3)}}) {
+  for (const Case& c :
+       {Case{7, 7, Heads(4)}, Case{1, 9, Heads(4)}, Case{5, 12, Heads(4, 2)}, Case{1, 6, Heads(6, 3)}}) {
     const int dk = 8;
     const Mat q = random_mat(c.nq, c.heads.q * dk), k = random_mat(c.nk, c.heads.kv * dk);
     const Mat v = random_mat(c.nk, c.heads.kv * dk);
@@ -69,9 +71,10 @@ TEST_P(OnDemandAttention, EqualsTheFullRecording) {
   const std::string name = GetParam();
   const auto m = fixture_model(name);
   const Config& c = m->config;
-  const std::string src = c.has_encoder() ? c.src_vocab.token(5) + " " + c.src_vocab.token(6) + " " + c.src_vocab.token(7)
-                                          : c.tgt_vocab.token(10) + " " + c.tgt_vocab.token(11) + " " +
-                                                c.tgt_vocab.token(12) + " " + c.tgt_vocab.token(13);
+  const std::string src = c.has_encoder()
+                              ? c.src_vocab.token(5) + " " + c.src_vocab.token(6) + " " + c.src_vocab.token(7)
+                              : c.tgt_vocab.token(10) + " " + c.tgt_vocab.token(11) + " " + c.tgt_vocab.token(12) +
+                                    " " + c.tgt_vocab.token(13);
   DecodeSettings greedy;
   greedy.max_len = 4;
   auto cached = Session::create(m, src, "", greedy, true);
@@ -90,8 +93,8 @@ TEST_P(OnDemandAttention, EqualsTheFullRecording) {
         if (cross && !c.has_cross_attention()) continue;
         const DecoderLayerTrace& la = a.trace->layers[static_cast<size_t>(l)];
         EXPECT_TRUE((cross ? la.cross_attn : la.self_attn).weights.empty()) << "a kept step holds no maps";
-        const AttentionTrace& fa = cross ? full.layers[static_cast<size_t>(l)].cross_attn
-                                         : full.layers[static_cast<size_t>(l)].self_attn;
+        const AttentionTrace& fa =
+            cross ? full.layers[static_cast<size_t>(l)].cross_attn : full.layers[static_cast<size_t>(l)].self_attn;
         const std::vector<Mat> w = cached->attention_weights(static_cast<int>(t), l, cross);
         ASSERT_EQ(w.size(), fa.weights.size());
         for (size_t h = 0; h < w.size(); ++h) {
@@ -100,8 +103,8 @@ TEST_P(OnDemandAttention, EqualsTheFullRecording) {
           ASSERT_EQ(w[h].cols(), expect.cols());
           // The same product and softmax on the same Q and K: equal within float rounding (a cached
           // step's single query is a matrix-vector product, the recomputation's a matrix product).
-          EXPECT_LE(max_diff(w[h], expect), 1e-6) << name << " step " << t << " layer " << l
-                                                            << (cross ? " cross" : " self") << " head " << h;
+          EXPECT_LE(max_diff(w[h], expect), 1e-6)
+              << name << " step " << t << " layer " << l << (cross ? " cross" : " self") << " head " << h;
         }
       }
     }
@@ -124,6 +127,39 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, OnDemandAttention,
                              if (ch == '/' || ch == '-') ch = '_';
                            return s;
                          });
+
+// A stacked view built without its maps (what the explorer keeps) gives each head's raw scores and
+// weights on demand, equal to those of the view built with them.
+TEST_P(OnDemandAttention, StackedViewMapsOnDemandEqualTheBuiltOnes) {
+  const auto m = fixture_model(GetParam());
+  const Config& c = m->config;
+  const std::string src = c.has_encoder()
+                              ? c.src_vocab.token(5) + " " + c.src_vocab.token(6)
+                              : c.tgt_vocab.token(10) + " " + c.tgt_vocab.token(11) + " " + c.tgt_vocab.token(12);
+  DecodeSettings greedy;
+  greedy.max_len = 4;
+  auto s = Session::create(m, src, "", greedy, true);
+  ASSERT_TRUE(s.ok()) << s.error();
+  s->run_to_end();
+  const std::vector<DecodedRow> rows = lineage_rows(*s, static_cast<int>(s->steps().size()) - 1);
+  for (bool cross : {false, true}) {
+    if (cross && !c.has_cross_attention()) continue;
+    const StackedAttention built = decoder_attention(*s, rows, c.n_decoder_layers - 1, cross);
+    const StackedAttention bare = decoder_attention(*s, rows, c.n_decoder_layers - 1, cross, false);
+    EXPECT_TRUE(bare.trace.weights.empty());
+    EXPECT_TRUE(bare.trace.raw_scores.empty());
+    ASSERT_EQ(built.runs.size(), bare.runs.size());
+    for (int h = 0; h < built.trace.n_heads; ++h) {
+      Mat raw, w;
+      stacked_head_maps(bare.trace, bare.runs, h, raw, w);
+      const size_t hs = static_cast<size_t>(h);
+      EXPECT_TRUE(w == built.trace.weights[hs]) << GetParam() << " head " << h;
+      EXPECT_TRUE(raw.array().isNaN().cast<int>().sum() ==
+                  built.trace.raw_scores[hs].array().isNaN().cast<int>().sum());
+      EXPECT_TRUE((raw.array() == built.trace.raw_scores[hs].array() || raw.array().isNaN()).all());
+    }
+  }
+}
 
 // A thumbnail keeps a small map as it is and shrinks a large one by block maxima, so a single
 // strong weight (a head attending to one token) stays visible; its maximum and entropy are the

@@ -36,6 +36,19 @@ const char* attn_name(AttnKind k, int which) {
 }  // namespace
 
 const char* to_string(AttnKind k) { return attn_name(k, 0); }
+
+const AttentionTrace& AttnView::maps(int head) const {
+  std::lock_guard<std::mutex> lock(maps_mu_);
+  const size_t h = static_cast<size_t>(head);
+  if (h < trace.weights.size() && trace.weights[h].size() == 0 && trace.q.rows() > 0 && trace.k.rows() > 0)
+    stacked_head_maps(trace, runs, head, trace.raw_scores[h], trace.weights[h]);
+  return trace;
+}
+
+const AttentionTrace& AttnView::all_maps() const {
+  for (int h = 0; h < trace.n_heads; ++h) maps(h);
+  return trace;
+}
 const char* short_name(AttnKind k) { return attn_name(k, 1); }
 
 namespace {
@@ -110,17 +123,31 @@ struct StageIndex {
 
 // [SECTION] attention views
 
-// The panels' view of core's stacked attention: the same recording, with the tokens as shown.
+// The panels' view of core's stacked attention: the same recording, with the tokens as shown,
+// and a thumbnail of every head's map (a head computed for it is not kept).
 std::shared_ptr<AttnView> attn_view(AttnKind kind, int layer, StackedAttention&& st, const Vocab& q_voc,
                                     const Vocab& k_voc) {
   auto v = std::make_shared<AttnView>();
   v->kind = kind;
   v->layer = layer;
   v->trace = std::move(st.trace);
+  v->runs = std::move(st.runs);
+  const size_t heads = static_cast<size_t>(v->trace.n_heads);
+  const bool lazy = v->trace.weights.size() != heads;
+  if (lazy) {
+    v->trace.raw_scores.assign(heads, Mat());
+    v->trace.weights.assign(heads, Mat());
+  }
   for (int id : st.q_ids) v->q_labels.push_back(display_token(q_voc, id));
   for (int id : st.k_ids) v->k_labels.push_back(id == -2 ? "?" : display_token(k_voc, id));
   v->k_ids = std::move(st.k_ids);
   v->q_step = std::move(st.q_step);
+  Mat raw, w;
+  for (int h = 0; h < v->trace.n_heads; ++h) {
+    if (lazy) stacked_head_maps(v->trace, v->runs, h, raw, w);
+    const Mat& map = lazy ? w : v->trace.head_weights(0, h);
+    v->thumbs.push_back(head_thumbnail(map, v->trace.masks[0], kThumbnailSide));
+  }
   return v;
 }
 
@@ -131,8 +158,9 @@ std::shared_ptr<AttnView> encoder_view(const Session& s, int layer) {
 
 std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross) {
   const Config& c = s.model().config;
-  return attn_view(cross ? AttnKind::Cross : AttnKind::DecoderSelf, layer, decoder_attention(s, rows, layer, cross),
-                   c.tgt_vocab, cross ? c.src_vocab : c.tgt_vocab);
+  return attn_view(cross ? AttnKind::Cross : AttnKind::DecoderSelf, layer,
+                   decoder_attention(s, rows, layer, cross, /*maps=*/false), c.tgt_vocab,
+                   cross ? c.src_vocab : c.tgt_vocab);
 }
 
 // [SECTION] residual / LayerNorm statistics

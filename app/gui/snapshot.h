@@ -9,10 +9,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "analysis/head_thumbnail.h"
 #include "analysis/layer_stats.h"
+#include "stepper/attention_view.h"
 #include "stepper/session.h"
 #include "train/batch.h"
 
@@ -46,7 +49,16 @@ int kind_d_k(const Config& c, AttnKind k);     // d_k of those heads (the √d_k
 struct AttnView {
   AttnKind kind = AttnKind::EncoderSelf;
   int layer = 0;
-  AttentionTrace trace;
+  // Q, K, V, the outputs and the mask; a decoder view's raw scores and weights ([head], sized
+  // n_heads) are empty until maps() computes them: a 1,024-token GPT-2 run's 12 layers would
+  // otherwise hold 2 × 144 maps of 1024² (1.2 GB) whichever heads are on screen.
+  mutable AttentionTrace trace;
+  std::vector<RowRun> runs;  // the rows computed together (stacked_head_maps)
+  // The recording with head h's raw scores and weights present (computed on first use, from Q, K
+  // and the mask as the forward computed them, then kept with the view); other heads' may be
+  // empty. all_maps(): every head's. Safe from any thread.
+  const AttentionTrace& maps(int head) const;
+  const AttentionTrace& all_maps() const;
   std::vector<std::string> q_labels;  // (n_q) token of each query row
   std::vector<std::string> k_labels;  // (n_k)
   std::vector<int> k_ids;             // (n_k) token id of each key (what the padding mask tests)
@@ -54,7 +66,14 @@ struct AttnView {
   int new_row0 = -1, new_rows = 0;    // rows computed at the current step (highlighted)
   bool live = false;                  // written at the current stage
   int stage = -1;                     // stage index where the newest rows were computed
+  // [head] the map shrunk for the model view (at most kThumbnailSide cells a side), its maximum
+  // and mean row entropy: 144 thumbnails of a long input are drawn without a texture per full map.
+  std::vector<HeadThumbnail> thumbs;
+
+ private:
+  mutable std::mutex maps_mu_;
 };
+constexpr int kThumbnailSide = 96;
 
 // Residual stream and LayerNorm statistics per token, one entry per sublayer connection. The
 // numbers are core's (analysis/layer_stats.h), so the explorer, the compare view and the CLI show

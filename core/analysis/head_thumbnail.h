@@ -9,10 +9,10 @@
 namespace sf {
 
 struct HeadThumbnail {
-  Mat map;                  // (≤ side, ≤ side) each cell the largest weight of the block it covers
-  float max = 0;            // the largest weight of the whole map (the thumbnail's colour scale)
-  float mean_entropy = 0;   // mean over the rows of the row entropy, nats (row_entropies' mean)
-  int rows = 0, cols = 0;   // the map's own size (the thumbnail keeps its aspect ratio)
+  Mat map;                 // (≤ side, ≤ side) each cell the largest weight of the block it covers
+  float max = 0;           // the largest weight of the whole map (the thumbnail's colour scale)
+  float mean_entropy = 0;  // mean over the rows of the row entropy, nats (row_entropies' mean)
+  int rows = 0, cols = 0;  // the map's own size (the thumbnail keeps its aspect ratio)
 };
 
 // w (n_q, n_k) a head's weights and mask (n_q, n_k) its additive mask. A map no larger than side ×

@@ -38,23 +38,6 @@ std::vector<std::shared_ptr<const DecoderTrace>> lineage_traces(const Session& s
   return traces;
 }
 
-// Raw scores Q_h K_hᵀ and weights of rows [i0, i0 + m) of the view, which are rows [r0, r0 + m) of
-// one step's recording `t`, over the keys that step saw: the forward's attend() on the same Q, K, V
-// and mask (a kept step holds Q, K and the mask, not the maps).
-void rescore(const AttentionTrace& t, int r0, int m, AttentionTrace& a, int i0) {
-  const int cols = std::min(static_cast<int>(a.k.rows()), static_cast<int>(t.masks[0].cols()));
-  const std::vector<Mat> mask{t.masks[0].block(r0, 0, m, cols)};
-  AttentionTrace again;
-  again.kind = Recording::Full;
-  Mat concat;
-  attend(t.q.middleRows(r0, m), a.k.topRows(cols), a.v.topRows(cols), Heads(a.n_heads, a.n_kv_heads), mask, concat,
-         &again);
-  for (int h = 0; h < a.n_heads; ++h) {
-    a.raw_scores[static_cast<size_t>(h)].block(i0, 0, m, cols) = again.raw_scores[static_cast<size_t>(h)];
-    a.weights[static_cast<size_t>(h)].block(i0, 0, m, cols) = again.weights[static_cast<size_t>(h)];
-  }
-}
-
 }  // namespace
 
 std::vector<DecodedRow> lineage_rows(const Session& s, int last) {
@@ -82,13 +65,30 @@ StackedAttention encoder_attention(const Session& s, int layer) {
   const EncoderRecord& e = *s.encoder();
   StackedAttention v;
   v.trace = e.trace.layers[static_cast<size_t>(layer)].self_attn;
+  const int n = static_cast<int>(e.src_ids.size());
+  v.runs.push_back({0, n, n});
   v.q_ids = e.src_ids;
   v.q_step.assign(e.src_ids.size(), -1);
   v.k_ids = e.src_ids;
   return v;
 }
 
-StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross) {
+void stacked_head_maps(const AttentionTrace& a, const std::vector<RowRun>& runs, int head, Mat& raw, Mat& weights) {
+  const Eigen::Index nq = a.q.rows(), nk = a.k.rows();
+  raw = Mat::Constant(nq, nk, kNaN);
+  weights = Mat::Zero(nq, nk);
+  const Heads heads(a.n_heads, a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads);
+  Mat w, r;
+  for (const RowRun& run : runs) {
+    const Mat mask = a.masks[0].block(run.row0, 0, run.rows, run.cols);
+    head_attention(a.q.middleRows(run.row0, run.rows), a.k.topRows(run.cols), heads, head, mask, w, &r);
+    raw.block(run.row0, 0, run.rows, run.cols) = r;
+    weights.block(run.row0, 0, run.rows, run.cols) = w;
+  }
+}
+
+StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
+                                   bool maps) {
   const Config& c = s.model().config;
   const int h = c.n_heads, d = c.d_attn();  // Q and the heads' concat: h·dk columns
   StackedAttention v;
@@ -106,8 +106,6 @@ StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRo
   a.concat.resize(nq, d);
   a.out.resize(nq, c.d_model);
   a.masks.assign(1, Mat::Constant(nq, nk, kMasked));
-  a.raw_scores.assign(static_cast<size_t>(h), Mat::Constant(nq, nk, kNaN));
-  a.weights.assign(static_cast<size_t>(h), Mat::Zero(nq, nk));
   for (int i = 0; i < nq; ++i) {
     const DecodedRow& r = rows[static_cast<size_t>(i)];
     const AttentionTrace& t = sublayer(*r.trace, layer, cross);
@@ -119,16 +117,23 @@ StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRo
     v.q_ids.push_back(r.id);
     v.q_step.push_back(r.step);
   }
-  // The raw scores and weights, one call per run of rows that one recording holds side by side (a prefill's
-  // rows are scored together, as the forward scored them).
+  // The runs of rows one recording holds side by side (a prefill's rows are scored together, as
+  // the forward scored them), each over the keys its step saw.
   for (int i0 = 0; i0 < nq;) {
     const DecodedRow& r = rows[static_cast<size_t>(i0)];
     int m = 1;
     while (i0 + m < nq && rows[static_cast<size_t>(i0 + m)].trace == r.trace &&
            rows[static_cast<size_t>(i0 + m)].row == r.row + m)
       ++m;
-    rescore(sublayer(*r.trace, layer, cross), r.row, m, a, i0);
+    const int cols = std::min(nk, static_cast<int>(sublayer(*r.trace, layer, cross).masks[0].cols()));
+    v.runs.push_back({i0, m, cols});
     i0 += m;
+  }
+  if (maps) {
+    a.raw_scores.resize(static_cast<size_t>(h));
+    a.weights.resize(static_cast<size_t>(h));
+    for (int hh = 0; hh < h; ++hh)
+      stacked_head_maps(a, v.runs, hh, a.raw_scores[static_cast<size_t>(hh)], a.weights[static_cast<size_t>(hh)]);
   }
   if (cross) {
     v.k_ids = s.encoder()->src_ids;

@@ -30,19 +30,33 @@ struct DecodedRow {
 // followed back through its ancestors), in position order.
 std::vector<DecodedRow> lineage_rows(const Session& s, int last);
 
+// Rows [row0, row0 + rows) of a view, computed together by one step over its first `cols` keys.
+struct RowRun {
+  int row0 = 0, rows = 0, cols = 0;
+};
+
 // An attention sublayer as the views show it.
 struct StackedAttention {
-  AttentionTrace trace;     // B = 1; rows: the queries; columns: every key attended
-  std::vector<int> q_ids;   // (n_q) token of each query row
-  std::vector<int> q_step;  // (n_q) decoder step that computed each row; −1 on the encoder
-  std::vector<int> k_ids;   // (n_k) token of each key; −2: a position not fed yet
+  AttentionTrace trace;      // B = 1; rows: the queries; columns: every key attended
+  std::vector<int> q_ids;    // (n_q) token of each query row
+  std::vector<int> q_step;   // (n_q) decoder step that computed each row; −1 on the encoder
+  std::vector<int> k_ids;    // (n_k) token of each key; −2: a position not fed yet
+  std::vector<RowRun> runs;  // the rows in runs computed together, in order
 };
+
+// Head h's raw scores and weights (n_q, n_k) of a view from its Q, K and mask (a.q, a.k,
+// a.masks[0]): per run, the forward's head_attention over the keys that run saw, so the numbers
+// are the ones the forward computed; keys a row did not see hold raw NaN and weight 0.
+void stacked_head_maps(const AttentionTrace& a, const std::vector<RowRun>& runs, int head, Mat& raw, Mat& weights);
 
 // Encoder self-attention of one layer (every row computed at once).
 StackedAttention encoder_attention(const Session& s, int layer);
 
 // Decoder self- or cross-attention of one layer over `rows` (non-empty, position order, ending
 // with the newest row): the keys are those the last row's step attended over.
-StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross);
+// `maps` false leaves trace.raw_scores and trace.weights empty (stacked_head_maps gives any head's
+// on demand): a long input's view then holds O(n·d) numbers and one mask, not O(n²·heads).
+StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
+                                   bool maps = true);
 
 }  // namespace sf

@@ -325,7 +325,7 @@ class ComparePanel : public HubPanel {
     const float h = std::min(w, fs * 17);
     const Mat* m[2] = {nullptr, nullptr};
     for (int i = 0; i < 2; ++i)
-      if (v[i] && sel.head < v[i]->trace.n_heads) m[i] = &v[i]->trace.weights[static_cast<size_t>(sel.head)];
+      if (v[i] && sel.head < v[i]->trace.n_heads) m[i] = &v[i]->maps(sel.head).weights[static_cast<size_t>(sel.head)];
     // The difference over the rows and keys both runs have (core/analysis/compare.h).
     const WeightDifference wd = m[0] && m[1] ? weight_difference(*m[0], *m[1]) : WeightDifference{};
     const Mat& diff = wd.diff;

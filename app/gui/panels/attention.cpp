@@ -148,7 +148,7 @@ class AttentionPanel : public Panel {
     UiState& ui = c.ui;
     const AttnView* v = selected(c);
     if (!v) return not_yet(c);
-    const AttentionTrace& a = v->trace;
+    const AttentionTrace& a = v->maps(ui.head);
     const Mat& w = a.head_weights(0, ui.head);
     const Config& m = c.snap.model->config;
     float hi = 1.0f;
@@ -248,8 +248,8 @@ class AttentionPanel : public Panel {
   }
 
   void cell_tooltip(Ctx& c, const AttnView& v, int i, int j) {
-    const AttentionTrace& a = v.trace;
     const int hd = c.ui.head;
+    const AttentionTrace& a = v.maps(hd);
     const int dk = kind_d_k(c.snap.model->config, v.kind);
     const float raw = a.raw_scores[static_cast<size_t>(hd)](i, j), sc = a.score(static_cast<size_t>(hd), i, j);
     const float mask = a.masks[0](i, j), wt = a.weights[static_cast<size_t>(hd)](i, j);
@@ -319,15 +319,19 @@ class AttentionPanel : public Panel {
           dl->AddRectFilled(a, b, pal.stage_todo);
           continue;
         }
-        const Mat& w = v->trace.head_weights(0, h);
+        if (h >= static_cast<int>(v->thumbs.size())) continue;
+        // The map shrunk in core (each cell the largest weight of its block): a long input's 144
+        // maps are drawn from thumbnails, never uploaded whole.
+        const HeadThumbnail& th = v->thumbs[static_cast<size_t>(h)];
+        const Mat& w = th.map;
         Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
         // Each thumbnail is scaled to its own maximum (as BertViz's model view): with many tokens
         // the weights are small and a fixed 0..1 scale would show every map nearly black.
         hm.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()),
                   mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), Colormap::Viridis, 0.0f,
-                  std::max(1e-6f, w.maxCoeff()), std::max(64, static_cast<int>(cell)));
+                  std::max(1e-6f, th.max), std::max(64, static_cast<int>(cell)));
         // Keep the map's aspect ratio inside the square.
-        const float rw = static_cast<float>(w.cols()), rh = static_cast<float>(w.rows());
+        const float rw = static_cast<float>(th.cols), rh = static_cast<float>(th.rows);
         const float k = cell / std::max(rw, rh);
         const ImVec2 a2(a.x, a.y), b2(a.x + rw * k, a.y + rh * k);
         dl->AddImage(hm.texture(), a2, b2);
@@ -336,7 +340,7 @@ class AttentionPanel : public Panel {
         if (ImGui::IsMouseHoveringRect(a, b)) {
           dl->AddRect(a2 - ImVec2(2, 2), b2 + ImVec2(2, 2), IM_COL32(255, 255, 255, 255), 0, 0, 2);
           ImGui::SetTooltip("%s · layer %d · head %d\nmean entropy %.3f nats\nclick to open", to_string(ui.kind), l, h,
-                            row_entropies(w, v->trace.masks[0]).mean);
+                            th.mean_entropy);
           if (ImGui::IsMouseClicked(0)) {
             ui.layer = l, ui.head = h;
             ui.attn_mode = AttnMode::Heatmap;
@@ -386,7 +390,7 @@ class AttentionPanel : public Panel {
     }
     ImGui::NewLine();
 
-    const AttentionTrace& a = v->trace;
+    const AttentionTrace& a = v->all_maps();
     const int nq = static_cast<int>(a.weights[0].rows()), nk = static_cast<int>(a.weights[0].cols());
     ImFont* f = nq > 24 || nk > 24 ? c.fonts.small : c.fonts.ui;
     const float tfs = f->FontSize;
@@ -466,7 +470,7 @@ class AttentionPanel : public Panel {
     for (int l = 0; l <= ui.layer; ++l) {
       top = c.snap.attn_view(ui.kind, l);
       if (!top) return not_yet(c);
-      layers.push_back(&top->trace);
+      layers.push_back(&top->all_maps());
     }
     const uint64_t key = mix_key(mix_key(c.snap.generation, static_cast<uint64_t>(ui.kind)),
                                  static_cast<uint64_t>(ui.layer) + 1000 * reinterpret_cast<uintptr_t>(top));

@@ -114,7 +114,7 @@ class MasksPanel : public Panel {
   // [SECTION] the three masks, [SECTION] scores → masked → softmax
   void draw_tables(Ctx& c, const AttnView& v) {
     const Config& cfg = c.snap.model->config;
-    const AttentionTrace& a = v.trace;
+    const AttentionTrace& a = v.maps(c.ui.head);
     const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
     const bool self_dec = v.kind == AttnKind::DecoderSelf;
     // The two parts of the combined mask, from the keys' ids and the pad key the forward uses.

@@ -444,7 +444,8 @@ class PositionalPanel : public Panel {
       ImGui::TextDisabled("layer %d's self-attention has not run yet: step to it in the stepper", c.ui.rope_layer);
       return;
     }
-    const AttentionTrace& tr = av->trace;
+    c.ui.rope_head = std::clamp(c.ui.rope_head, 0, cfg.n_heads - 1);
+    const AttentionTrace& tr = av->maps(c.ui.rope_head);
     const int nq = static_cast<int>(tr.q.rows()), nk = static_cast<int>(tr.k.rows());
     if (c.ui.rope_m < 0) c.ui.rope_m = nq - 1;  // the newest query until one is chosen
     ImGui::SameLine();

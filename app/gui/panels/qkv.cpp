@@ -133,8 +133,8 @@ class QkvPanel : public Panel {
 
   void draw_cell(Ctx& c, const AttnView& v) {
     const int h = c.ui.head;
-    const AttentionTrace& a = v.trace;
-    const int nq = static_cast<int>(a.weights[0].rows()), nk = static_cast<int>(a.weights[0].cols());
+    const AttentionTrace& a = v.maps(h);
+    const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
     int i = c.ui.cell_row, j = c.ui.cell_col;
     if (i < 0 || j < 0 || i >= nq || j >= nk) {
       // Nothing hovered: explain the newest row's strongest key.
