@@ -62,11 +62,14 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
                   static_cast<int>(r.w));
     return std::string(b);
   };
-  // Named rectangles (DrawnBoxes) as [["name", x0, y0, x1, y1], …].
-  const auto boxes = [&](const std::vector<std::pair<std::string, ImVec4>>& list) {
+  // Named rectangles (DrawnBoxes) as [["name", x0, y0, x1, y1], …], with a sixth number when the
+  // right edge of the region the box is drawn in is known: [["name", x0, y0, x1, y1, edge], …].
+  const auto boxes = [&](const std::vector<std::pair<std::string, ImVec4>>& list, const std::vector<float>* edges) {
     std::string o = "[";
     for (size_t i = 0; i < list.size(); ++i) {
-      const std::string r = rect(list[i].second);
+      std::string r = rect(list[i].second);
+      if (edges && i < edges->size())
+        r = r.substr(0, r.size() - 1) + ", " + std::to_string(static_cast<int>((*edges)[i])) + "]";
       o += (i ? ", [\"" : "[\"") + esc(list[i].first) + "\", " + r.substr(1);
     }
     return o + "]";
@@ -94,7 +97,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
                 static_cast<double>(ui_.scale));
   j += view;
   j += ",\n  \"status\": \"" + esc(status_text_) + "\"";  // what the status bar shows
-  j += ",\n  \"menu\": " + boxes(menu_boxes_);            // the menu bar and its open menu's items
+  j += ",\n  \"menu\": " + boxes(menu_boxes_, nullptr);   // the menu bar and its open menu's items
   j += ",\n  \"panels\": {";
   bool first = true;
   for (auto& p : panels_) {
@@ -103,7 +106,7 @@ void App::write_layout_json(const std::string& path, int fw, int fh) {
          "\": {\"rect\": " + rect(ImVec4(p->pos.x, p->pos.y, p->pos.x + p->size.x, p->pos.y + p->size.y)) +
          ", \"heatmap\": " + rect(p->heat_rect) + ", \"mark\": " + rect(p->mark_rect) + ", \"labels\": [";
     for (size_t i = 0; i < p->labels.size(); ++i) j += (i ? ", \"" : "\"") + esc(p->labels[i]) + "\"";
-    j += "], \"boxes\": " + boxes(p->boxes) + "}";
+    j += "], \"boxes\": " + boxes(p->boxes, &p->box_edges) + "}";
     first = false;
   }
   j += "\n  }\n}\n";

@@ -222,6 +222,7 @@ void App::draw_panels() {
     if (p->ready(ctx.snap)) p->Draw(ctx);
     p->labels = std::move(drawn_labels().text);
     p->boxes = std::move(drawn_boxes().list);
+    p->box_edges = std::move(drawn_boxes().edges);
     drawn_labels() = DrawnLabels{};
     drawn_boxes() = DrawnBoxes{};
     ImGui::End();

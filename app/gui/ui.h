@@ -111,6 +111,7 @@ class Panel {
   ImVec4 heat_rect{0, 0, 0, 0}, mark_rect{0, 0, 0, 0};
   std::vector<std::string> labels;                    // the labels it drew in the last frame while they were recorded
   std::vector<std::pair<std::string, ImVec4>> boxes;  // its named rectangles of the last frame (DrawnBoxes)
+  std::vector<float> box_edges;                       // the right edge of the region each box is drawn in
 
  private:
   PanelInfo info_;

@@ -122,6 +122,13 @@ DrawnBoxes& drawn_boxes() {
   return d;
 }
 
+void DrawnBoxes::add(const std::string& name, ImVec2 a, ImVec2 b) {
+  list.emplace_back(name, ImVec4(a.x, a.y, b.x, b.y));
+  edges.push_back(ImGui::GetCurrentContext() && ImGui::GetCurrentWindowRead()
+                      ? ImGui::GetCurrentWindowRead()->InnerClipRect.Max.x
+                      : b.x);
+}
+
 void note_item(const std::string& name) { drawn_boxes().add(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
 
 std::string text_wrapped_words(const std::string& text) {
@@ -237,7 +244,7 @@ HeatmapLayout heatmap_layout(const Heatmap& hm, const HeatmapOpts& o) {
   const int R = hm.rows(), C = hm.cols();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   if (o.max_size.x > 0) avail.x = std::min(avail.x, o.max_size.x);
-  if (o.max_size.y > 0) avail.y = std::min(avail.y, o.max_size.y);
+  if (o.max_size.y > 0) avail.y = o.own_height ? o.max_size.y : std::min(avail.y, o.max_size.y);
   if (o.row_labels)
     for (auto& s : *o.row_labels) L.row_w = std::max(L.row_w, L.small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x);
   if (o.col_labels)

@@ -44,10 +44,13 @@ struct DrawnLabels {
 DrawnLabels& drawn_labels();
 // Named rectangles (screen pixels, x0 y0 x1 y1) of the frame being drawn: text lines whose width
 // matters, buttons, plots, tooltips. The explorer collects them per panel every frame; the
-// screenshot's JSON lists them, and the scripts' `hover` and `click` find them by name.
+// screenshot's JSON lists them, and the scripts' `hover` and `click` find them by name. Each box
+// also keeps the right edge of the region it is drawn in (`edges`: the visible width of its window
+// or child window), so that a test sees a box cut by a column or a scrollbar, not only by the panel.
 struct DrawnBoxes {
   std::vector<std::pair<std::string, ImVec4>> list;
-  void add(const std::string& name, ImVec2 a, ImVec2 b) { list.emplace_back(name, ImVec4(a.x, a.y, b.x, b.y)); }
+  std::vector<float> edges;
+  void add(const std::string& name, ImVec2 a, ImVec2 b);
 };
 DrawnBoxes& drawn_boxes();
 // Adds the last ImGui item's rectangle under `name`.
@@ -78,6 +81,7 @@ struct HeatmapOpts {
   const char* row_title = nullptr;  // e.g. "query"
   const char* col_title = nullptr;  // e.g. "key"
   ImVec2 max_size = ImVec2(0, 0);   // 0: the available region
+  bool own_height = false;          // max_size.y holds even past the visible region (the window scrolls)
   float max_cell = 56.0f;           // px (scaled by the UI scale)
   float min_cell = 1.0f;
   float max_cell_h = 0;  // px, cap on the cell height when not square (0: max_cell)

@@ -189,13 +189,14 @@ def font_px(lay):
 
 def check_boxes_inside(t, lay, name, panels=None, vertical=False):
     """Every box of the given panels (all when None) lies within its panel's width (and height
-    when `vertical`): no text line, button or plot runs past the edge."""
+    when `vertical`) and within the region it is drawn in (a box's sixth number, the right edge of
+    its window or child window, a column): no text line, button or plot runs past the edge."""
     for key, p in lay["panels"].items():
         if panels is not None and key not in panels:
             continue
         x0, y0, x1, y1 = p["rect"]
         out = [b for b in p.get("boxes", [])
-               if b[1] < x0 - 1 or b[3] > x1 + 1 or (vertical and (b[2] < y0 - 1 or b[4] > y1 + 1))]
+               if b[1] < x0 - 1 or b[3] > min(x1, b[5] if len(b) > 5 else x1) + 1 or (vertical and (b[2] < y0 - 1 or b[4] > y1 + 1))]
         t.check(not out, f"{name}: every box of '{key}' lies inside it {p['rect']} (outside: {out})")
 
 

@@ -10,6 +10,7 @@
 // (next-token distributions and per-layer statistics: compare_stats.cpp)
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include <GLFW/glfw3.h>
@@ -22,6 +23,22 @@
 namespace sf::gui {
 
 namespace {
+
+// Keeps the next item, `width` pixels wide, on the current line when it fits there, else starts a
+// new line (a row of controls wraps instead of running past the window's edge).
+void same_line_if_fits(float width, float spacing = -1.0f) {
+  ImGui::SameLine(0, spacing);
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+}
+
+// A labelled item's width: the frame, the spacing and the label after it.
+float labelled_width(float frame, const char* label) {
+  return frame + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
 
 class ComparePanel : public HubPanel {
  public:
@@ -63,9 +80,10 @@ class ComparePanel : public HubPanel {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
       ImGui::BeginChild("left", ImVec2(0, 0), false);
-      draw_runs(c, s);
-      ImGui::Separator();
+      // The maps first, with the column's height; the runs' stages and decoded tokens under them.
       draw_attention(c, s);
+      ImGui::Separator();
+      draw_runs(c, s);
       ImGui::Separator();
       draw_compare_distributions(c, s);
       ImGui::EndChild();
@@ -118,6 +136,7 @@ class ComparePanel : public HubPanel {
     const Palette& pal = palette();
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Models:");
+    note_item("Models:");
     ImGui::SameLine();
     if (hub_->pairs.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, pal.warn);
@@ -131,15 +150,18 @@ class ComparePanel : public HubPanel {
           if (ImGui::Selectable((p.task + ": pre-LN vs post-LN").c_str())) hub_->open_pair(p);
         ImGui::EndCombo();
       }
+      note_item("pair");
     }
-    ImGui::SameLine();
+    same_line_if_fits(button_width("Explorer's model, placement switched"));
     if (ImGui::Button("Explorer's model, placement switched")) hub_->open_switched(c.snap.model, c.snap.model_name);
+    note_item("Explorer's model, placement switched");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "A = the model open in the explorer; B = the same weights with the LayerNorm placement\n"
           "switched (pre ↔ post). An experiment, not an equivalent model.");
-    ImGui::SameLine();
+    same_line_if_fits(button_width("Two files…"));
     if (ImGui::Button("Two files…")) ImGui::OpenPopup("files");
+    note_item("Two files…");
     if (ImGui::BeginPopup("files")) {
       ImGui::TextUnformatted("Any two models (.safetensors) on the same input:");
       ImGui::SetNextItemWidth(fs * 30);
@@ -161,22 +183,32 @@ class ComparePanel : public HubPanel {
       }
     }
     if (s.ok()) {
+      const float sp = ImGui::GetStyle().ItemSpacing.x;
+      // The input field narrows (down to 8 em) so that input and target share the models' line.
+      const float target_w = ImGui::CalcTextSize("target").x + sp + fs * 10 + sp + button_width("Run");
       ImGui::SameLine(0, fs * 1.5f);
+      const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("input").x - sp - sp - target_w;
+      const float input_w = room < fs * 8 ? fs * 16 : std::min(room, fs * 16);
+      if (room < fs * 8) ImGui::NewLine();
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted("input");
       ImGui::SameLine();
-      ImGui::SetNextItemWidth(fs * 16);
+      ImGui::SetNextItemWidth(input_w);
       const bool enter = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
-      ImGui::SameLine();
+      note_item("input");
+      same_line_if_fits(target_w);
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted("target");
       ImGui::SameLine();
       ImGui::SetNextItemWidth(fs * 10);
       const bool enter2 = ImGui::InputText("##tgt", tgt_, sizeof tgt_, ImGuiInputTextFlags_EnterReturnsTrue);
+      note_item("target");
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("optional: with a target both runs are teacher-forced on it (forced decoding)");
       ImGui::SameLine();
-      if (ImGui::Button("Run") || enter || enter2) {
+      const bool run = ImGui::Button("Run");
+      note_item("Run");
+      if (run || enter || enter2) {
         const std::string a = src_, b = tgt_;
         hub_->compare.post([a, b](CompareEngine& e) { e.set_input(a, b); });
       }
@@ -206,22 +238,30 @@ class ComparePanel : public HubPanel {
     if (ImGui::Button(playing_ ? "pause" : "play")) playing_ = !playing_, last_play_ = 0;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("advance both runs stage by stage (Space), at the explorer's play speed");
-    ImGui::SameLine();
+    char point[64];
+    std::snprintf(point, sizeof point, "point %d / %d%s", s.position + 1, s.known, cmp.finished() ? "" : "+");
+    same_line_if_fits(ImGui::CalcTextSize(point).x);
     ImGui::AlignTextToFramePadding();
-    ImGui::Text("point %d / %d%s", s.position + 1, s.known, cmp.finished() ? "" : "+");
-    ImGui::SameLine(0, fs);
+    ImGui::TextUnformatted(point);
+    note_item("point");
+    same_line_if_fits(ImGui::CalcTextSize(s.point.c_str()).x, fs);
     ImGui::PushStyleColor(ImGuiCol_Text, palette().accent);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(s.point.c_str());
+    note_item("stage");
     ImGui::PopStyleColor();
-    ImGui::SameLine(0, fs);
     const bool aligned =
         cmp.run(0).current_step() == cmp.run(1).current_step() || cmp.run(0).at_end() || cmp.run(1).at_end();
+    const char* lockstep =
+        aligned ? "in lockstep: same token, aligned stages (focus this window: ← → ↑ ↓)" : "runs out of step";
+    same_line_if_fits(ImGui::CalcTextSize(lockstep).x, fs);
     ImGui::AlignTextToFramePadding();
-    if (aligned)
-      ImGui::TextDisabled("in lockstep: same token, aligned stages (focus this window: ← → ↑ ↓)");
-    else
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().error), "runs out of step");
+    ImGui::PushStyleColor(ImGuiCol_Text, aligned ? palette().text_dim : palette().error);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(lockstep);
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+    note_item(lockstep);
     if (!s.log.empty() && s.log.back().rfind("error:", 0) == 0)
       text_coloured_wrapped(palette().error, s.log.back().c_str());
   }
@@ -292,8 +332,13 @@ class ComparePanel : public HubPanel {
     if (!enc && sel.kind != AttnKind::DecoderSelf) sel.kind = AttnKind::DecoderSelf;
     const float fs = ImGui::GetFontSize();
     heading(c.fonts, "Attention");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(fs * 12);
+    note_item("Attention");
+    float kind_w = 0;
+    for (AttnKind k : {AttnKind::EncoderSelf, AttnKind::DecoderSelf, AttnKind::Cross})
+      kind_w = std::max(kind_w, ImGui::CalcTextSize(compare_kind_label(k)).x);
+    kind_w += ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2;
+    same_line_if_fits(kind_w);
+    ImGui::SetNextItemWidth(kind_w);
     if (ImGui::BeginCombo("##kind", compare_kind_label(sel.kind))) {
       for (AttnKind k : {AttnKind::EncoderSelf, AttnKind::DecoderSelf, AttnKind::Cross}) {
         if (k != AttnKind::DecoderSelf && !enc) continue;
@@ -301,19 +346,23 @@ class ComparePanel : public HubPanel {
       }
       ImGui::EndCombo();
     }
+    note_item("kind");
     const int layers = std::min(sel.kind == AttnKind::EncoderSelf ? ca.n_encoder_layers : ca.n_decoder_layers,
                                 sel.kind == AttnKind::EncoderSelf ? cb.n_encoder_layers : cb.n_decoder_layers);
     const int heads = std::min(ca.n_heads, cb.n_heads);
     sel.layer = std::clamp(sel.layer, 0, std::max(0, layers - 1));
     sel.head = std::clamp(sel.head, 0, std::max(0, heads - 1));
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(fs * 6);
+    same_line_if_fits(labelled_width(fs * 4.5f, "layer"));
+    ImGui::SetNextItemWidth(fs * 4.5f);
     if (ImGui::SliderInt("layer", &sel.layer, 0, std::max(0, layers - 1))) sel.follow = false;
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(fs * 6);
+    note_item("layer");
+    same_line_if_fits(labelled_width(fs * 4.5f, "head"));
+    ImGui::SetNextItemWidth(fs * 4.5f);
     ImGui::SliderInt("head", &sel.head, 0, std::max(0, heads - 1));
-    ImGui::SameLine();
+    note_item("head");
+    same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "follow"));
     ImGui::Checkbox("follow", &sel.follow);
+    note_item("follow");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the runs are on");
 
     const AttnView* v[2] = {s.run[0].view->attn_view(sel.kind, sel.layer),
@@ -322,7 +371,11 @@ class ComparePanel : public HubPanel {
         mix_key(mix_key(mix_key(s.generation, static_cast<uint64_t>(sel.kind)), static_cast<uint64_t>(sel.layer)),
                 static_cast<uint64_t>(sel.head));
     const float w = (ImGui::GetContentRegionAvail().x - fs) / 3.0f;
-    const float h = std::min(w, fs * 17);
+    // The maps take the height left in the column under their title line and above their entropy
+    // line (measured from the top of the column, so scrolling does not change it), at least 8 lines.
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float left_h = ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y - ImGui::GetCursorPosY();
+    const float h = std::max(fs * 8, left_h - 3 * line - ImGui::GetStyle().ItemSpacing.y);
     const Mat* m[2] = {nullptr, nullptr};
     for (int i = 0; i < 2; ++i)
       if (v[i] && sel.head < v[i]->trace.n_heads) m[i] = &v[i]->maps(sel.head).weights[static_cast<size_t>(sel.head)];
@@ -344,6 +397,7 @@ class ComparePanel : public HubPanel {
         ImGui::SameLine();
       }
       ImGui::TextUnformatted(titles[i]);
+      note_item(std::string("title ") + titles[i]);
       const Mat* mm = i < 2 ? m[i] : (dr > 0 ? &diff : nullptr);
       if (!mm) {
         ImGui::Dummy(ImVec2(w, h * 0.3f));
@@ -368,9 +422,11 @@ class ComparePanel : public HubPanel {
         o.row_labels = &ql;
         o.col_labels = &kl;
         o.max_size = ImVec2(w, h);
+        o.own_height = true;
         o.show_values = c.ui.show_values;
         o.fonts = &c.fonts;
         const HeatmapHit hit = heatmap_widget("map", heat_[i], o);
+        drawn_boxes().add(std::string("map ") + titles[i], hit.min, hit.max);
         if (i == 0) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);  // the layout JSON (GUI tests)
         if (hit.hovered) {
           ImGui::BeginTooltip();
@@ -383,6 +439,8 @@ class ComparePanel : public HubPanel {
           if (dr > hit.row && dc > hit.col) ImGui::Text("A − B = %s", fmt_value(diff(hit.row, hit.col), 4).c_str());
           ImGui::EndTooltip();
         }
+        // The line under a map wraps at the map's width, so that three maps stand side by side.
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
         if (i < 2) {
           // Mean entropy of this head over its query rows (core/analysis/layer_stats.h).
           ImGui::TextDisabled("entropy %.3f nats (mean over %d queries)",
@@ -392,6 +450,8 @@ class ComparePanel : public HubPanel {
           ImGui::TextDisabled("max |A − B| = %s%s", fmt_value(wd.max_abs, 4).c_str(),
                               wd.cut ? " (common rows/keys only)" : "");
         }
+        ImGui::PopTextWrapPos();
+        note_item(std::string("under ") + titles[i]);
       }
       ImGui::PopID();
       ImGui::EndGroup();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <string>
 
 #include "app.h"
 #include "gfx/imgui_math.h"
@@ -64,9 +65,9 @@ struct Frame {
   }
 };
 
-// The title, then the legend outside the axes: on the title's line when it fits, else in rows of
-// their own under the title (never inside the axes, where it would cover curves). Returns the
-// axes' top edge.
+// The title, wrapped between words at the plot's width, then the legend outside the axes: on the
+// title's line when both fit, else in rows of their own under the title (never inside the axes,
+// where it would cover curves). Returns the axes' top edge.
 float draw_title_and_legend(const PlotData& d, const Fonts& f, ImVec2 size, float left, Frame& fr) {
   const Palette& pal = palette();
   ImDrawList* dl = fr.dl;
@@ -74,16 +75,33 @@ float draw_title_and_legend(const PlotData& d, const Fonts& f, ImVec2 size, floa
   const float fs = fr.fs;
   ImGui::PushFont(f.bold ? f.bold : ImGui::GetFont());
   const float tfs = ImGui::GetFontSize() * 0.9f;
-  dl->AddText(ImGui::GetFont(), tfs, fr.p0, pal.text, d.title.c_str());
+  const ImVec2 title_size = ImGui::GetFont()->CalcTextSizeA(tfs, FLT_MAX, size.x, d.title.c_str());
+  dl->AddText(ImGui::GetFont(), tfs, fr.p0, pal.text, d.title.c_str(), nullptr, size.x);
+  drawn_boxes().add("title " + d.title, fr.p0, fr.p0 + title_size);
   ImGui::PopFont();
+  const float title_h = std::max(tfs, title_size.y);
   fr.th = std::max(1.5f, ImGui::GetFontSize() / 9.0f);
   const float th = fr.th;
   const float sample = fs * 1.6f;
-  // Entries laid out in rows of at most the plot's width.
+  // Entries laid out in rows of at most the plot's width; a name too long for a row of its own is
+  // shortened with "…" (the hover readout names the series in full).
   const float row_max = size.x - left;
   std::vector<float> entry_w;
-  for (const PlotSeries& s : d.series)
-    entry_w.push_back(sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, s.name.c_str()).x + fs);
+  std::vector<std::string> names;
+  for (const PlotSeries& s : d.series) {
+    std::string name = s.name;
+    const auto width = [&] { return sample + 4 + small->CalcTextSizeA(fs, FLT_MAX, 0, name.c_str()).x + fs; };
+    if (width() > row_max) {
+      std::string base = s.name;
+      while (!base.empty() && (name = base + "…", width() > row_max)) {
+        // Drops the last character: its continuation bytes, then its first byte.
+        while (!base.empty() && (static_cast<unsigned char>(base.back()) & 0xC0) == 0x80) base.pop_back();
+        if (!base.empty()) base.pop_back();
+      }
+    }
+    names.push_back(name);
+    entry_w.push_back(width());
+  }
   std::vector<int> entry_row(entry_w.size(), 0);
   float legend_w = 0, row_w = 0;
   int rows = d.series.empty() ? 0 : 1;
@@ -95,7 +113,7 @@ float draw_title_and_legend(const PlotData& d, const Fonts& f, ImVec2 size, floa
   }
   const float title_w = (f.bold ? f.bold : ImGui::GetFont())->CalcTextSizeA(tfs, FLT_MAX, 0, d.title.c_str()).x;
   // 1: on the title's line; 2: rows of their own under the title.
-  const int legend_mode = title_w + fs * 2 + legend_w <= size.x ? 1 : 2;
+  const int legend_mode = title_h < tfs * 1.5f && title_w + fs * 2 + legend_w <= size.x ? 1 : 2;
   const auto legend_rows = [&](ImVec2 at) {
     float x = at.x;
     for (size_t k = 0; k < d.series.size(); ++k) {
@@ -109,13 +127,14 @@ float draw_title_and_legend(const PlotData& d, const Fonts& f, ImVec2 size, floa
         dashed_line(dl, ImVec2(x, y), ImVec2(x + sample, y), col, th, phase, th * 3);
       else
         dl->AddLine(ImVec2(x, y), ImVec2(x + sample, y), col, th);
-      dl->AddText(small, fs, ImVec2(x + sample + 4, y0), pal.text, s.name.c_str());
+      dl->AddText(small, fs, ImVec2(x + sample + 4, y0), pal.text, names[k].c_str());
+      drawn_boxes().add("legend " + names[k], ImVec2(x, y0), ImVec2(x + entry_w[k] - fs, y0 + fs));
       x += entry_w[k];
     }
   };
   if (legend_mode == 1) legend_rows(ImVec2(fr.p1.x - 6 - legend_w + fs, fr.p0.y + (tfs - fs) * 0.5f));
-  if (legend_mode == 2) legend_rows(ImVec2(fr.p0.x + left, fr.p0.y + tfs + 3));
-  return fr.p0.y + tfs + 6 + (legend_mode == 2 ? static_cast<float>(rows) * (fs + 2) + 2 : 0);
+  if (legend_mode == 2) legend_rows(ImVec2(fr.p0.x + left, fr.p0.y + title_h + 3));
+  return fr.p0.y + title_h + 6 + (legend_mode == 2 ? static_cast<float>(rows) * (fs + 2) + 2 : 0);
 }
 
 // The axes' ranges from the data's: x padded so the first and last points stay off the frame; y
@@ -209,7 +228,9 @@ void draw_x_ticks(const PlotData& d, const Frame& fr) {
     dl->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 3), pal.grid);
     const std::string s = tick_text(v);
     const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
-    dl->AddText(small, fs, ImVec2(x - w * 0.5f, b.y + 3), pal.text_dim, s.c_str());
+    // Centred under its tick, kept within the plot's width.
+    const float tx = std::clamp(x - w * 0.5f, fr.p0.x, std::max(fr.p0.x, fr.p1.x - w));
+    dl->AddText(small, fs, ImVec2(tx, b.y + 3), pal.text_dim, s.c_str());
   }
 }
 

@@ -31,8 +31,11 @@ void grid_widget(const char* id, const GridData& g, Heatmap& hm, uint64_t key, b
   if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::PushFont(f.bold ? f.bold : ImGui::GetFont());
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + size.x);
   ImGui::TextUnformatted(g.title.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
+  note_item("title " + g.title);
   const size_t R = g.rows.size(), C = g.cols.size();
   if (R == 0 || C == 0) {
     ImGui::TextDisabled("(no steps yet)");
@@ -73,12 +76,17 @@ void grid_widget(const char* id, const GridData& g, Heatmap& hm, uint64_t key, b
     const std::string s = tick_text(t);
     const float tw = small->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
     dl->AddLine(ImVec2(x, hit.max.y), ImVec2(x, hit.max.y + 3), pal.grid);
-    dl->AddText(small, fs, ImVec2(x - tw * 0.5f, hit.max.y + 3), pal.text_dim, s.c_str());
+    // Centred under its tick, kept within the widget's width.
+    const float tx = std::clamp(x - tw * 0.5f, p0.x, std::max(p0.x, p0.x + size.x - tw));
+    dl->AddText(small, fs, ImVec2(tx, hit.max.y + 3), pal.text_dim, s.c_str());
   }
   ImGui::SetCursorScreenPos(ImVec2(p0.x, hit.max.y + fs + 6));
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + size.x);
   ImGui::TextDisabled("%s (%s%s: %s … %s, viridis)", g.col_label.c_str(), log ? "log10 " : "", g.value_label.c_str(),
                       value_text(log ? std::pow(10.0, lo) : lo).c_str(),
                       value_text(log ? std::pow(10.0, hi) : hi).c_str());
+  ImGui::PopTextWrapPos();
+  note_item("scale " + g.title);
   serve_requests(id, ImVec2(p0.x, p0.y), ImVec2(p0.x + size.x, ImGui::GetCursorScreenPos().y), csv, app);
   if (hit.hovered && hit.row >= 0 && hit.col >= 0) {
     const size_t c = static_cast<size_t>(hit.col), r = static_cast<size_t>(hit.row);
