@@ -5,6 +5,7 @@
 // background task.
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "app.h"
 #include "compare/panels.h"
@@ -55,7 +56,9 @@ class GradNormsPanel : public HubPanel {
     const auto r = hub_->gn_result;
     if (!r) return;
     const GradNormOptions& g = r->options;
-    ImGui::TextDisabled(
+    char shown[512];
+    std::snprintf(
+        shown, sizeof shown,
         "shown: %d + %d layers, d_model %d, %d heads, d_ff %d, task %s, batch %d, %d seeds · the same numbers: "
         "stepformer gradnorms --layers %d --norm pre|post --seeds %d --d-model %d --heads %d --d-ff %d --batch %d",
         g.layers, g.layers, g.d_model, g.n_heads, g.d_ff, g.task.c_str(), g.batch, g.seeds, g.layers, g.seeds,
@@ -67,7 +70,11 @@ class GradNormsPanel : public HubPanel {
     heat_rect = ImVec4(at.x, at.y, at.x + W * 0.5f - gap, at.y + H);  // the layout JSON (GUI tests)
     ImGui::SameLine();
     plot_widget("gradnorms.stream", stream_norm_plot(*r), views_[1], ImVec2(W * 0.5f, H), c.fonts, c.app);
-    // The numbers, as the command prints them.
+    // What is shown, wrapped between words at the window's width, then the numbers as the command
+    // prints them.
+    ImGui::PushStyleColor(ImGuiCol_Text, palette().text_dim);
+    note_item("shown " + text_wrapped_words(shown));
+    ImGui::PopStyleColor();
     if (ImGui::BeginTable("numbers", 9,
                           ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_ScrollY)) {
       for (const char* h : {"layer", "pre enc |∇W²|", "pre dec |∇W²|", "post enc |∇W²|", "post dec |∇W²|",
