@@ -4,6 +4,9 @@
 // decoding still equals recomputation. `--threads` values are checked.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <new>
+
 #include "base/threads.h"
 #include "model/encoder.h"
 #include "model/linear.h"
@@ -100,6 +103,26 @@ TEST(Threads, ScopedCountIsRestoredAndValuesAreChecked) {
   EXPECT_TRUE(parse_threads("12", n));
   EXPECT_EQ(n, 12);
   for (const char* bad : {"", "-1", "two", "2x", "1025", " 3"}) EXPECT_FALSE(parse_threads(bad, n)) << bad;
+}
+
+// An exception inside an OpenMP region would end the process; RegionErrors hands the first one
+// to the thread that opened the region, after every iteration has run.
+TEST(Threads, RegionErrorsRethrowsAfterTheRegion) {
+  RegionErrors errors;
+  std::atomic<int> ran{0};
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(2)
+#endif
+  for (int i = 0; i < 8; ++i)
+    errors.run([&] {
+      ++ran;
+      if (i == 5) throw std::bad_alloc();
+    });
+  EXPECT_EQ(ran.load(), 8);
+  EXPECT_THROW(errors.rethrow(), std::bad_alloc);
+  RegionErrors none;
+  none.run([] {});
+  EXPECT_NO_THROW(none.rethrow());
 }
 
 }  // namespace

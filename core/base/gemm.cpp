@@ -466,6 +466,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     for (Index p = 0; p < panels; ++p) body(p);
     return;
   }
+  RegionErrors errors;  // a thread's first B panel allocates its scratch
 #ifdef _OPENMP
 #pragma omp parallel num_threads(T)
   {
@@ -474,9 +475,10 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
       for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
     }
 #pragma omp for schedule(static)
-    for (Index p = 0; p < panels; ++p) body(p);
+    for (Index p = 0; p < panels; ++p) errors.run([&] { body(p); });
   }
 #endif
+  errors.rethrow();
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 // it accumulates every output element in one order whatever the count).
 #pragma once
 
+#include <exception>
+#include <mutex>
+
 namespace sf {
 
 // Logical cores of the machine (≥ 1).
@@ -39,6 +42,29 @@ class ScopedThreads {
 
  private:
   int saved_;
+};
+
+// Carries an exception out of an OpenMP region, where one thrown would end the process (a
+// std::bad_alloc in a training shard, say): run(f) calls f and keeps the first exception any
+// thread throws; rethrow() throws it on the thread that opened the region, after the region.
+class RegionErrors {
+ public:
+  template <typename F>
+  void run(F&& f) noexcept {
+    try {
+      f();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!first_) first_ = std::current_exception();
+    }
+  }
+  void rethrow() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::exception_ptr first_;
 };
 
 }  // namespace sf

@@ -23,14 +23,17 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
     y.resize(x.rows(), out);
     const Eigen::Index block = 16;
     const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
+    RegionErrors errors;                                                // Eigen's product allocates its blocks
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
 #endif
     for (int t = 0; t < T; ++t) {
       const Eigen::Index r0 = std::min(out, t * per_thread);
       const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
-      if (r1 > r0) y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose();
+      if (r1 > r0)
+        errors.run([&] { y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose(); });
     }
+    errors.rethrow();
   }
   if (bias) y += *bias;
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/threads.h"
+
 namespace sf {
 
 void Adam::init(const Config& c) {
@@ -70,10 +72,12 @@ void adam_update(float* __restrict p, const float* __restrict g, float* __restri
 // the result does not depend on the count).
 template <typename F>
 void for_each_tensor(size_t count, [[maybe_unused]] int n_threads, F f) {  // unused without OpenMP (fuzz build)
+  RegionErrors errors;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(n_threads, 1)) if (n_threads > 1)
 #endif
-  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) f(static_cast<size_t>(i));
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) errors.run([&] { f(static_cast<size_t>(i)); });
+  errors.rethrow();
 }
 
 }  // namespace

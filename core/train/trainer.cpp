@@ -146,10 +146,13 @@ StepStats Trainer::step() {
   // OpenMP's threads, not new ones per step: they live across steps, and with them the
   // thread-local scratch of the matrix products (base/gemm.cpp), which a fresh thread would
   // allocate and fault in again every step.
+  RegionErrors errors;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) num_threads(T) if (T > 1)
 #endif
-  for (int s = 0; s < T; ++s) run_shard(shards_[static_cast<size_t>(s)], batch.target_tokens, probe_step);
+  for (int s = 0; s < T; ++s)
+    errors.run([&] { run_shard(shards_[static_cast<size_t>(s)], batch.target_tokens, probe_step); });
+  errors.rethrow();
   StepStats st = update(batch, T);
 
   if (probe_step) {
