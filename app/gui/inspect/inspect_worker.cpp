@@ -160,9 +160,10 @@ void InspectEngine::run_patching(const PatchRequest& req, std::shared_ptr<PatchP
       },
       &progress->cancel);
   if (!r) return fail(r.error());
-  if (r->cancelled)
-    return fail("cancelled after " + std::to_string(progress->done.load()) + " of " +
-                std::to_string(progress->total.load()) + " patched runs");
+  if (r->cancelled)  // the total is known once the clean and corrupted runs are done
+    return fail(progress->total.load() == 0 ? std::string("cancelled before the first patched run")
+                                            : "cancelled after " + std::to_string(progress->done.load()) + " of " +
+                                                  std::to_string(progress->total.load()) + " patched runs");
   view->result = std::move(*r);
   const bool heads = per_head(req.what);
   const std::vector<int>& ids = c.has_decoder() ? view->inputs.corrupt.tgt_ids : view->inputs.corrupt.src_ids;
