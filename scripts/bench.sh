@@ -54,6 +54,7 @@ if ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$BUILD/CMakeCache.txt" ||
   echo "          found another configuration; set BUILD_DIR to a fresh directory" >&2
   exit 2
 fi
+cmake "$BUILD" >/dev/null  # regenerates the build files when a benchmark was added since
 cmake --build "$BUILD" -j"$(nproc)" --target host_limits_bench forward_bench decode_bench train_bench \
   gpt2_bench llama_bench
 
