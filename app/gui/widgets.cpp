@@ -162,6 +162,68 @@ void same_line_if_fits(float width) {
   if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
 }
 
+namespace {
+
+float tab_width(const char* title) {
+  return ImGui::CalcTextSize(title, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+bool tab_bar(const char* id, const char* const* titles, int n, int& current, bool select, const char* trailing,
+             const char* tip) {
+  bool pressed = false;
+  if (!ImGui::BeginTabBar(id)) return false;
+  for (int t = 0; t < n; ++t) {
+    const ImGuiTabItemFlags f = select && t == current ? ImGuiTabItemFlags_SetSelected : 0;
+    const bool open = ImGui::BeginTabItem(titles[t], nullptr, f);
+    note_item(std::string("tab ") + titles[t]);
+    if (open) {
+      current = t;
+      ImGui::EndTabItem();
+    }
+  }
+  if (trailing) {
+    pressed = ImGui::TabItemButton(trailing, ImGuiTabItemFlags_Trailing);
+    if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+  }
+  ImGui::EndTabBar();
+  return pressed;
+}
+
+bool tab_buttons(const char* const* titles, int n, int& current, const char* trailing, const char* tip) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  for (int t = 0; t < n; ++t) {
+    if (t > 0) same_line_if_fits(tab_width(titles[t]));
+    const bool on = t == current;
+    ImGui::PushStyleColor(ImGuiCol_Button, st.Colors[on ? ImGuiCol_TabActive : ImGuiCol_Tab]);
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, st.Colors[ImGuiCol_TabHovered]);
+    if (ImGui::Button(titles[t])) current = t;
+    note_item(std::string("tab ") + titles[t]);
+    ImGui::PopStyleColor(2);
+  }
+  bool pressed = false;
+  if (trailing) {
+    same_line_if_fits(tab_width(trailing));
+    pressed = ImGui::Button(trailing);
+    if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+  }
+  ImGui::Separator();
+  return pressed;
+}
+
+}  // namespace
+
+bool titled_tabs(const char* id, const char* const* titles, int n, int& current, bool select, const char* trailing,
+                 const char* tip) {
+  const float gap = ImGui::GetStyle().ItemInnerSpacing.x;
+  float need = trailing ? tab_width(trailing) + gap : 0.0f;
+  for (int t = 0; t < n; ++t) need += tab_width(titles[t]) + gap;
+  if (need <= ImGui::GetContentRegionAvail().x) return tab_bar(id, titles, n, current, select, trailing, tip);
+  ImGui::PushID(id);
+  const bool pressed = tab_buttons(titles, n, current, trailing, tip);
+  ImGui::PopID();
+  return pressed;
+}
+
 float labelled_width(float frame, const char* label) {
   return frame + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }

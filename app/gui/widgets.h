@@ -63,6 +63,13 @@ std::string text_wrapped_words(const std::string& text);
 // Before an item `width` pixels wide that would follow the last one: on the same line when it fits
 // before the window's right edge, else on the next line (rows of controls flow in narrow panels).
 void same_line_if_fits(float width);
+// A choice among `n` tabs that never shortens a title: an ImGui tab bar when every title and the
+// `trailing` button fit the panel's width, else a row of buttons that wraps, the chosen one
+// highlighted. `current` is the chosen tab; with `select` set it is shown chosen even in a tab bar
+// (a tab asked for by a script or a menu). `trailing` (may be null) is a button after the tabs
+// with the tooltip `tip`; returns true when it is pressed.
+bool titled_tabs(const char* id, const char* const* titles, int n, int& current, bool select, const char* trailing,
+                 const char* tip);
 // The width of a labelled widget whose frame is `frame` pixels wide (frame, spacing, label).
 float labelled_width(float frame, const char* label);
 // A two-column key/value table whose key column is as wide as `widest_key` (so no key is cut)

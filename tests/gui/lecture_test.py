@@ -228,7 +228,8 @@ def case_labels(t):
 def case_small_things(t):
     """The PE plot's tooltip names a position ("position 3 '…'", not "token 3"); "Memory grows by
     1.0 KiB per token." breaks between words only, never inside the amount, whatever the panel's
-    width; the View menu lists the panels and the view settings, and no ImGui demo."""
+    width; the Inspect panel's tabs keep their whole titles in the default layout, in presentation
+    mode too; the View menu lists the panels and the view settings, and no ImGui demo."""
     lines = [f"model {shipped('copy-preln')}", "input 3 1 4 1 5", "next-token 2", "hover -100 -100", "panels off",
              "pe-view curves dim=0 dim2=1", "wait 3", "hover pe plot curves", "wait 3",
              f"screenshot {t.path('pe-tooltip.png')}", "hover -100 -100", "panels off", "panel kv"]
@@ -238,6 +239,12 @@ def case_small_things(t):
         shot = f"kv-{mode}-{scale}-{len(row.split())}"
         lines += [f"presentation {mode}", f"scale {scale}", f"layout {row}", "wait 3", f"screenshot {t.path(shot + '.png')}"]
         kv.append(shot)
+    tabs = []
+    for mode in ("off", "on"):
+        shot = f"inspect-tabs-{mode}"
+        lines += ["layout reset", f"presentation {mode}", "scale 1", "panels default", "inspect lens", "wait 3",
+                  f"screenshot {t.path(shot + '.png')}"]
+        tabs.append(shot)
     lines += ["layout reset", "presentation off", "scale 1", "panels default", "wait 3", "click menu View", "wait 3",
               f"screenshot {t.path('view-menu.png')}", "quit"]
     p = t.run([], "\n".join(lines) + "\n", timeout=300)
@@ -248,6 +255,16 @@ def case_small_things(t):
         tip = find_box(lay, "pe", "tooltip ")
         t.check(tip is not None and re.match(r"^tooltip position \d+ ", tip[0]) is not None,
                 f"hovering the PE curves names the position under the pointer (found {tip[0] if tip else None})")
+    for shot in tabs:
+        _, lay = t.shot(shot)
+        if not lay:
+            continue
+        for title in ("Logit lens", "Attribution", "Head detectors", "Rollout", "Ablation", "Patching"):
+            b = find_box(lay, "inspect", "tab " + title)
+            need = 0.4 * font_px(lay) * len(title)  # a shortened tab ("Lo…") is about half that
+            t.check(b is not None and b[3] - b[1] >= need,
+                    f"{shot}: the Inspect tab '{title}' keeps its whole title ({b}; at least {need:.0f} px wide)")
+        check_boxes_inside(t, lay, shot, ["inspect"])
     wrapped = False
     for shot in kv:
         _, lay = t.shot(shot)

@@ -187,20 +187,13 @@ void InspectPanel::Draw(Ctx& c) {
   if (tab_ == InspectTab::Heads) want_detect_ = c.snap.model;
   sync(c.snap);
   const auto d = data();
-  if (ImGui::BeginTabBar("inspect_tabs")) {
-    for (int t = 0; t < kInspectTabs; ++t) {
-      static const char* titles[] = {"Logit lens", "Attribution", "Head detectors", "Rollout", "Ablation", "Patching"};
-      const ImGuiTabItemFlags f = tab_request_ == t ? ImGuiTabItemFlags_SetSelected : 0;
-      if (ImGui::BeginTabItem(titles[t], nullptr, f)) {
-        tab_ = static_cast<InspectTab>(t);
-        ImGui::EndTabItem();
-      }
-    }
-    tab_request_ = -1;
-    if (ImGui::TabItemButton("Export CSV", ImGuiTabItemFlags_Trailing)) export_csv(c.app);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("this tab's grid as CSV (right-click a map for its PNG)");
-    ImGui::EndTabBar();
-  }
+  static const char* titles[] = {"Logit lens", "Attribution", "Head detectors", "Rollout", "Ablation", "Patching"};
+  int tab = static_cast<int>(tab_);
+  if (titled_tabs("inspect_tabs", titles, kInspectTabs, tab, tab_request_ >= 0, "Export CSV",
+                  "this tab's grid as CSV (right-click a map for its PNG)"))
+    export_csv(c.app);
+  tab_ = static_cast<InspectTab>(tab);
+  tab_request_ = -1;
   if (tab_ == InspectTab::Heads) want_detect_ = c.snap.model;
   if (tab_ == InspectTab::Patching) return draw_patching(c, *d);
   if (tab_ != InspectTab::Heads && (!d->run || d->run->in.model != c.snap.model)) {
