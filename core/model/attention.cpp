@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/gemm.h"
+#include "base/phase_timer.h"
 #include "base/vmath.h"
 #include "model/linear.h"
 #include "model/mask.h"
@@ -104,6 +105,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->kv_row0 = 0;
     tr->raw_scores.resize(tr->kind == Recording::Full ? static_cast<size_t>(B * n_heads) : 0);
     tr->weights.resize(tr->kind == Recording::Compact ? 0 : static_cast<size_t>(B * n_heads));
+    const ScopedPhase phase(Phase::RecordingCopy);
     tr->masks = masks;
   }
   // A compact recording keeps Q, K and the mask, from which head_attention gives any head's map
@@ -116,6 +118,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // product, for which transposing would double the traffic over the cache.
   Mat kt;
   if (nq > 1) {
+    const ScopedPhase phase(Phase::Transpose);
     kt.resize(dkv, k.rows());
     transpose_copy(k.data(), lk, k.rows(), dkv, kt.data(), kt.cols());
   }
@@ -136,9 +139,16 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
       const size_t idx = static_cast<size_t>(b * n_heads + h);
       Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
       s.resize(nq, nk);
-      gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
+      {
+        const ScopedPhase phase(Phase::HeadsForward);
+        gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
+      }
       if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
-      masked_softmax(s, masks[static_cast<size_t>(b)], scale);
+      {
+        const ScopedPhase phase(Phase::Softmax);
+        masked_softmax(s, masks[static_cast<size_t>(b)], scale);
+      }
+      const ScopedPhase phase(Phase::HeadsForward);
       gemm(nq, dk, nk, mat_ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
     }
   }
@@ -236,7 +246,10 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
   Mat dq(B * nq, d), dk_(B * nk, d), dv(B * nk, d);
   Mat dp(nq, nk), prod(nq, nk);  // scratch, reused for every head: dP, then dP ⊙ P
   Mat vt(d, B * nk);             // Vᵀ, transposed once (see attend)
-  transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
+  {
+    const ScopedPhase phase(Phase::Transpose);
+    transpose_copy(tr.v.data(), d, B * nk, d, vt.data(), vt.cols());
+  }
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < n_heads; ++h) {
       int nb, nh;
@@ -249,23 +262,30 @@ void attention_backward(const AttentionWeights& w, const Mat& x_q, const Mat& x_
         const Mat& pn = tr.weights[static_cast<size_t>(nb * n_heads + nh)];
         prefetch_block(pn.data(), 1, pn.size(), 0);
       }
-      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];               // (n_q, n_k)
-      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;         // head h of sequence b
-      const MatRef dhead{dconcat.data() + oq, d, 1};                                 // (n_q, dk)
-      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};           // (n_q, dk), (n_k, dk)
-      const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};      // V_hᵀ (dk, n_k)
-      gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);              // dP = dhead V_hᵀ
-      gemm(nk, dk, nq, mat_ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);  // dV_h = Pᵀ dhead
+      const Mat& p = tr.weights[static_cast<size_t>(b * n_heads + h)];           // (n_q, n_k)
+      const Eigen::Index oq = b * nq * d + h * dk, ok = b * nk * d + h * dk;     // head h of sequence b
+      const MatRef dhead{dconcat.data() + oq, d, 1};                             // (n_q, dk)
+      const MatRef qh{tr.q.data() + oq, d, 1}, kh{tr.k.data() + ok, d, 1};       // (n_q, dk), (n_k, dk)
+      const MatRef vh_t{vt.data() + h * dk * vt.cols() + b * nk, vt.cols(), 1};  // V_hᵀ (dk, n_k)
+      {
+        const ScopedPhase phase(Phase::HeadsBackward);
+        gemm(nq, nk, dk, dhead, vh_t, dp.data(), nk, GemmOut::Overwrite);              // dP = dhead V_hᵀ
+        gemm(nk, dk, nq, mat_ref_t(p), dhead, dv.data() + ok, d, GemmOut::Overwrite);  // dV_h = Pᵀ dhead
+      }
       // Softmax backward: dS = P ⊙ (dP − Σ_j dP_j P_j), scaled by 1/√dk. The products over the
       // whole block, then each row's sum in four chains (one chain per row waited on every add).
-      float* const e = prod.data();
-      for (Eigen::Index i = 0; i < dp.size(); ++i) e[i] = dp.data()[i] * p.data()[i];
-      for (int i = 0; i < nq; ++i) {
-        float* dpi = dp.data() + i * nk;
-        const float* pi = p.data() + i * nk;
-        const float dot = row_sum(e + i * nk, nk);
-        for (int j = 0; j < nk; ++j) dpi[j] = pi[j] * (dpi[j] - dot) * scale;
+      {
+        const ScopedPhase phase(Phase::SoftmaxBackward);
+        float* const e = prod.data();
+        for (Eigen::Index i = 0; i < dp.size(); ++i) e[i] = dp.data()[i] * p.data()[i];
+        for (int i = 0; i < nq; ++i) {
+          float* dpi = dp.data() + i * nk;
+          const float* pi = p.data() + i * nk;
+          const float dot = row_sum(e + i * nk, nk);
+          for (int j = 0; j < nk; ++j) dpi[j] = pi[j] * (dpi[j] - dot) * scale;
+        }
       }
+      const ScopedPhase phase(Phase::HeadsBackward);
       gemm(nq, dk, nk, mat_ref(dp), kh, dq.data() + oq, d, GemmOut::Overwrite);     // dQ_h = dS K_h
       gemm(nk, dk, nq, mat_ref_t(dp), qh, dk_.data() + ok, d, GemmOut::Overwrite);  // dK_h = dSᵀ Q_h
     }

@@ -1,5 +1,6 @@
 #include "model/decoder.h"
 
+#include "base/phase_timer.h"
 #include "model/encoder.h"
 #include "model/linear.h"
 #include "model/mask.h"
@@ -14,6 +15,7 @@ namespace {
 // is not <pad>.
 std::vector<Mat> self_masks(const Model& m, const std::vector<int>& tgt_ids, int batch, const KvCache* cache,
                             bool causal) {
+  const ScopedPhase phase(Phase::Embedding);
   const size_t mlen = tgt_ids.size() / static_cast<size_t>(batch);
   std::vector<Mat> masks;
   for (int b = 0; b < batch; ++b) {
@@ -152,6 +154,7 @@ void advance_cache(KvCache& cache, const std::vector<int>& tgt_ids, int mlen) {
 
 // The stack's output and its logits, as much of them as the recording keeps.
 void record_output(DecoderTrace& tr, Mat&& x, const Mat& logits, int batch) {
+  const ScopedPhase phase(Phase::RecordingCopy);
   tr.output = std::move(x);
   if (tr.kind == Recording::Compact) {
     // The last row only (one sequence): the next-token distribution. A prefill's other rows

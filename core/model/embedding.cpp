@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/phase_timer.h"
+
 namespace sf {
 
 std::vector<int> segment_ids(const std::vector<int>& ids, int sep, int pad, int n_types) {
@@ -17,6 +19,7 @@ std::vector<int> segment_ids(const std::vector<int>& ids, int sep, int pad, int 
 
 void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int pos0, bool use_positional, Mat& x,
            EmbeddingTrace* tr) {
+  const ScopedPhase phase(Phase::Embedding);
   const Mat& table = *p.table;
   const int rows = static_cast<int>(ids.size());
   const int n = batch ? rows / batch : 0;
@@ -69,6 +72,7 @@ void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int
 }
 
 void embed_backward(const EmbeddingTrace& tr, const Mat& dx, Mat& dtable, Mat* dpos) {
+  const ScopedPhase phase(Phase::Embedding);
   const bool drop = tr.dropout_mask.rows() == dx.rows() && tr.dropout_mask.cols() == dx.cols();
   RowVec d(dx.cols());  // (d) row r's grad, through the dropout mask if any
   for (Eigen::Index r = 0; r < dx.rows(); ++r) {

@@ -1,5 +1,6 @@
 #include "model/encoder.h"
 
+#include "base/phase_timer.h"
 #include "model/linear.h"
 #include "model/mask.h"
 #include "model/sublayers.h"
@@ -7,6 +8,7 @@
 namespace sf {
 
 std::vector<Mat> source_masks(const Model& m, const std::vector<int>& src_ids, int batch, int n_q) {
+  const ScopedPhase phase(Phase::Embedding);
   const size_t n = src_ids.size() / static_cast<size_t>(batch);
   std::vector<Mat> masks;
   for (int b = 0; b < batch; ++b) {
@@ -47,7 +49,10 @@ Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTr
     ffn_connection(c, w.norm2, w.ffn, y, x, lt ? &lt->ffn : nullptr, lt ? &lt->ffn_block : nullptr, mlp_hook);
   }
   close_stack(c.norm, m.weights.encoder_norm, x, tr ? &tr->final_norm : nullptr);
-  if (tr) tr->output = x;
+  if (tr) {
+    const ScopedPhase phase(Phase::RecordingCopy);
+    tr->output = x;
+  }
   if (tr && c.mlm_head) mlm_logits(m, x, tr);
   return x;
 }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "base/phase_timer.h"
+
 namespace sf {
 
 namespace {
@@ -22,6 +24,7 @@ void rms_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNo
 }  // namespace
 
 void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
+  const ScopedPhase phase(Phase::LayerNorm);
   if (w.kind == NormKind::RMSNorm) return rms_norm_forward(x, w, out, tr);
   const Eigen::Index n = x.rows(), d = x.cols();
   out.resize(n, d);
@@ -60,6 +63,7 @@ void row_grads(const float* x, const float* dy, const float* __restrict gain, fl
 
 void layer_norm_backward(const Mat& x, const LayerNormWeights& w, const LayerNormTrace& tr, const Mat& dy,
                          LayerNormWeights& g, Mat& dx, const Mat* skip) {
+  const ScopedPhase phase(Phase::LayerNormBackward);
   const Eigen::Index n = x.rows(), d = x.cols();
   dx.resize(n, d);
   RowVec xhat(d), dxhat(d);  // (d) one row's x̂ and ∂ℓ/∂x̂

@@ -3,11 +3,13 @@
 #include <algorithm>
 
 #include "base/gemm.h"
+#include "base/phase_timer.h"
 #include "base/threads.h"
 
 namespace sf {
 
 void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
+  const ScopedPhase phase(Phase::ProjectionForward);
   const Eigen::Index out = weight.rows();
   const int T = threads();
   if (x.rows() != 1) {
@@ -42,13 +44,20 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
                      GemmOut dx_out, const Epilogue& dx_ep, GemmOut dw_out) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();
-  gemm(out, in, n, mat_ref_t(dy), mat_ref(x), dweight.data(), in, dw_out);  // dyᵀ (out, n) · x (n, in)
+  {
+    const ScopedPhase phase(Phase::WeightGradient);
+    gemm(out, in, n, mat_ref_t(dy), mat_ref(x), dweight.data(), in, dw_out);  // dyᵀ (out, n) · x (n, in)
+  }
   // Σ over rows a row at a time, vectorised along the row (Eigen's colwise sum of a row-major
   // matrix walks each column down with a stride). The same order: rows 0, 1, … per column.
-  RowVec sum = RowVec::Zero(out);  // (out)
-  for (Eigen::Index i = 0; i < n; ++i) sum += dy.row(i);
-  dbias += sum;
+  {
+    const ScopedPhase phase(Phase::BiasGradient);
+    RowVec sum = RowVec::Zero(out);  // (out)
+    for (Eigen::Index i = 0; i < n; ++i) sum += dy.row(i);
+    dbias += sum;
+  }
   if (dx) {
+    const ScopedPhase phase(Phase::InputGradient);
     if (dx_out == GemmOut::Overwrite) dx->resize(n, in);
     gemm(n, in, out, mat_ref(dy), mat_ref(weight), dx->data(), in, dx_out, nullptr,
          dx_ep);  // dy (n, out) · W (out, in)

@@ -9,6 +9,7 @@
 
 #include <utility>
 
+#include "base/phase_timer.h"
 #include "model/config.h"
 #include "model/layer_norm.h"
 
@@ -81,6 +82,7 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
   }
   if (tr) {
     if (!training) tr->sublayer_out = std::move(s);
+    const ScopedPhase phase(Phase::RecordingCopy);
     if (!training || tr->stack_end) tr->output = y;
   }
 }

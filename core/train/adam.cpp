@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/phase_timer.h"
 #include "base/threads.h"
 
 namespace sf {
@@ -76,7 +77,11 @@ void for_each_tensor(size_t count, [[maybe_unused]] int n_threads, F f) {  // un
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(n_threads, 1)) if (n_threads > 1)
 #endif
-  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) errors.run([&] { f(static_cast<size_t>(i)); });
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i)
+    errors.run([&] {
+      const ScopedPhase phase(Phase::Adam);  // (the other cores' share too)
+      f(static_cast<size_t>(i));
+    });
   errors.rethrow();
 }
 

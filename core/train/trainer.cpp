@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "base/allocator.h"
+#include "base/phase_timer.h"
 #include "base/threads.h"
 #include "model/decoder.h"
 #include "model/encoder.h"
@@ -76,6 +78,7 @@ void Trainer::run_shard(Shard& sh, int target_tokens, bool full_recording) {
   const Config& c = model_.config;
   // A shard is one core: `threads` counts shards, and each shard's products stay on its thread.
   const ScopedThreads one(1);
+  const ScopedPhase phase(Phase::Rest);
   const Batch& b = sh.batch;
   // A full recording only on the steps the probes read (residual-stream norms per block).
   sh.trace.encoder.kind = sh.trace.decoder.kind = full_recording ? Recording::Full : Recording::Training;
@@ -93,12 +96,16 @@ void Trainer::run_shard(Shard& sh, int target_tokens, bool full_recording) {
   }
   const Mat logits = decode(model_, b.tgt_in, b.size, enc, nullptr, &sh.trace.decoder);
   Mat dlogits;
-  sh.loss = cross_entropy(logits, b.tgt_y, c.tgt_vocab.pad(), opt_.label_smoothing, &dlogits, target_tokens);
+  {
+    const ScopedPhase loss(Phase::Loss);
+    sh.loss = cross_entropy(logits, b.tgt_y, c.tgt_vocab.pad(), opt_.label_smoothing, &dlogits, target_tokens);
+  }
   // Each matrix's gradient written by its one product: the update below does not clear them.
   model_backward(model_, sh.trace, dlogits, sh.grads, true, GemmOut::Overwrite);
 }
 
 StepStats Trainer::update(const Batch& batch, int T) {
+  const ScopedPhase phase(Phase::Adam);
   const Config& c = model_.config;
   GradientSum grads;  // the batch's gradient: the shards' sum, which the update reads as it goes
   grads.matrices_overwritten = true;
@@ -131,6 +138,7 @@ StepStats Trainer::update(const Batch& batch, int T) {
     squares = adam_.step(model_.weights, grads, c, st.lr, T);
   }
   st.grad_norm = norm_of(squares);
+  const ScopedPhase metrics(Phase::Rest);
   record_step(metrics_, st, *grads.parts.front(), c, squares);  // (its tensors name the squares)
   st.step = adam_.t;
   metrics_["steps"]["step"].push_back(st.step);
@@ -138,11 +146,13 @@ StepStats Trainer::update(const Batch& batch, int T) {
 }
 
 StepStats Trainer::step() {
+  std::optional<ScopedPhase> sampling(std::in_place, Phase::Batch);
   const Batch batch = sample_batch();
   const int T = std::min(opt_.threads, batch.size);
   const int64_t next_step = adam_.t + 1;
   const bool probe_step = opt_.probe_every > 0 && (next_step % opt_.probe_every == 0 || next_step == 1);
   split_into_shards(batch, T);
+  sampling.reset();
   // OpenMP's threads, not new ones per step: they live across steps, and with them the
   // thread-local scratch of the matrix products (base/gemm.cpp), which a fresh thread would
   // allocate and fault in again every step.

@@ -15,32 +15,11 @@
 #include <algorithm>
 
 #include "stepper/cost.h"
+#include "copy_task.h"
 #include "train/trainer.h"
 
 namespace sf {
 namespace {
-
-TrainOptions copy_options(NormPlacement norm, int threads, uint64_t seed) {
-  TrainOptions o;
-  o.task = "copy";
-  o.task_options = {10, 10, 7};
-  o.norm = norm;
-  o.encoder_layers = o.decoder_layers = 2;
-  o.d_model = 128;
-  o.n_heads = 4;
-  o.d_ff = 512;
-  o.batch = 64;
-  o.steps = 1 << 30;
-  o.seed = seed;
-  o.schedule.kind = Schedule::Constant;
-  o.schedule.rate = 1e-3;
-  o.label_smoothing = 0.0f;
-  o.dropout = 0.0f;
-  o.eval_every = 0;
-  o.probe_every = 0;
-  o.threads = threads;
-  return o;
-}
 
 void Throughput(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
