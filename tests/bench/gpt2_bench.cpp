@@ -9,8 +9,7 @@
 
 #include "base/allocator.h"
 #include "bench_common.h"
-#include "base/threads.h"
-#include "stepper/decoding.h"
+#include "decoder_timing.h"
 
 namespace sf {
 namespace {
@@ -23,42 +22,12 @@ const Model& gpt2() {
   return m;
 }
 
-std::vector<int> prompt(int n) {
-  std::vector<int> ids;
-  for (int i = 0; i < n; ++i) ids.push_back(4 + (i * 7919) % (kVocab - 4));
-  return ids;
-}
-
-// The whole decoder over n tokens, logits for every position (B = 1, nothing recorded).
-void forward(benchmark::State& state, int n) {
-  set_threads(static_cast<int>(state.range(0)));
-  const Model& m = gpt2();
-  const std::vector<int> ids = prompt(n);
-  for (auto _ : state) {
-    Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
-    benchmark::DoNotOptimize(logits.data());
-  }
-  state.counters["flops"] = flops(forward_flops(m.config, 0, n));
-  state.counters["threads"] = threads();
-}
+// The whole decoder over n tokens (decoder_timing.h).
+void forward(benchmark::State& state, int n) { time_forward(state, gpt2(), prompt_ids(n, kVocab)); }
 
 // One cached step after a 128-token prompt: the 129th position through every layer, the tied
 // output projection (50257 × 768) and argmax. The cache is rolled back after each step.
-void decode_step(benchmark::State& state) {
-  set_threads(static_cast<int>(state.range(0)));
-  const Model& m = gpt2();
-  Hypothesis h;
-  start_hypothesis(m, prompt(kPrompt), true, h);
-  // Prefill (cache rows 0 .. 127); its prediction is the token the timed step feeds.
-  h.ids.push_back(argmax(next_logits(m, EncoderContext{}, h, true, nullptr)));
-  for (auto _ : state) {
-    const RowVec logits = next_logits(m, EncoderContext{}, h, true, nullptr);
-    benchmark::DoNotOptimize(argmax(logits));
-    drop_last_row(h.cache);
-  }
-  step_counters(state, m.config, 0, kPrompt + 1);
-  state.counters["threads"] = threads();
-}
+void decode_step(benchmark::State& state) { time_cached_step(state, gpt2(), prompt_ids(kPrompt, kVocab)); }
 
 void forward_128(benchmark::State& state) { forward(state, kPrompt); }
 // The longest input GPT-2 takes (n_ctx): ≈ 0.3 TFLOP, seconds per run, so one run per repetition.

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder_timing.h"
 #include "io/checkpoint.h"
 #include "io/hf_model.h"
 #include "io/safetensors.h"
@@ -44,8 +45,8 @@ bool exists(const std::string& p) {
 }
 
 // The hub file's tensors: (name, shape), in the order save_pretrained writes them (by name).
-std::vector<std::pair<std::string, std::vector<int64_t>>> gpt2_tensors() {
-  std::vector<std::pair<std::string, std::vector<int64_t>>> t;
+std::vector<HubTensor> gpt2_tensors() {
+  std::vector<HubTensor> t;
   for (int i = 0; i < kLayers; ++i) {
     const std::string h = "h." + std::to_string(i) + ".";
     t.push_back({h + "attn.bias", {1, 1, kCtx, kCtx}});
@@ -70,38 +71,19 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> gpt2_tensors() {
   return t;
 }
 
-// Streams the safetensors file: header, then each tensor's random data (uniform ±0.05).
+// The safetensors file: random weights (uniform ±0.05), LayerNorm gains 1, the attn.bias
+// buffers causal masks.
 void write_model(const std::string& path) {
-  auto tensors = gpt2_tensors();
-  nlohmann::json h = {{"__metadata__", {{"format", "pt"}}}};
-  uint64_t off = 0;
-  for (auto& [name, shape] : tensors) {
-    uint64_t n = 1;
-    for (auto s : shape) n *= static_cast<uint64_t>(s);
-    h[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {off, off + 4 * n}}};
-    off += 4 * n;
-  }
-  std::string header = h.dump();
-  while ((header.size() + 8) % 8) header += ' ';
-  std::ofstream out(path, std::ios::binary);
-  const uint64_t len = header.size();
-  out.write(reinterpret_cast<const char*>(&len), 8);
-  out << header;
   uint64_t state = 12345;
-  std::vector<float> buf;
-  for (auto& [name, shape] : tensors) {
-    uint64_t n = 1;
-    for (auto s : shape) n *= static_cast<uint64_t>(s);
-    buf.resize(n);
+  write_safetensors(path, gpt2_tensors(), false, [&state](const std::string& name, std::vector<float>& v) {
     const bool ln_gain = name.find("ln_") != std::string::npos && name.find("weight") != std::string::npos;
-    for (auto& x : buf) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      x = ln_gain ? 1.0f : (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.1f;
+    for (float& x : v) {
+      const float u = next_uniform(state);
+      x = ln_gain ? 1.0f : u;
     }
     if (name.find("attn.bias") != std::string::npos && name.find("c_attn") == std::string::npos)
-      for (uint64_t i = 0; i < n; ++i) buf[i] = (i % kCtx) <= (i / kCtx) % kCtx ? 1.0f : 0.0f;
-    out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(4 * n));
-  }
+      for (size_t i = 0; i < v.size(); ++i) v[i] = (i % kCtx) <= (i / kCtx) % kCtx ? 1.0f : 0.0f;
+  });
 }
 
 // GPT-2's byte -> printable-character table (bytes_to_unicode), as UTF-8 strings.

@@ -36,10 +36,9 @@
 #include <vector>
 
 #include "base/allocator.h"
-#include "base/threads.h"
 #include "bench_common.h"
+#include "decoder_timing.h"
 #include "io/hf_model.h"
-#include "stepper/decoding.h"
 
 namespace sf {
 namespace {
@@ -117,12 +116,12 @@ int64_t file_size(const std::string& p) {
 
 // The hub file's tensors (Hugging Face's names and shapes), sorted by name as save_pretrained
 // writes them. Tied embeddings: no lm_head.weight.
-std::vector<std::pair<std::string, std::vector<int64_t>>> tensors(const nlohmann::json& c) {
+std::vector<HubTensor> tensors(const nlohmann::json& c) {
   const int64_t d = c["hidden_size"], layers = c["num_hidden_layers"], h = c["num_attention_heads"],
                 hkv = c["num_key_value_heads"], ff = c["intermediate_size"], V = c["vocab_size"];
   const int64_t dk = d / h;
   const bool qkv_bias = c["model_type"] == "qwen2";
-  std::vector<std::pair<std::string, std::vector<int64_t>>> t;
+  std::vector<HubTensor> t;
   t.push_back({"model.embed_tokens.weight", {V, d}});
   t.push_back({"model.norm.weight", {d}});
   for (int64_t i = 0; i < layers; ++i) {
@@ -146,59 +145,26 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> tensors(const nlohmann
   return t;
 }
 
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
 // Writes the folder unless it already holds a model.safetensors of the expected size and the same
 // config.json. BF16 values: uniform ±0.05 (matrices), 1 (norm gains), 0 (biases).
 void write_folder(const Shape& s) {
   const std::string dir = folder(s), config = s.config.dump(2);
   const auto list = tensors(s.config);
-  nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
-  uint64_t off = 0;
-  for (const auto& [name, shp] : list) {
-    const uint64_t bytes = 2 * static_cast<uint64_t>(numel(shp));
-    header[name] = {{"dtype", "BF16"}, {"shape", shp}, {"data_offsets", {off, off + bytes}}};
-    off += bytes;
-  }
-  std::string head = header.dump();
-  while ((head.size() + 8) % 8) head += ' ';
-  const int64_t expected = static_cast<int64_t>(8 + head.size() + off);
   {
     std::ifstream in(dir + "/config.json");
     const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (old == config && file_size(dir + "/model.safetensors") == expected) return;
+    if (old == config && file_size(dir + "/model.safetensors") == safetensors_header(list, true).second) return;
   }
   ::mkdir(root().c_str(), 0755);
   ::mkdir(dir.c_str(), 0755);
   std::ofstream(dir + "/config.json") << config;
   const std::string tmp = dir + "/model.safetensors.part";
-  std::ofstream out(tmp, std::ios::binary);
-  const uint64_t len = head.size();
-  out.write(reinterpret_cast<const char*>(&len), 8);
-  out << head;
   uint64_t state = 12345;
-  std::vector<uint16_t> buf;
-  for (const auto& [name, shp] : list) {
-    buf.resize(static_cast<size_t>(numel(shp)));
+  const bool written = write_safetensors(tmp, list, true, [&state](const std::string& name, std::vector<float>& v) {
     const bool gain = name.find("norm") != std::string::npos, bias = name.find("bias") != std::string::npos;
-    for (uint16_t& x : buf) {
-      float f = gain ? 1.0f : 0.0f;
-      if (!gain && !bias) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        f = (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.1f;
-      }
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      x = static_cast<uint16_t>(u >> 16);  // BF16: the upper half of the float
-    }
-    out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(2 * buf.size()));
-  }
-  out.close();
-  if (!out || std::rename(tmp.c_str(), (dir + "/model.safetensors").c_str()) != 0) {
+    for (float& x : v) x = gain ? 1.0f : bias ? 0.0f : next_uniform(state);
+  });
+  if (!written || std::rename(tmp.c_str(), (dir + "/model.safetensors").c_str()) != 0) {
     std::fprintf(stderr, "llama_bench: cannot write %s\n", tmp.c_str());
     std::exit(1);
   }
@@ -319,38 +285,14 @@ const Model& model(const char* key) {
   return *m;
 }
 
-std::vector<int> prompt(int n, int vocab) {
-  std::vector<int> ids;
-  for (int i = 0; i < n; ++i) ids.push_back(4 + (i * 7919) % (vocab - 4));
-  return ids;
-}
-
 void llama_forward(benchmark::State& state, const char* key) {
-  set_threads(static_cast<int>(state.range(0)));
   const Model& m = model(key);
-  const std::vector<int> ids = prompt(kPrompt, m.config.tgt_vocab.size());
-  for (auto _ : state) {
-    Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
-    benchmark::DoNotOptimize(logits.data());
-  }
-  state.counters["flops"] = flops(forward_flops(m.config, 0, kPrompt));
-  state.counters["threads"] = threads();
+  time_forward(state, m, prompt_ids(kPrompt, m.config.tgt_vocab.size()));
 }
 
 void llama_decode(benchmark::State& state, const char* key) {
-  set_threads(static_cast<int>(state.range(0)));
   const Model& m = model(key);
-  Hypothesis h;
-  start_hypothesis(m, prompt(kPrompt, m.config.tgt_vocab.size()), true, h);
-  // Prefill (cache rows 0 .. 127); its prediction is the token the timed step feeds.
-  h.ids.push_back(argmax(next_logits(m, EncoderContext{}, h, true, nullptr)));
-  for (auto _ : state) {
-    const RowVec logits = next_logits(m, EncoderContext{}, h, true, nullptr);
-    benchmark::DoNotOptimize(argmax(logits));
-    drop_last_row(h.cache);
-  }
-  step_counters(state, m.config, 0, kPrompt + 1);
-  state.counters["threads"] = threads();
+  time_cached_step(state, m, prompt_ids(kPrompt, m.config.tgt_vocab.size()));
 }
 
 void threads_args(benchmark::internal::Benchmark* b) {

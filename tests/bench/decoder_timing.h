@@ -1,0 +1,121 @@
+// decoder_timing.h — what the real-size decoder benchmarks (gpt2_bench, llama_bench,
+// hf_load_bench) share: a prompt of token ids, the timing loops of a whole forward pass and of
+// one cached decoding step, and a hub-layout safetensors file of random weights.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/threads.h"
+#include "bench_common.h"
+#include "stepper/decoding.h"
+
+namespace sf {
+
+// n token ids spread over a vocabulary of `vocab` (past the four specials).
+inline std::vector<int> prompt_ids(int n, int vocab) {
+  std::vector<int> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(4 + (i * 7919) % (vocab - 4));
+  return ids;
+}
+
+// The whole decoder over ids, logits for every position (B = 1, nothing recorded), on
+// state.range(0) threads (0: every core); the counters scripts/bench_table.py reads.
+inline void time_forward(benchmark::State& state, const Model& m, const std::vector<int>& ids) {
+  set_threads(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.counters["flops"] = flops(forward_flops(m.config, 0, static_cast<int>(ids.size())));
+  state.counters["threads"] = threads();
+}
+
+// One cached step after the prompt: position prompt + 1 through every layer, the output
+// projection and argmax, on state.range(0) threads. The cache is rolled back after each step.
+inline void time_cached_step(benchmark::State& state, const Model& m, const std::vector<int>& prompt) {
+  set_threads(static_cast<int>(state.range(0)));
+  Hypothesis h;
+  start_hypothesis(m, prompt, true, h);
+  // Prefill (cache rows 0 .. prompt − 1); its prediction is the token the timed step feeds.
+  h.ids.push_back(argmax(next_logits(m, EncoderContext{}, h, true, nullptr)));
+  for (auto _ : state) {
+    const RowVec logits = next_logits(m, EncoderContext{}, h, true, nullptr);
+    benchmark::DoNotOptimize(argmax(logits));
+    drop_last_row(h.cache);
+  }
+  step_counters(state, m.config, 0, static_cast<int>(prompt.size()) + 1);
+  state.counters["threads"] = threads();
+}
+
+// A tensor of a hub file: its name and shape.
+using HubTensor = std::pair<std::string, std::vector<int64_t>>;
+
+inline int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+// The next of a stream of uniform values in ±0.05 (a 64-bit LCG: the same stream on every host).
+inline float next_uniform(uint64_t& state) {
+  state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.1f;
+}
+
+// The size a safetensors file of these tensors has, and its header (padded to 8 bytes).
+inline std::pair<std::string, int64_t> safetensors_header(const std::vector<HubTensor>& tensors, bool bf16) {
+  nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
+  const uint64_t width = bf16 ? 2 : 4;
+  uint64_t off = 0;
+  for (const auto& [name, shape] : tensors) {
+    const uint64_t bytes = width * static_cast<uint64_t>(numel(shape));
+    header[name] = {{"dtype", bf16 ? "BF16" : "F32"}, {"shape", shape}, {"data_offsets", {off, off + bytes}}};
+    off += bytes;
+  }
+  std::string head = header.dump();
+  while ((head.size() + 8) % 8) head += ' ';
+  return {head, static_cast<int64_t>(8 + head.size() + off)};
+}
+
+// Streams a safetensors file of the tensors, in their order, F32 or BF16 (the upper half of each
+// float): fill(name, values) sets each tensor's values (values holds numel floats). False when
+// the file cannot be written.
+inline bool write_safetensors(const std::string& path, const std::vector<HubTensor>& tensors, bool bf16,
+                              const std::function<void(const std::string&, std::vector<float>&)>& fill) {
+  const std::string head = safetensors_header(tensors, bf16).first;
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t len = head.size();
+  out.write(reinterpret_cast<const char*>(&len), 8);
+  out << head;
+  std::vector<float> values;
+  std::vector<uint16_t> halves;
+  for (const auto& [name, shape] : tensors) {
+    values.assign(static_cast<size_t>(numel(shape)), 0.0f);
+    fill(name, values);
+    if (!bf16) {
+      out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(4 * values.size()));
+      continue;
+    }
+    halves.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &values[i], 4);
+      halves[i] = static_cast<uint16_t>(u >> 16);
+    }
+    out.write(reinterpret_cast<const char*>(halves.data()), static_cast<std::streamsize>(2 * halves.size()));
+  }
+  out.close();
+  return static_cast<bool>(out);
+}
+
+}  // namespace sf
