@@ -17,15 +17,13 @@ Prints the minimum and the median wall time (time.perf_counter) in milliseconds.
 import argparse
 import math
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_json import record  # noqa: E402
+from decoder_timing import report, time_forward_and_step, timed  # noqa: E402
 
 D, HEADS, LAYERS, DFF, VOCAB, NCTX, PROMPT = 768, 12, 12, 3072, 50257, 1024, 128
 
@@ -81,15 +79,6 @@ def forward(p, ids, cache=None):
     return torch.matmul(x, p["wte"].t())
 
 
-def timed(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 0], help="0 = every core")
@@ -107,27 +96,12 @@ def main():
         for threads in args.threads:
             n = threads if threads > 0 else os.cpu_count()
             torch.set_num_threads(n)
-            forward(p, ids)  # warm-up
-            fwd = timed(lambda: forward(p, ids), args.repeats)
+            fwd, dec = time_forward_and_step(lambda x, cache=None: forward(p, x, cache), Cache, ids,
+                                             args.repeats, args.steps)
             long_ids = torch.randint(4, VOCAB, (NCTX,), generator=gen)
             fwd_long = timed(lambda: forward(p, long_ids), args.long_repeats)
-
-            cache = Cache()
-            last = forward(p, ids, cache)[-1]
-            nxt = torch.tensor([int(torch.argmax(last))])
-
-            def step():
-                int(torch.argmax(forward(p, nxt, cache)[-1]))
-                cache.length -= 1  # roll back: every step is the 129th position
-
-            step()
-            dec = timed(step, args.steps)
             for name, t in (("forward_128", fwd), ("forward_1024", fwd_long), ("decode_step", dec)):
-                if not t:
-                    continue
-                print("threads %d  %-12s min %9.3f ms  median %9.3f ms  (runs %d)"
-                      % (n, name, min(t), statistics.median(t), len(t)))
-                record(args.json, "gpt2_%s/threads:%d" % (name, threads), t, n)
+                report(args.json, "gpt2_%s/threads:%d" % (name, threads), "%-12s" % name, t, n)
 
 
 if __name__ == "__main__":

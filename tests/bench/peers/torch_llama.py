@@ -25,12 +25,12 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_timing import report, time_forward_and_step  # noqa: E402
 from results_json import record  # noqa: E402
 
 PROMPT = 128
@@ -174,15 +174,6 @@ def rope_tables(m, positions):
     return emb.cos(), emb.sin()
 
 
-def timed(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, nargs="*", default=[1, 0], help="0 = every core")
@@ -208,23 +199,11 @@ def main():
             for threads in args.threads:
                 n = threads if threads > 0 else os.cpu_count()
                 torch.set_num_threads(n)
-                forward(m, p, rope, ids)  # warm-up
-                fwd = timed(lambda: forward(m, p, rope, ids), args.repeats)
-
-                cache = Cache(m, PROMPT + 8)
-                last = forward(m, p, rope, ids, cache)[-1]
-                nxt = torch.tensor([int(torch.argmax(last))])
-
-                def step():
-                    int(torch.argmax(forward(m, p, rope, nxt, cache)[-1]))
-                    cache.length -= 1  # roll back: every step is the 129th position
-
-                step()
-                dec = timed(step, args.steps)
+                fwd, dec = time_forward_and_step(lambda x, cache=None: forward(m, p, rope, x, cache),
+                                                 lambda: Cache(m, PROMPT + 8), ids, args.repeats, args.steps)
                 for name, t in (("forward", fwd), ("decode", dec)):
-                    print("threads %d  %-13s %-8s min %9.3f ms  median %9.3f ms  (runs %d)"
-                          % (n, key, name, min(t), statistics.median(t), len(t)))
-                    record(args.json, "llama_%s/%s/threads:%d" % (name, key, threads), t, n)
+                    report(args.json, "llama_%s/%s/threads:%d" % (name, key, threads), "%-13s %-8s" % (key, name),
+                           t, n)
         del p
 
 
