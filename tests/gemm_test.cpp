@@ -3,6 +3,9 @@
 // bias, accumulation, empty shapes; and the same bits on any thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "base/gemm.h"
 #include "base/threads.h"
 
@@ -141,6 +144,23 @@ TEST(Gemm, WritesOnlyItsBlockOfALargerMatrix) {
   Mat around = big;
   around.block(3, 5, 20, 40).setConstant(7.0f);
   EXPECT_TRUE((around.array() == 7.0f).all());
+}
+
+// Every element moved, strides respected, nothing outside the block written: rows below, at
+// and past the 8- and 16-row blocks, columns below and past 8.
+TEST(Gemm, TransposeCopyMovesEveryElement) {
+  for (Eigen::Index rows : {0, 1, 7, 8, 9, 15, 16, 17, 24, 33, 40})
+    for (Eigen::Index cols : {0, 1, 7, 8, 9, 16, 21}) {
+      const Eigen::Index ss = cols + 3, ds = rows + 5;
+      std::vector<float> src(static_cast<size_t>(rows * ss + 1));
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
+      std::vector<float> dst(static_cast<size_t>(std::max<Eigen::Index>(cols, 1) * ds), -1.0f);
+      transpose_copy(src.data(), ss, rows, cols, dst.data(), ds);
+      for (Eigen::Index j = 0; j < cols; ++j)
+        for (Eigen::Index i = 0; i < ds; ++i)
+          EXPECT_EQ(dst[static_cast<size_t>(j * ds + i)], i < rows ? src[static_cast<size_t>(i * ss + j)] : -1.0f)
+              << rows << " x " << cols << " at (" << i << ", " << j << ")";
+    }
 }
 
 TEST(Gemm, EmptyShapes) {

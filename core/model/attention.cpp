@@ -106,7 +106,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     tr->raw_scores.resize(tr->kind == Recording::Full ? static_cast<size_t>(B * n_heads) : 0);
     tr->weights.resize(tr->kind == Recording::Compact ? 0 : static_cast<size_t>(B * n_heads));
     const ScopedPhase phase(Phase::RecordingCopy);
-    tr->masks = masks;
+    if (tr->kind != Recording::Training) tr->masks = masks;  // (the backward does not read them)
   }
   // A compact recording keeps Q, K and the mask, from which head_attention gives any head's map
   // again: a long prefill never holds every head's (n_q, n_k) weights at once.
