@@ -118,6 +118,16 @@ int run(int argc, char** argv) {
   }
   for (int i = 0; i < 5; ++i) t->step();  // warm-up: first allocations, OpenMP's threads
 
+  // The timer's own cost, which the phases' times include: an empty scope entered and left.
+  start_phases();
+  const double c0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+  constexpr int kScopes = 200000;
+  for (int i = 0; i < kScopes; ++i) {
+    const ScopedPhase empty(Phase::Rest);
+  }
+  const double scope_s = (cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - c0) / kScopes;  // CPU time
+  stop_phases();
+
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
   start_phases();
@@ -181,6 +191,12 @@ int run(int argc, char** argv) {
                 100.0 * tot.seconds[i] / counted, rate, static_cast<double>(tot.entries[i]) / steps);
   }
   if (!SF_WRAP_MALLOC) std::printf("(allocation not counted: a sanitizer build)\n");
+  double scopes = 0;
+  for (uint64_t e : tot.entries) scopes += static_cast<double>(e);
+  std::printf(
+      "\nthe timer itself: %.0f ns of CPU a scope (an empty one, over a loop) x %.0f scopes a step = %.2f ms a "
+      "step, within the times above (most in the attention heads' phases)\n",
+      scope_s * 1e9, scopes / steps, scope_s * scopes / steps * 1e3);
   std::printf("\nproducts: %.2f ms per step (CPU, over the threads), %.1f %% of the counted time, %.1f GFLOP/s\n",
               products * per_step, 100.0 * products / (counted * on_core), flops * steps / products * 1e-9);
   return 0;
