@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "analysis/head_detector.h"
+#include "base/phase_timer.h"
 #include "test_util.h"
 #include "train/adam.h"
 #include "train/batch.h"
@@ -187,6 +188,35 @@ TEST(Train, MetricsHaveTheDocumentedLayout) {
   double sq = 0;
   for (const auto& g : m["steps"]["grad_norm_group"][3]) sq += g.get<double>() * g.get<double>();
   EXPECT_NEAR(std::sqrt(sq), m["steps"]["grad_norm"][3].get<double>(), 1e-3 * m["steps"]["grad_norm"][3].get<double>());
+}
+
+// A step counted by phase (base/phase_timer.h) is the same step as one not counted, and every
+// kind of product and the phases around them are counted, on one thread and on two.
+TEST(PhaseTimer, CountedTrainingStepsEqualUncountedOnes) {
+  for (int threads : {1, 2}) {
+    TrainOptions o = tiny_copy(3);
+    o.batch = 8;
+    o.threads = threads;
+    auto plain = Trainer::create(o);
+    auto counted = Trainer::create(o);
+    ASSERT_TRUE(plain && counted);
+    std::vector<StepStats> off;
+    for (int i = 0; i < 3; ++i) off.push_back(plain->step());
+    start_phases();
+    for (int i = 0; i < 3; ++i) {
+      const StepStats b = counted->step();
+      EXPECT_EQ(off[static_cast<size_t>(i)].loss, b.loss);
+      EXPECT_EQ(off[static_cast<size_t>(i)].grad_norm, b.grad_norm);
+    }
+    stop_phases();
+    const PhaseTotals t = phase_totals();
+    for (Phase p : {Phase::Rest, Phase::ProjectionForward, Phase::HeadsForward, Phase::InputGradient,
+                    Phase::WeightGradient, Phase::HeadsBackward, Phase::Transpose, Phase::Softmax,
+                    Phase::SoftmaxBackward, Phase::LayerNorm, Phase::LayerNormBackward, Phase::BiasGradient,
+                    Phase::Loss, Phase::Embedding, Phase::RecordingCopy, Phase::Adam, Phase::Batch})
+      EXPECT_GT(t.entries[static_cast<size_t>(p)], 0u) << phase_name(p) << ", " << threads << " thread(s)";
+    EXPECT_EQ(t.entries[static_cast<size_t>(Phase::Loss)], static_cast<uint64_t>(3 * threads));  // one per shard
+  }
 }
 
 TEST(Optimiser, AdamFollowsTorchFormula) {
