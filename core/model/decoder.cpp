@@ -184,10 +184,11 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   Mat x;  // (B·m, d) the residual stream
   embed(m.embedding(/*source=*/false), tgt_ids, batch, pos0, opt.positional_encoding, x, tr ? &tr->embed : nullptr);
 
-  const Rotation rotation = m.rotation(pos0, mlen);
+  Rotation rotation = m.rotation(pos0, mlen);
   // A rotary model without positional encoding (the explorer's switch, the word order test):
   // q and k are not turned, so the scores do not see positions.
   const Rotation* rot = c.positional == Positional::Rotary && opt.positional_encoding ? &rotation : nullptr;
+  if (rot) tabulate_angles(rotation);
   const DecodeCall call{
       m,     enc,  cache, masks, cross_masks, Heads(c.n_heads, c.kv_heads()), rot, opt.intervention.get(),
       batch, mlen, pos0};

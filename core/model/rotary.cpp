@@ -39,22 +39,51 @@ RowVec rope_inv_freq(const Config& c) {
   return out;
 }
 
+namespace {
+
+// cos(p·θ_i), sin(p·θ_i) for i < r/2 at position p.
+void angles(const Rotation& rot, int p, float* cs, float* sn) {
+  for (int i = 0; i < rot.rot_dim / 2; ++i) {
+    const double angle = static_cast<double>(p) * static_cast<double>((*rot.inv_freq)(i));
+    cs[i] = static_cast<float>(std::cos(angle));
+    sn[i] = static_cast<float>(std::sin(angle));
+  }
+}
+
+}  // namespace
+
+void tabulate_angles(Rotation& rot) {
+  const size_t half = static_cast<size_t>(rot.rot_dim / 2), rows = static_cast<size_t>(rot.rows_per_seq);
+  rot.cos.resize(rows * half);
+  rot.sin.resize(rows * half);
+  for (size_t r = 0; r < rows; ++r)
+    angles(rot, rot.pos0 + static_cast<int>(r), rot.cos.data() + r * half, rot.sin.data() + r * half);
+}
+
 void apply_rotary(Mat& x, const Rotation& rot) {
   const int half = rot.rot_dim / 2;
   const int heads = static_cast<int>(x.cols()) / rot.d_head;
-  std::vector<float> cs(static_cast<size_t>(half)), sn(static_cast<size_t>(half));  // one position's cos, sin
+  const bool tabulated = rot.cos.size() == static_cast<size_t>(rot.rows_per_seq) * static_cast<size_t>(half);
+  std::vector<float> own_cs, own_sn;  // one position's cos, sin, when not tabulated
+  if (!tabulated) {
+    own_cs.resize(static_cast<size_t>(half));
+    own_sn.resize(static_cast<size_t>(half));
+  }
   for (Eigen::Index r = 0; r < x.rows(); ++r) {
-    const double pos = rot.pos0 + static_cast<int>(r % rot.rows_per_seq);
-    for (int i = 0; i < half; ++i) {
-      const double angle = pos * static_cast<double>((*rot.inv_freq)(i));
-      cs[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
-      sn[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
+    const int in_seq = static_cast<int>(r % rot.rows_per_seq);
+    const float* cs = own_cs.data();
+    const float* sn = own_sn.data();
+    if (tabulated) {
+      cs = rot.cos.data() + static_cast<size_t>(in_seq) * static_cast<size_t>(half);
+      sn = rot.sin.data() + static_cast<size_t>(in_seq) * static_cast<size_t>(half);
+    } else {
+      angles(rot, rot.pos0 + in_seq, own_cs.data(), own_sn.data());
     }
     float* row = x.row(r).data();
     for (int h = 0; h < heads; ++h) {
       float* v = row + h * rot.d_head;
       for (int i = 0; i < half; ++i) {
-        const float a = v[i], b = v[i + half], c = cs[static_cast<size_t>(i)], s = sn[static_cast<size_t>(i)];
+        const float a = v[i], b = v[i + half], c = cs[i], s = sn[i];
         v[i] = a * c - b * s;
         v[i + half] = b * c + a * s;
       }

@@ -13,6 +13,8 @@
 // rotary_pct). Then q_m·k_n depends on the positions only through m − n.
 #pragma once
 
+#include <vector>
+
 #include "base/tensor.h"
 #include "model/config.h"
 
@@ -31,7 +33,15 @@ struct Rotation {
   int d_head = 0;
   int pos0 = 0;
   int rows_per_seq = 0;
+  // cos(p·θ_i) and sin(p·θ_i) of the rows' positions, (rows_per_seq, r/2) each, when tabulated
+  // (tabulate_angles); empty: apply_rotary computes them row by row.
+  std::vector<float> cos, sin;
 };
+
+// Fills rot.cos and rot.sin once for every call that turns rows with `rot`: a forward turns Q and
+// K of every layer by the same angles (SmolLM2's 30 layers: 60 passes of cos and sin otherwise).
+// The floats are those apply_rotary would compute.
+void tabulate_angles(Rotation& rot);
 
 // x (rows, heads·d_head), rotated in place head by head.
 void apply_rotary(Mat& x, const Rotation& rot);
