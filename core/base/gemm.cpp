@@ -315,18 +315,30 @@ void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumul
   using RowMajorMap =
       Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
   using ColMajorMap = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
-  RowVec x(k);  // A's one row
-  for (Index i = 0; i < k; ++i) x[i] = a.data[i * a.col_stride];
-  RowVec prod;
+  // A's one row, read in place when its floats are consecutive (a cached step's query head, a
+  // softmax row), else gathered; the product into C itself when nothing is added to it. A cached
+  // step runs four such products per head and layer: no allocation in them.
+  thread_local RowVec x_own, prod_own;
+  const float* x_data = a.data;
+  if (a.col_stride != 1) {
+    x_own.resize(k);
+    for (Index i = 0; i < k; ++i) x_own[i] = a.data[i * a.col_stride];
+    x_data = x_own.data();
+  }
+  const Eigen::Map<const RowVec> x(x_data, k);
+  const bool direct = !accumulate && !bias;
+  if (!direct) prod_own.resize(n);
+  Eigen::Map<RowVec> prod(direct ? c : prod_own.data(), n);
   if (b.col_stride == 1) {  // B's rows are contiguous
     prod.noalias() = x * RowMajorMap(b.data, k, n, Eigen::OuterStride<>(b.row_stride));
   } else if (b.row_stride == 1) {  // B's columns are (B = Wᵀ: W's rows)
     prod.noalias() = x * ColMajorMap(b.data, k, n, Eigen::OuterStride<>(b.col_stride));
   } else {
-    prod = RowVec::Zero(n);
+    prod.setZero();
     for (Index i = 0; i < k; ++i)
       for (Index j = 0; j < n; ++j) prod[j] += x[i] * b.at(i, j);
   }
+  if (direct) return;
   if (bias) prod += Eigen::Map<const RowVec>(bias, n);
   Eigen::Map<RowVec> y(c, n);
   if (accumulate)
