@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "base/gemm.h"
 #include "base/phase_timer.h"
+#include "base/threads.h"
 #include "base/vmath.h"
 #include "model/linear.h"
 #include "model/mask.h"
@@ -51,32 +57,39 @@ bool next_head(int b, int h, int batch, int n_heads, int& nb, int& nh) {
 }  // namespace
 
 void masked_softmax(Mat& s, const Mat& mask, float scale) {
-  // Whole-matrix passes where possible (a row is a handful of keys, 11 in the copy task's
-  // training, shorter than one SIMD register; the n_q · n_k floats are contiguous), and no
-  // branches on the data: a causal mask moves its cut every row, which a branch mispredicts.
-  const Eigen::Index rows = s.rows(), cols = s.cols(), size = s.size();
-  if (size == 0) return;  // no queries, or no keys to attend to
-  float* const p = s.data();
-  const float* const mk = mask.data();
-  // (mk is 0 or −inf: p · scale + mk is the rounded product, or −inf, contracted to an FMA or not)
-  for (Eigen::Index i = 0; i < size; ++i) p[i] = p[i] * scale + mk[i];
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    float* row = p + i * cols;
-    const float mx = row_max(row, cols);
-    // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
-    const float shift = mx == kMasked ? 0.0f : mx;
-    for (Eigen::Index j = 0; j < cols; ++j) row[j] -= shift;
-  }
-  exp_inplace(p, size);
-  // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
-  // sums to 1: those terms are below float resolution next to the unmasked ones).
-  for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    float* row = p + i * cols;
-    const float sum = row_sum(row, cols);
-    // every key masked: no distribution to form, the row stays 0 (not 0/0)
-    const float div = sum > 0.0f ? sum : 1.0f;
-    for (Eigen::Index j = 0; j < cols; ++j) row[j] /= div;
+  // Short rows (a handful of keys, 11 in the copy task's training, shorter than one SIMD register)
+  // go through whole-matrix passes (the n_q · n_k floats are contiguous); long ones (a prompt's
+  // hundreds of keys) row by row, each row's six passes over lines still in L1 rather than over a
+  // matrix (4 MB at 1,024 tokens) that spills to L3 between passes. The same operations on every
+  // entry either way. No branches on the data: a causal mask moves its cut every row, which a
+  // branch mispredicts.
+  const Eigen::Index rows = s.rows(), cols = s.cols();
+  if (s.size() == 0) return;                        // no queries, or no keys to attend to
+  const Eigen::Index band = cols >= 64 ? 1 : rows;  // rows per pass
+  for (Eigen::Index r0 = 0; r0 < rows; r0 += band) {
+    const Eigen::Index n_rows = std::min(band, rows - r0), size = n_rows * cols;
+    float* const p = s.data() + r0 * cols;
+    const float* const mk = mask.data() + r0 * cols;
+    // (mk is 0 or −inf: p · scale + mk is the rounded product, or −inf, contracted to an FMA or not)
+    for (Eigen::Index i = 0; i < size; ++i) p[i] = p[i] * scale + mk[i];
+    for (Eigen::Index i = 0; i < n_rows; ++i) {
+      float* row = p + i * cols;
+      const float mx = row_max(row, cols);
+      // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
+      const float shift = mx == kMasked ? 0.0f : mx;
+      for (Eigen::Index j = 0; j < cols; ++j) row[j] -= shift;
+    }
+    exp_inplace(p, size);
+    // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
+    // sums to 1: those terms are below float resolution next to the unmasked ones).
+    for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
+    for (Eigen::Index i = 0; i < n_rows; ++i) {
+      float* row = p + i * cols;
+      const float sum = row_sum(row, cols);
+      // every key masked: no distribution to form, the row stays 0 (not 0/0)
+      const float div = sum > 0.0f ? sum : 1.0f;
+      for (Eigen::Index j = 0; j < cols; ++j) row[j] /= div;
+    }
   }
 }
 
@@ -111,7 +124,6 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // A compact recording keeps Q, K and the mask, from which head_attention gives any head's map
   // again: a long prefill never holds every head's (n_q, n_k) weights at once.
   const bool keep_weights = tr && tr->kind != Recording::Compact;
-  Mat scratch;  // (n_q, n_k) the weights of every head when there is no recording to hold them
   const Eigen::Index lq = q.outerStride(), lk = k.outerStride(), lv = v.outerStride();
   // Kᵀ (d, B·n_k), transposed once rather than head by head inside the products, when several
   // queries read each key. One query (a cached decoding step) reads K as it is: a matrix-vector
@@ -122,36 +134,60 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     kt.resize(dkv, k.rows());
     transpose_copy(k.data(), lk, k.rows(), dkv, kt.data(), kt.cols());
   }
-  for (int b = 0; b < B; ++b) {
-    for (int h = 0; h < n_heads; ++h) {
-      int nb, nh;
-      if (nq > 1 && next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
-        const int nkvh = heads.kv_of(nh);
-        prefetch_block(q.data() + nb * nq * lq + nh * dk, nq, dk, lq);
-        prefetch_block(v.data() + nb * nk * lv + nkvh * dk, nk, dk, lv);
-        prefetch_block(kt.data() + nkvh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
-      }
-      const int kvh = heads.kv_of(h);                       // the K/V head query head h reads
-      const float* qh = q.data() + b * nq * lq + h * dk;    // (n_q, dk), row stride lq
-      const float* vh = v.data() + b * nk * lv + kvh * dk;  // (n_k, dk), row stride lv
-      const MatRef kh_t = nq > 1 ? MatRef{kt.data() + kvh * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
-                                 : MatRef{k.data() + b * nk * lk + kvh * dk, 1, lk};
-      const size_t idx = static_cast<size_t>(b * n_heads + h);
-      Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
-      s.resize(nq, nk);
-      {
-        const ScopedPhase phase(Phase::HeadsForward);
-        gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
-      }
-      if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
-      {
-        const ScopedPhase phase(Phase::Softmax);
-        masked_softmax(s, masks[static_cast<size_t>(b)], scale);
-      }
-      const ScopedPhase phase(Phase::HeadsForward);
-      gemm(nq, dk, nk, mat_ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
+  // Head h of sequence b: scores, softmax, values into its columns of concat; `scratch` holds its
+  // (n_q, n_k) weights when no recording keeps them.
+  const auto one_head = [&](int b, int h, Mat& scratch) {
+    int nb, nh;
+    if (nq > 1 && next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
+      const int nkvh = heads.kv_of(nh);
+      prefetch_block(q.data() + nb * nq * lq + nh * dk, nq, dk, lq);
+      prefetch_block(v.data() + nb * nk * lv + nkvh * dk, nk, dk, lv);
+      prefetch_block(kt.data() + nkvh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
     }
+    const int kvh = heads.kv_of(h);                       // the K/V head query head h reads
+    const float* qh = q.data() + b * nq * lq + h * dk;    // (n_q, dk), row stride lq
+    const float* vh = v.data() + b * nk * lv + kvh * dk;  // (n_k, dk), row stride lv
+    const MatRef kh_t = nq > 1 ? MatRef{kt.data() + kvh * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
+                               : MatRef{k.data() + b * nk * lk + kvh * dk, 1, lk};
+    const size_t idx = static_cast<size_t>(b * n_heads + h);
+    Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
+    s.resize(nq, nk);
+    {
+      const ScopedPhase phase(Phase::HeadsForward);
+      gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
+    }
+    if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
+    {
+      const ScopedPhase phase(Phase::Softmax);
+      masked_softmax(s, masks[static_cast<size_t>(b)], scale);
+    }
+    const ScopedPhase phase(Phase::HeadsForward);
+    gemm(nq, dk, nk, mat_ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
+  };
+  const int n_items = B * n_heads;
+  int T = 1;
+#ifdef _OPENMP
+  // Several queries per head, enough work to pay for waking the cores: they share the heads, each
+  // head whole (its products then run on one core each, and give the same bits as on one core).
+  // The softmax and the small products of a short input then run in parallel too.
+  const int64_t work = int64_t{nq} * nk * dk * n_items;
+  if (nq > 1 && n_items > 1 && work >= (int64_t{1} << 20) && !omp_in_parallel()) T = std::min(threads(), n_items);
+#endif
+  if (T <= 1) {
+    Mat scratch;
+    for (int i = 0; i < n_items; ++i) one_head(i / n_heads, i % n_heads, scratch);
+    return;
   }
+  RegionErrors errors;  // a head's scratch, or its recorded weights, may fail to allocate
+#ifdef _OPENMP
+#pragma omp parallel num_threads(T)
+  {
+    Mat scratch;
+#pragma omp for schedule(static)
+    for (int i = 0; i < n_items; ++i) errors.run([&] { one_head(i / n_heads, i % n_heads, scratch); });
+  }
+#endif
+  errors.rethrow();
 }
 
 void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, Heads heads, int head,
