@@ -1,10 +1,13 @@
 #include "model/packed_gemm.h"
 
+#include "base/phase_timer.h"
+
 namespace sf {
 
 PackedWeight pack_weight(const Mat& w) { return {pack_b(mat_ref_t(w), w.cols(), w.rows())}; }
 
 void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias, const Epilogue& ep) {
+  const ScopedPhase phase(Phase::ProjectionForward);
   y.resize(x.rows(), w.wt.n);
   gemm(x.rows(), mat_ref(x), w.wt, y.data(), w.wt.n, GemmOut::Overwrite, bias ? bias->data() : nullptr, ep);
 }
