@@ -17,6 +17,7 @@
 #include "stepper/attention_view.h"
 #include "stepper/run.h"
 #include "stepper/session.h"
+#include "model_shapes.h"
 #include "test_util.h"
 
 namespace sf {
@@ -202,25 +203,10 @@ TEST(HeadThumbnail, ShrinksByBlockMaximaAndKeepsTheMapsNumbers) {
 // GPT-2's shape (12 layers of 12 heads, 1024 positions, pre-LN, tanh-GELU, learned positions, tied
 // output) at a small width, with random weights.
 std::shared_ptr<const Model> gpt2_shaped_small_width() {
-  Config c;
-  c.arch = Arch::DecoderOnly;
+  Config c = gpt2_small_config();
   c.d_model = 48;
-  c.n_heads = 12;
-  c.n_decoder_layers = 12;
   c.d_ff = 192;
-  c.max_len = 1024;
-  c.norm = NormPlacement::Pre;
-  c.activation = Activation::GeluTanh;
-  c.positional = Positional::Learned;
-  c.share_embeddings = true;
-  c.scale_embeddings = false;
-  std::vector<std::string> v{"<pad>", "<s>", "</s>", "<unk>"};
-  while (v.size() < 300) v.push_back("w" + std::to_string(v.size()));
-  c.tgt_vocab = *Vocab::make(v, Tokenizer::Word, "tgt");
-  Weights w;
-  init_xavier(w, c, 3);
-  pack_for_inference(w);
-  return std::make_shared<const Model>(Model::make(std::move(c), std::move(w)));
+  return std::make_shared<const Model>(random_model(c, 300, 3));
 }
 
 // What a long run holds is bounded by its shapes: per layer and row a fixed number of d-wide
