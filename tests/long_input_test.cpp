@@ -1,6 +1,7 @@
 // Long inputs in bounded memory: a head's attention map computed on demand (head_attention) is the
-// one the forward computes, and a stepper Session keeps Q, K and the masks instead of the maps, so
-// that what it holds grows as O(n·d·layers), not O(n²·heads·layers).
+// one the forward computes, and a stepper Session keeps Q, K and the masks instead of the maps, and
+// one copy of each matrix its blocks record, so that what it holds grows as O(n·d·layers), not
+// O(n²·heads·layers).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -162,6 +163,65 @@ TEST_P(OnDemandAttention, StackedViewMapsOnDemandEqualTheBuiltOnes) {
   }
 }
 
+// A kept step holds no second copy of a block's matrices, and whole_trace gives them back: the
+// prefill's recording equals, bit for bit, the same step recorded whole (cache off: step 0 feeds
+// the same rows).
+Session greedy_run(const std::shared_ptr<const Model>& m, bool cache) {
+  const Config& c = m->config;
+  const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
+  DecodeSettings greedy;
+  greedy.max_len = 4;
+  auto s = Session::create(m, v.token(5) + " " + v.token(6) + " " + v.token(7), "", greedy, cache);
+  EXPECT_TRUE(s.ok()) << s.error();
+  Session out = std::move(*s);
+  out.run_to_end();
+  return out;
+}
+
+class BlockCopies : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BlockCopies, DroppedFromKeptStepsAndRestoredWhole) {
+  const auto m = fixture_model(GetParam());
+  const Config& c = m->config;
+  const Session cached = greedy_run(m, true), whole = greedy_run(m, false);
+  const DecoderTrace& kept = *cached.steps()[0]->trace;
+  const DecoderTrace& full = *whole.steps()[0]->trace;
+  const auto blocks = [&](const DecoderLayerTrace& l) {
+    std::vector<const ResidualTrace*> b{&l.self_block};
+    if (c.has_cross_attention()) b.push_back(&l.cross_block);
+    if (c.has_ffn()) b.push_back(&l.ffn_block);
+    return b;
+  };
+  for (const DecoderLayerTrace& l : kept.layers)
+    for (const ResidualTrace* b : blocks(l)) {
+      EXPECT_EQ(b->sublayer_out.size(), 0) << "the sublayer's own `out` holds it";
+      EXPECT_EQ(b->norm.out.size(), 0);
+      if (c.norm == NormPlacement::Pre) {
+        EXPECT_EQ(b->sum.size(), 0) << "pre-LN: the output holds it";
+      }
+      EXPECT_GT(b->output.size(), 0);
+      EXPECT_GT(b->input.size(), 0);
+    }
+  const std::shared_ptr<const DecoderTrace> back = cached.whole_trace(0);
+  ASSERT_EQ(back->layers.size(), full.layers.size());
+  for (size_t i = 0; i < full.layers.size(); ++i) {
+    const std::vector<const ResidualTrace*> a = blocks(back->layers[i]), b = blocks(full.layers[i]);
+    for (size_t k = 0; k < a.size(); ++k) {
+      EXPECT_TRUE(a[k]->sum == b[k]->sum) << GetParam() << " layer " << i << " block " << k;
+      EXPECT_TRUE(a[k]->norm.out == b[k]->norm.out) << GetParam() << " layer " << i << " block " << k;
+      EXPECT_TRUE(a[k]->sublayer_out == b[k]->sublayer_out) << GetParam() << " layer " << i << " block " << k;
+      EXPECT_TRUE(a[k]->output == b[k]->output);
+    }
+  }
+  // The explorer's and layer_stats' readers of a kept step (input, output, LayerNorm statistics)
+  // find what they read.
+  EXPECT_GT(cached.retained_bytes(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, BlockCopies,
+                         ::testing::Values("deconly_pre_gelu", "deconly_post_relu_learned", "encdec_pre_relu_sin",
+                                           "encdec_post_gelu_learned", "deconly_pre_attn_only"));
+
 // A thumbnail keeps a small map as it is and shrinks a large one by block maxima, so a single
 // strong weight (a head attending to one token) stays visible; its maximum and entropy are the
 // whole map's.
@@ -228,9 +288,12 @@ TEST(LongInput, SessionHoldsLinearlyManyVectorsNotTheMaps) {
   const int64_t n = prompt + 1 + 6;  // <s>, the prompt, the steps
   const int64_t d = c.d_model, L = c.n_decoder_layers, H = c.n_heads, V = c.tgt_vocab.size();
   const int64_t f = sizeof(float);
-  // 32 d-wide vectors per row and layer is generous (a pre-LN layer records about 20), and a few
-  // more per row for the embedding and the final LayerNorm, a logits row per step.
-  const int64_t per_row = f * (32 * d * L + 8 * d);
+  // 14 d-wide vectors per row and layer: a pre-LN layer keeps 12 — each block's input, LayerNorm
+  // output and output, Q, K, V, the heads' concat and W_o's output, the feed-forward's output — and
+  // its LayerNorms' statistics, not the copies its blocks hold twice (their sums, LayerNorm outputs
+  // and sublayer outputs, drop_block_copies); and a few more per row for the embedding and the
+  // final LayerNorm, a logits row per step.
+  const int64_t per_row = f * (14 * d * L + 8 * d);
   const int64_t masks = f * L * n * n;
   const int64_t bound = per_row * n + masks + f * V * 8;
   const int64_t maps = f * L * H * n * n;  // one copy of every head's weights

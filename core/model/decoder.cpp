@@ -159,7 +159,7 @@ void record_output(DecoderTrace& tr, Mat&& x, const Mat& logits, int batch) {
   if (tr.kind == Recording::Compact) {
     // The last row only (one sequence): the next-token distribution. A prefill's other rows
     // (1000 GPT-2 prompt tokens: 200 MB) are recomputed from `output` by Session::whole_trace.
-    tr.logits = batch == 1 ? Mat(logits.bottomRows(1)) : logits;
+    tr.logits = batch == 1 ? Mat(logits.bottomRows(1)) : logits;  // decode() computed only that row
   } else if (tr.kind == Recording::Training) {
     tr.logits = logits;  // the trainer's loss reads the returned logits; no distributions
   } else {
@@ -195,8 +195,11 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   for (int l = 0; l < c.n_decoder_layers; ++l)
     decoder_layer(call, l, x, tr ? &tr->layers[static_cast<size_t>(l)] : nullptr);
   close_stack(c.norm, m.weights.decoder_norm, x, tr ? &tr->final_norm : nullptr);
-  Mat logits;  // (B·m, V)
-  generator_forward(m.weights, c, x, logits);
+  Mat logits;  // (B·m, V); a compact recording of one sequence: the last row's, (1, V)
+  if (tr && tr->kind == Recording::Compact && batch == 1 && x.rows() > 1)
+    generator_forward(m.weights, c, Mat(x.bottomRows(1)), logits);
+  else
+    generator_forward(m.weights, c, x, logits);
 
   if (cache) advance_cache(*cache, tgt_ids, mlen);
   if (tr) record_output(*tr, std::move(x), logits, batch);

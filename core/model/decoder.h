@@ -24,7 +24,9 @@ struct EncoderContext {
 };
 
 // tgt_ids (B·m): the new tokens; with a cache (holding the same B sequences) they sit at
-// positions cache->length .. cache->length + m − 1 and are appended to it. Returns logits (B·m, V).
+// positions cache->length .. cache->length + m − 1 and are appended to it. Returns logits (B·m, V);
+// with a compact recording of one sequence (a stepper Session's step, model/recording.h) only the
+// last row's (1, V): a 1,000-token prefill's other rows are 200 MB and 40 % of its products.
 Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const EncoderContext& enc, KvCache* cache,
            DecoderTrace* tr, const RunOptions& opt = {});
 

@@ -24,6 +24,51 @@ void spread_kind(DecoderTrace& t) {
   t.final_norm.kind = t.kind;
 }
 
+namespace {
+
+bool same(const Mat& a, const Mat& b) {
+  return a.size() > 0 && a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
+}
+
+void drop_if_same(Mat& copy, const Mat& twin) {
+  if (same(copy, twin)) copy.resize(0, 0);
+}
+
+void restore_if_dropped(Mat& copy, const Mat& twin) {
+  if (copy.size() == 0 && twin.size() > 0) copy = twin;
+}
+
+// block: a residual block; out: its sublayer's own recorded output.
+void drop_copies(ResidualTrace& block, const Mat& out, NormPlacement norm) {
+  if (norm == NormPlacement::Pre) drop_if_same(block.sum, block.output);
+  drop_if_same(block.norm.out, norm == NormPlacement::Pre ? block.sublayer_in : block.output);
+  drop_if_same(block.sublayer_out, out);
+}
+
+void restore_copies(ResidualTrace& block, const Mat& out, NormPlacement norm) {
+  if (norm == NormPlacement::Pre) restore_if_dropped(block.sum, block.output);
+  restore_if_dropped(block.norm.out, norm == NormPlacement::Pre ? block.sublayer_in : block.output);
+  restore_if_dropped(block.sublayer_out, out);
+}
+
+}  // namespace
+
+void drop_block_copies(DecoderTrace& t, NormPlacement norm) {
+  for (DecoderLayerTrace& l : t.layers) {
+    drop_copies(l.self_block, l.self_attn.out, norm);
+    drop_copies(l.cross_block, l.cross_attn.out, norm);
+    drop_copies(l.ffn_block, l.ffn.out, norm);
+  }
+}
+
+void restore_block_copies(DecoderTrace& t, NormPlacement norm) {
+  for (DecoderLayerTrace& l : t.layers) {
+    restore_copies(l.self_block, l.self_attn.out, norm);
+    restore_copies(l.cross_block, l.cross_attn.out, norm);
+    restore_copies(l.ffn_block, l.ffn.out, norm);
+  }
+}
+
 Mat log_softmax_rows(const Mat& logits) {
   Mat out(logits.rows(), logits.cols());
   for (Eigen::Index i = 0; i < logits.rows(); ++i) {

@@ -258,9 +258,11 @@ Mat next_logits(const Model& m, const EncoderContext& enc, const std::vector<int
       fed.insert(fed.end(), ids.begin() + static_cast<std::ptrdiff_t>(b * t + t - fed_len),
                  ids.begin() + static_cast<std::ptrdiff_t>((b + 1) * t));
   }
-  const Mat logits = decode(m, fed, batch, enc, cache, tr, opt);  // (B·fed_len, V)
-  Mat last(batch, logits.cols());                                 // (B, V)
-  for (int b = 0; b < batch; ++b) last.row(b) = logits.row(b * fed_len + fed_len - 1);
+  // (B·fed_len, V), or a compact recording's last row only (decode)
+  const Mat logits = decode(m, fed, batch, enc, cache, tr, opt);
+  const Eigen::Index per = logits.rows() / batch;  // rows per sequence
+  Mat last(batch, logits.cols());                  // (B, V)
+  for (int b = 0; b < batch; ++b) last.row(b) = logits.row(b * per + per - 1);
   return last;
 }
 

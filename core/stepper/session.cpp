@@ -50,9 +50,11 @@ RowVec last_row(const Mat& m) { return m.bottomRows(1); }
 //    Session::attention_weights computes a step's maps again from the kept Q, K and mask with the
 //    forward's own head_attention;
 //  - no FFN hidden activations, log_probs or probs (~1 MB per GPT-2 step): each is recomputed from
-//    what is kept, by the same code, in Session::whole_trace.
+//    what is kept, by the same code, in Session::whole_trace;
+//  - no second copy of a matrix a residual block holds twice (drop_block_copies, model/trace.h):
+//    6 of a GPT-2 layer's ~20 (n, d) matrices, 225 MB of a 1,020-token prefill.
 // Beam search keeps its recordings whole: its hypotheses' rows come from different parents.
-void compact(DecoderTrace& tr, int step, int position0, int fed) {
+void compact(DecoderTrace& tr, int step, int position0, int fed, NormPlacement norm) {
   for (DecoderLayerTrace& l : tr.layers) {
     AttentionTrace& self = l.self_attn;
     self.k = self.k.bottomRows(fed).eval();
@@ -72,6 +74,7 @@ void compact(DecoderTrace& tr, int step, int position0, int fed) {
     l.ffn.hidden_pre.resize(0, 0);
     l.ffn.hidden.resize(0, 0);
   }
+  drop_block_copies(tr, norm);
   tr.log_probs.resize(0, 0);
   tr.probs.resize(0, 0);
   tr.kind = Recording::Compact;
@@ -118,7 +121,7 @@ void step_one_hypothesis(const StepContext& x, int t, int fed, Hypothesis& hyp, 
   rec.chosen = chosen;
   rec.chosen_prob = std::exp(log_p);
   // Beam search is left whole: its hypotheses' rows come from different parents at each step.
-  if (x.use_cache) compact(*tr, t, rec.position0, fed);
+  if (x.use_cache) compact(*tr, t, rec.position0, fed, m.config.norm);
   rec.trace = std::move(tr);
   hyp.ids.push_back(chosen);
   Beam& b = beam;

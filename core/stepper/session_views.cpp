@@ -160,7 +160,8 @@ std::shared_ptr<const DecoderTrace> Session::whole_trace(int step) const {
     lt.ffn.gate = std::move(ffn.gate);
     lt.ffn.up = std::move(ffn.up);
   }
-  // Every row's logits, by the generator call the decoder made (same rows, same product).
+  restore_block_copies(*t, m.config.norm);
+  // Every row's logits, by the decoder's generator (a compact step computed the last row's only).
   Mat logits;
   generator_forward(m.weights, m.config, t->output, logits);
   record_logits(logits, t->logits, t->log_probs, t->probs);
@@ -206,7 +207,8 @@ int64_t bytes_of(const AttentionTrace& t) {
          bytes_of(t.raw_scores) + bytes_of(t.masks) + bytes_of(t.weights) + bytes_of(t.concat) + bytes_of(t.out);
 }
 int64_t bytes_of(const FeedForwardTrace& t) {
-  return bytes_of(t.hidden_pre) + bytes_of(t.hidden) + bytes_of(t.gate_pre) + bytes_of(t.gate) + bytes_of(t.up);
+  return bytes_of(t.hidden_pre) + bytes_of(t.hidden) + bytes_of(t.gate_pre) + bytes_of(t.gate) + bytes_of(t.up) +
+         bytes_of(t.out);
 }
 int64_t bytes_of(const EmbeddingTrace& t) {
   return bytes_of(t.scaled) + bytes_of(t.pe) + bytes_of(t.types) + bytes_of(t.pre_norm) + bytes_of(t.norm) +
