@@ -7,16 +7,31 @@ const char* rollout_formula() {
 }
 
 std::vector<Mat> attention_rollout(const std::vector<const AttentionTrace*>& self_attn) {
-  std::vector<Mat> out;
-  Mat r;  // (n, n) R_(l−1)
+  std::vector<std::vector<const Mat*>> heads;
   for (const AttentionTrace* a : self_attn) {
     if (!a || a->n_heads <= 0 || a->weights.size() < static_cast<size_t>(a->n_heads)) return {};
-    const Mat& first = a->head_weights(0, 0);
+    heads.emplace_back();
+    for (int h = 0; h < a->n_heads; ++h) heads.back().push_back(&a->head_weights(0, h));
+  }
+  return attention_rollout(heads);
+}
+
+std::vector<Mat> attention_rollout(const std::vector<std::vector<const Mat*>>& heads) {
+  std::vector<Mat> out;
+  Mat r;  // (n, n) R_(l−1)
+  for (const std::vector<const Mat*>& layer : heads) {
+    if (layer.empty()) return {};
+    for (const Mat* w : layer)
+      if (!w) return {};
+    const Mat& first = *layer.front();
     if (first.rows() != first.cols()) return {};               // a cached step's rows: not a whole sequence
     if (r.size() != 0 && r.rows() != first.rows()) return {};  // layers that saw different sequences
     Mat mean = Mat::Zero(first.rows(), first.cols());          // (n, n)
-    for (int h = 0; h < a->n_heads; ++h) mean += a->head_weights(0, h);
-    mean /= static_cast<float>(a->n_heads);
+    for (const Mat* w : layer) {
+      if (w->rows() != first.rows() || w->cols() != first.cols()) return {};
+      mean += *w;
+    }
+    mean /= static_cast<float>(layer.size());
     Mat hat = 0.5f * mean + 0.5f * Mat::Identity(mean.rows(), mean.cols());  // (n, n)
     for (Eigen::Index i = 0; i < hat.rows(); ++i) hat.row(i) /= hat.row(i).sum();
     r = r.size() == 0 ? hat : Mat(hat * r);

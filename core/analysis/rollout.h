@@ -22,6 +22,9 @@ const char* rollout_formula();
 // attention of layer l is `self_attn[l]`, with its heads. Empty when a layer has no weights, its
 // map is not square (n, n), or the layers' sizes differ.
 std::vector<Mat> attention_rollout(const std::vector<const AttentionTrace*>& self_attn);
+// The same from each layer's heads' weights, [layer][head] (n, n): a view that computes a head's map
+// on demand (analysis/head_maps.h) gives them without a recording that holds them all.
+std::vector<Mat> attention_rollout(const std::vector<std::vector<const Mat*>>& heads);
 
 // The self-attentions of each stack of a recording, in layer order.
 std::vector<const AttentionTrace*> encoder_self_attention(const EncoderTrace& t);

@@ -51,8 +51,14 @@ Result<WorkedAttention> worked_attention(const std::vector<float>& q, const std:
 }
 
 AttentionCell attention_cell(const AttentionTrace& a, int head, int i, int j) {
-  AttentionCell c;
   const size_t h = static_cast<size_t>(head);
+  return attention_cell(a, a.raw_scores[h], a.weights[h], head, i, j);
+}
+
+AttentionCell attention_cell(const AttentionTrace& a, const Mat& raw, const Mat& weights, int head, int i, int j) {
+  AttentionCell c;
+  // raw × scale: the scaled score as the forward rounded it (AttentionTrace::score).
+  const auto score = [&](Eigen::Index t) { return raw(i, t) * a.scale; };
   c.d_k = static_cast<int>(a.q.cols()) / a.n_heads;
   const int kvh = a.kv_head(head);
   for (int t = 0; t < c.d_k; ++t) {
@@ -61,25 +67,22 @@ AttentionCell attention_cell(const AttentionTrace& a, int head, int i, int j) {
     c.prod.push_back(c.q.back() * c.k.back());
     c.dot += c.prod.back();
   }
-  c.raw = a.raw_scores[h](i, j);
+  c.raw = raw(i, j);
   c.sqrt_dk = std::sqrt(static_cast<float>(c.d_k));
-  c.scaled = a.score(h, i, j);
+  c.scaled = score(j);
   c.mask = a.masks[0](i, j);
   c.computed = !std::isnan(c.raw);
   c.masked = std::isinf(c.mask);
-  c.weight = a.weights[h](i, j);
+  c.weight = weights(i, j);
   // The softmax over the row: every key with a finite mask and a computed score.
-  const Eigen::Index nk = a.weights[h].cols();
-  const auto visible = [&](Eigen::Index t) {
-    return std::isfinite(a.masks[0](i, t)) && std::isfinite(a.raw_scores[h](i, t));
-  };
+  const Eigen::Index nk = weights.cols();
+  const auto visible = [&](Eigen::Index t) { return std::isfinite(a.masks[0](i, t)) && std::isfinite(raw(i, t)); };
   c.row_max = -INFINITY;
   for (Eigen::Index t = 0; t < nk; ++t)
-    if (visible(t)) c.row_max = std::max(c.row_max, a.score(h, i, static_cast<int>(t))), ++c.visible;
+    if (visible(t)) c.row_max = std::max(c.row_max, score(t)), ++c.visible;
   for (Eigen::Index t = 0; t < nk; ++t)
-    if (visible(t)) c.exp_sum += std::exp(a.score(h, i, static_cast<int>(t)) - c.row_max);
-  for (Eigen::Index t = 0; t < nk; ++t)
-    c.row.push_back(std::isinf(a.masks[0](i, t)) ? a.masks[0](i, t) : a.score(h, i, static_cast<int>(t)));
+    if (visible(t)) c.exp_sum += std::exp(score(t) - c.row_max);
+  for (Eigen::Index t = 0; t < nk; ++t) c.row.push_back(std::isinf(a.masks[0](i, t)) ? a.masks[0](i, t) : score(t));
   if (c.computed && !c.masked && c.exp_sum > 0) {
     c.exp_cell = std::exp(c.scaled - c.row_max);
     c.softmax = c.exp_cell / c.exp_sum;

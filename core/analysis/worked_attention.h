@@ -53,5 +53,8 @@ struct AttentionCell {
 
 // Batch element 0, query head `head`; i, j inside the weights.
 AttentionCell attention_cell(const AttentionTrace& a, int head, int i, int j);
+// The same with the head's raw scores and weights (n_q, n_k) given apart from the recording (a
+// view that keeps Q, K and the mask and computes a head's map on demand, analysis/head_maps.h).
+AttentionCell attention_cell(const AttentionTrace& a, const Mat& raw, const Mat& weights, int head, int i, int j);
 
 }  // namespace sf
