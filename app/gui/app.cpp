@@ -222,6 +222,8 @@ void App::set_presentation(bool on) {
 bool App::script_done() const { return (!script_ || script_->done()) && !lesson_busy(); }
 int App::script_failures() const { return (script_ ? script_->failures() : 0) + (lesson_ ? lesson_->failures() : 0); }
 
+bool App::waiting_on_worker() const { return !worker_->idle(); }
+
 bool App::busy() const {
   return ui_.playing || !worker_->idle() || !script_done() || !shot_path_.empty() || panel_shot_ || fonts_dirty_ ||
          frame_ < 5;

@@ -99,6 +99,9 @@ class App {
   int exit_code() const { return exit_code_; }
   // True while something animates or waits (play, scripts, worker busy): keep polling.
   bool busy() const;
+  // The worker is computing (a step, thumbnails): the frames only wait for it, and it wakes the
+  // loop when it publishes.
+  bool waiting_on_worker() const;
 
   // ---- used by panels and scripts
   Worker& worker() { return *worker_; }

@@ -196,7 +196,11 @@ std::unique_ptr<LessonDriver> open_lesson(const std::string& path, std::string& 
 
 // One frame: poll (or wait while idle), build the UI, render it, screenshots, swap.
 void run_frame(App& app, GLFWwindow* window, bool headless) {
-  if (headless || app.busy())
+  if (app.waiting_on_worker())
+    // At most 20 frames a second while the worker computes (it wakes us when it publishes): a
+    // software rasteriser drawing as fast as it can would take a core from a long input's step.
+    glfwWaitEventsTimeout(0.05);
+  else if (headless || app.busy())
     glfwPollEvents();
   else
     glfwWaitEventsTimeout(0.25);  // idle: sleep until input or the worker wakes us

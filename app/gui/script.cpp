@@ -260,6 +260,12 @@ void ScriptRunner::tick(App& app) {
     return;
   }
   if (app.screenshot_pending() || next_ >= lines_.size()) return;
+  // A screenshot or an export waits for what the worker still computes for the picture (the model
+  // view's thumbnails, asked for by the frames since the last command).
+  if (!w.idle()) {
+    const std::vector<std::string> a = split_words(lines_[next_].text);
+    if (!a.empty() && (a[0] == "screenshot" || a[0].rfind("export-", 0) == 0)) return;
+  }
   const Line& l = lines_[next_++];
   current_ = &l;
   const uint64_t before = w.posted();

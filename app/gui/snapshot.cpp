@@ -37,18 +37,6 @@ const char* attn_name(AttnKind k, int which) {
 
 const char* to_string(AttnKind k) { return attn_name(k, 0); }
 
-const AttentionTrace& AttnView::maps(int head) const {
-  std::lock_guard<std::mutex> lock(maps_mu_);
-  const size_t h = static_cast<size_t>(head);
-  if (h < trace.weights.size() && trace.weights[h].size() == 0 && trace.q.rows() > 0 && trace.k.rows() > 0)
-    stacked_head_maps(trace, runs, head, trace.raw_scores[h], trace.weights[h]);
-  return trace;
-}
-
-const AttentionTrace& AttnView::all_maps() const {
-  for (int h = 0; h < trace.n_heads; ++h) maps(h);
-  return trace;
-}
 const char* short_name(AttnKind k) { return attn_name(k, 1); }
 
 namespace {
@@ -123,44 +111,67 @@ struct StageIndex {
 
 // [SECTION] attention views
 
-// The panels' view of core's stacked attention: the same recording, with the tokens as shown,
-// and a thumbnail of every head's map (a head computed for it is not kept).
-std::shared_ptr<AttnView> attn_view(AttnKind kind, int layer, StackedAttention&& st, const Vocab& q_voc,
-                                    const Vocab& k_voc) {
-  auto v = std::make_shared<AttnView>();
-  v->kind = kind;
-  v->layer = layer;
-  v->trace = std::move(st.trace);
-  v->runs = std::move(st.runs);
-  const size_t heads = static_cast<size_t>(v->trace.n_heads);
-  const bool lazy = v->trace.weights.size() != heads;
-  if (lazy) {
-    v->trace.raw_scores.assign(heads, Mat());
-    v->trace.weights.assign(heads, Mat());
+// The attention views of the snapshot published before, to share with: a view whose rows are the
+// same holds the same numbers (a recording never changes once made).
+struct Reuse {
+  const Snapshot* prev = nullptr;
+  std::shared_ptr<const AttnData> find(AttnKind kind, int layer, const void* source,
+                                       const std::vector<std::pair<const void*, int>>& rows) const {
+    const AttnView* v = prev ? prev->attn_view(kind, layer) : nullptr;
+    if (!v || !v->data || v->data->source.get() != source || v->data->rows != rows) return nullptr;
+    return v->data;
   }
-  for (int id : st.q_ids) v->q_labels.push_back(display_token(q_voc, id));
-  for (int id : st.k_ids) v->k_labels.push_back(id == -2 ? "?" : display_token(k_voc, id));
-  v->k_ids = std::move(st.k_ids);
-  v->q_step = std::move(st.q_step);
-  Mat raw, w;
-  for (int h = 0; h < v->trace.n_heads; ++h) {
-    if (lazy) stacked_head_maps(v->trace, v->runs, h, raw, w);
-    const Mat& map = lazy ? w : v->trace.head_weights(0, h);
-    v->thumbs.push_back(head_thumbnail(map, v->trace.masks[0], kThumbnailSide));
+};
+
+// The panels' view of core's stacked attention: the same recording, with the tokens as shown;
+// heads' maps and thumbnails are computed when first asked for (analysis/head_maps.h).
+std::shared_ptr<AttnData> attn_data(StackedAttention&& st, const Vocab& q_voc, const Vocab& k_voc) {
+  std::vector<std::string> q_labels, k_labels;
+  for (int id : st.q_ids) q_labels.push_back(display_token(q_voc, id));
+  for (int id : st.k_ids) k_labels.push_back(id == -2 ? "?" : display_token(k_voc, id));
+  auto d = std::make_shared<AttnData>(std::move(st), kThumbnailSide);
+  d->q_labels = std::move(q_labels);
+  d->k_labels = std::move(k_labels);
+  return d;
+}
+
+std::shared_ptr<AttnView> encoder_view(const Session& s, int layer, const Reuse& reuse) {
+  const Vocab& voc = s.model().config.src_vocab;
+  auto v = std::make_shared<AttnView>();
+  v->kind = AttnKind::EncoderSelf;
+  v->layer = layer;
+  const std::shared_ptr<const EncoderRecord> enc = s.encoder();
+  v->data = reuse.find(v->kind, layer, enc.get(), {});
+  if (!v->data) {
+    auto d = attn_data(encoder_attention(s, layer), voc, voc);
+    d->source = enc;
+    v->data = std::move(d);
   }
   return v;
 }
 
-std::shared_ptr<AttnView> encoder_view(const Session& s, int layer) {
-  const Vocab& voc = s.model().config.src_vocab;
-  return attn_view(AttnKind::EncoderSelf, layer, encoder_attention(s, layer), voc, voc);
-}
-
-std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross) {
+std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
+                                       const Reuse& reuse) {
   const Config& c = s.model().config;
-  return attn_view(cross ? AttnKind::Cross : AttnKind::DecoderSelf, layer,
-                   decoder_attention(s, rows, layer, cross, /*maps=*/false), c.tgt_vocab,
-                   cross ? c.src_vocab : c.tgt_vocab);
+  auto v = std::make_shared<AttnView>();
+  v->kind = cross ? AttnKind::Cross : AttnKind::DecoderSelf;
+  v->layer = layer;
+  std::vector<std::pair<const void*, int>> key;
+  key.reserve(rows.size());
+  for (const DecodedRow& r : rows) key.emplace_back(r.trace.get(), r.row);
+  // The keys come from the steps up to the last row's and (cross-attention) from the encoder.
+  const std::shared_ptr<const EncoderRecord> enc = s.encoder();
+  v->data = reuse.find(v->kind, layer, enc.get(), key);
+  if (!v->data) {
+    auto d = attn_data(decoder_attention(s, rows, layer, cross, /*maps=*/false), c.tgt_vocab,
+                       cross ? c.src_vocab : c.tgt_vocab);
+    d->source = enc;
+    for (const DecodedRow& r : rows)
+      if (d->traces.empty() || d->traces.back() != r.trace) d->traces.push_back(r.trace);
+    d->rows = std::move(key);
+    v->data = std::move(d);
+  }
+  return v;
 }
 
 // [SECTION] residual / LayerNorm statistics
@@ -199,12 +210,13 @@ BlockStats decoder_block(const std::vector<DecodedRow>& rows, int layer, Block b
 
 // [SECTION] build_views
 
-void build_views(Snapshot& s) {
+void build_views(Snapshot& s, const Snapshot* prev) {
   for (auto& v : s.attn) v.clear();
   s.blocks.clear();
   if (!s.session) return;
   const Session& se = *s.session;
   const Config& c = se.model().config;
+  const Reuse reuse{prev && prev->session && &prev->session->model() == &se.model() ? prev : nullptr};
   s.stages = se.stages();
   s.cursor = se.cursor();
   s.stage = se.current();
@@ -225,7 +237,7 @@ void build_views(Snapshot& s) {
     for (int l = 0; l < c.n_encoder_layers; ++l) {
       const int at = idx.find(Side::Encoder, StageKind::SelfAttention, l, -1);
       if (at < 0 || cur < at) continue;
-      auto v = encoder_view(se, l);
+      auto v = encoder_view(se, l, reuse);
       v->stage = at;
       v->live = cur == at;
       if (v->live) v->new_row0 = 0, v->new_rows = static_cast<int>(toks.size());
@@ -265,7 +277,7 @@ void build_views(Snapshot& s) {
       const std::string label = "dec " + std::to_string(l) + " · " + k.name;
       s.blocks.push_back(decoder_block(rows, l, k.block, label, c.tgt_vocab));
       if (k.which == 2) continue;
-      auto v = decoder_view(se, rows, l, k.which == 1);
+      auto v = decoder_view(se, rows, l, k.which == 1, reuse);
       const bool has_new = rows.back().step == step;
       v->live = at >= 0 && cur == at;
       v->stage = has_new ? at : idx.find(Side::Decoder, k.stage, l, rows.back().step);

@@ -9,11 +9,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "analysis/head_thumbnail.h"
+#include "analysis/head_maps.h"
 #include "analysis/layer_stats.h"
 #include "stepper/attention_view.h"
 #include "stepper/session.h"
@@ -42,6 +42,22 @@ int kind_layers(const Config& c, AttnKind k);  // layers of that kind
 int kind_heads(const Config& c, AttnKind k);   // heads of that kind (Marian's stacks may differ)
 int kind_d_k(const Config& c, AttnKind k);     // d_k of those heads (the √d_k the scores divide by)
 
+// What an attention view's rows determine: Q, K, V, the outputs and the mask of the rows decoded
+// so far (heads' maps and thumbnails computed when first asked for, analysis/head_maps.h), and the
+// tokens as shown. Immutable once built, so consecutive snapshots share it while the rows stay the
+// same (moving the cursor rebuilds only the views whose rows changed).
+struct AttnData {
+  AttnData(StackedAttention st, int thumbnail_side) : maps(std::move(st), thumbnail_side) {}
+  HeadMaps maps;
+  std::vector<std::string> q_labels;  // (n_q) token of each query row
+  std::vector<std::string> k_labels;  // (n_k)
+  // What the rows came from (build_views compares it): the recordings, held so that an address is
+  // never reused while the view lives, and each row's (recording, row).
+  std::shared_ptr<const void> source;
+  std::vector<std::shared_ptr<const DecoderTrace>> traces;
+  std::vector<std::pair<const void*, int>> rows;
+};
+
 // One attention sublayer (all heads) as the panels show it: an AttentionTrace with B = 1 whose rows
 // are the queries decoded so far. Cells whose key did not exist yet when the query ran (a cached
 // decoding step never scores future keys) hold mask −inf, weight 0 and raw/scaled score NaN
@@ -49,29 +65,26 @@ int kind_d_k(const Config& c, AttnKind k);     // d_k of those heads (the √d_k
 struct AttnView {
   AttnKind kind = AttnKind::EncoderSelf;
   int layer = 0;
-  // Q, K, V, the outputs and the mask; a decoder view's raw scores and weights ([head], sized
-  // n_heads) are empty until maps() computes them: a 1,024-token GPT-2 run's 12 layers would
-  // otherwise hold 2 × 144 maps of 1024² (1.2 GB) whichever heads are on screen.
-  mutable AttentionTrace trace;
-  std::vector<RowRun> runs;  // the rows computed together (stacked_head_maps)
-  // The recording with head h's raw scores and weights present (computed on first use, from Q, K
-  // and the mask as the forward computed them, then kept with the view); other heads' may be
-  // empty. all_maps(): every head's. Safe from any thread.
-  const AttentionTrace& maps(int head) const;
-  const AttentionTrace& all_maps() const;
-  std::vector<std::string> q_labels;  // (n_q) token of each query row
-  std::vector<std::string> k_labels;  // (n_k)
-  std::vector<int> k_ids;             // (n_k) token id of each key (what the padding mask tests)
-  std::vector<int> q_step;            // (n_q) decoder step that computed each row; -1 on the encoder
-  int new_row0 = -1, new_rows = 0;    // rows computed at the current step (highlighted)
-  bool live = false;                  // written at the current stage
-  int stage = -1;                     // stage index where the newest rows were computed
-  // [head] the map shrunk for the model view (at most kThumbnailSide cells a side), its maximum
-  // and mean row entropy: 144 thumbnails of a long input are drawn without a texture per full map.
-  std::vector<HeadThumbnail> thumbs;
-
- private:
-  mutable std::mutex maps_mu_;
+  std::shared_ptr<const AttnData> data;
+  // Q, K, V, the outputs and the mask; raw scores and weights only in the encoder's recording
+  // (head() gives any head's).
+  const AttentionTrace& trace() const { return data->maps.trace(); }
+  const std::vector<RowRun>& runs() const { return data->maps.stacked().runs; }
+  // Head h's raw scores and weights (computed on first use from Q, K and the mask as the forward
+  // computed them, then kept with the view; 0 ≤ h < trace().n_heads). Safe from any thread; the
+  // references stay valid while the view lives.
+  HeadMap head(int h) const { return data->maps.head(h); }
+  // Head h's thumbnail for the model view: null until computed (Worker::want_thumbnails).
+  const HeadThumbnail* thumb(int h) const { return data->maps.thumbnail(h); }
+  const std::vector<std::string>& q_labels() const { return data->q_labels; }
+  const std::vector<std::string>& k_labels() const { return data->k_labels; }
+  // (n_k) token id of each key (what the padding mask tests)
+  const std::vector<int>& k_ids() const { return data->maps.stacked().k_ids; }
+  // (n_q) decoder step that computed each row; -1 on the encoder
+  const std::vector<int>& q_step() const { return data->maps.stacked().q_step; }
+  int new_row0 = -1, new_rows = 0;  // rows computed at the current step (highlighted)
+  bool live = false;                // written at the current stage
+  int stage = -1;                   // stage index where the newest rows were computed
 };
 constexpr int kThumbnailSide = 96;
 
@@ -160,8 +173,9 @@ struct Snapshot {
   }
 };
 
-// Fills the cursor-dependent views of `s` from s.session.
-void build_views(Snapshot& s);
+// Fills the cursor-dependent views of `s` from s.session. The attention views whose rows are those
+// of a view of `prev` (the snapshot published before) share its data, maps and thumbnails.
+void build_views(Snapshot& s, const Snapshot* prev = nullptr);
 
 // Builds the demos out of core's (analysis/word_order.h, analysis/causal_leak.h), with the tokens
 // as shown; run on the worker: they run the model.

@@ -208,15 +208,69 @@ std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
   s->leak_demo = e.leak_demo;
   s->batch_demo = e.batch_demo;
   try {
-    build_views(*s);
+    build_views(*s, e.published.get());
   } catch (const std::exception& ex) {
     s->log.push_back({Message::Error, std::string("internal error while building views: ") + ex.what(), e.ticket});
   }
+  e.published = s;
   return s;
 }
 
 }  // namespace
 
-Worker::Worker(std::function<void()> wake) : JobThread(publish, std::move(wake)) {}
+Worker::Worker(std::function<void()> wake) : JobThread(publish, wake), thumbnails_(wake) {}
+
+// [SECTION] thumbnails
+
+ThumbnailJobs::ThumbnailJobs(std::function<void()> wake) : wake_(std::move(wake)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ThumbnailJobs::~ThumbnailJobs() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void ThumbnailJobs::request(std::vector<std::shared_ptr<const AttnData>> views) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (views == pending_) return;
+    pending_ = std::move(views);
+  }
+  cv_.notify_all();
+}
+
+bool ThumbnailJobs::busy() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return working_ || !pending_.empty();
+}
+
+void ThumbnailJobs::run() {
+  apply_default_threads();  // the process's --threads (base/threads.h): this thread's products
+  for (;;) {
+    std::shared_ptr<const AttnData> v;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      working_ = false;
+      cv_.wait(lk, [&] { return stop_ || !pending_.empty(); });
+      if (stop_) return;
+      // The first view asked for that lacks a thumbnail; the views that have them all leave the list.
+      while (!pending_.empty() && pending_.front()->maps.thumbnails_done()) pending_.erase(pending_.begin());
+      if (pending_.empty()) continue;
+      v = pending_.front();
+      working_ = true;
+    }
+    for (int h = 0; h < v->maps.n_heads(); ++h) {
+      v->maps.make_thumbnail(h);
+      std::lock_guard<std::mutex> lk(mu_);
+      if (stop_ || pending_.empty() || pending_.front() != v) break;  // asked for something else meanwhile
+    }
+    if (wake_) wake_();
+  }
+}
 
 }  // namespace sf::gui

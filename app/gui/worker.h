@@ -4,11 +4,14 @@
 // and leaves the previous model and session in place.
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "job_thread.h"
@@ -36,6 +39,7 @@ struct Engine {
   uint64_t ticket = 0;  // the operation running
   uint64_t last_error_ticket = 0;
   uint64_t message_seq = 0;
+  std::shared_ptr<const Snapshot> published;  // the last snapshot built (build_views shares its views)
 
   void info(const std::string& m) { push(Message::Info, m); }
   void warn(const std::string& m) { push(Message::Warning, m); }
@@ -60,9 +64,42 @@ struct Engine {
 
 // The explorer's worker thread: runs operations on its Engine and publishes a Snapshot with every
 // view built (build_views) after each burst.
+// The model view's thumbnails (analysis/head_maps.h), computed on a thread of their own when the
+// view asks for them: the worker publishes a snapshot as soon as its step is computed (the first
+// map is drawn without waiting for 144 thumbnails), and a run not looking at the model view never
+// computes them.
+class ThumbnailJobs {
+ public:
+  explicit ThumbnailJobs(std::function<void()> wake);
+  ~ThumbnailJobs();
+  ThumbnailJobs(const ThumbnailJobs&) = delete;
+  ThumbnailJobs& operator=(const ThumbnailJobs&) = delete;
+  // Replaces what is asked for: every thumbnail these views lack, in order. The UI calls it each
+  // frame it draws a view with missing thumbnails; an unchanged request changes nothing.
+  void request(std::vector<std::shared_ptr<const AttnData>> views);
+  // Thumbnails are asked for and not all made yet.
+  bool busy() const;
+
+ private:
+  void run();
+  std::function<void()> wake_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<const AttnData>> pending_;
+  bool working_ = false, stop_ = false;
+  std::thread thread_;
+};
+
 class Worker : public JobThread<Engine, Snapshot> {
  public:
   explicit Worker(std::function<void()> wake = {});
+  // No operation queued or running and no thumbnail asked for missing: what scripts, the frame
+  // benchmark and the player wait for.
+  bool idle() const { return JobThread::idle() && !thumbnails_.busy(); }
+  void want_thumbnails(std::vector<std::shared_ptr<const AttnData>> views) { thumbnails_.request(std::move(views)); }
+
+ private:
+  ThumbnailJobs thumbnails_;
 };
 
 // The model's examples (core's model_examples) padded as one batch, with each sequence's masks.

@@ -103,16 +103,20 @@ StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRo
   a.q.resize(nq, d);
   a.k = std::move(kv.k);
   a.v = std::move(kv.v);
-  a.concat.resize(nq, d);
-  a.out.resize(nq, c.d_model);
+  if (maps) {
+    a.concat.resize(nq, d);
+    a.out.resize(nq, c.d_model);
+  }
   a.masks.assign(1, Mat::Constant(nq, nk, kMasked));
   for (int i = 0; i < nq; ++i) {
     const DecodedRow& r = rows[static_cast<size_t>(i)];
     const AttentionTrace& t = sublayer(*r.trace, layer, cross);
     const int cols = std::min(nk, static_cast<int>(t.masks[0].cols()));
     a.q.row(i) = t.q.row(r.row);
-    a.concat.row(i) = t.concat.row(r.row);
-    a.out.row(i) = t.out.row(r.row);
+    if (maps) {
+      a.concat.row(i) = t.concat.row(r.row);
+      a.out.row(i) = t.out.row(r.row);
+    }
     a.masks[0].row(i).head(cols) = t.masks[0].row(r.row).head(cols);
     v.q_ids.push_back(r.id);
     v.q_step.push_back(r.step);

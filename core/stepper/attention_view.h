@@ -54,8 +54,10 @@ StackedAttention encoder_attention(const Session& s, int layer);
 
 // Decoder self- or cross-attention of one layer over `rows` (non-empty, position order, ending
 // with the newest row): the keys are those the last row's step attended over.
-// `maps` false leaves trace.raw_scores and trace.weights empty (stacked_head_maps gives any head's
-// on demand): a long input's view then holds O(n·d) numbers and one mask, not O(n²·heads).
+// `maps` false gives what a viewer of the maps reads — Q, K, V and the mask — and leaves
+// trace.raw_scores and trace.weights empty (stacked_head_maps gives any head's on demand) and
+// trace.concat and trace.out too: a long input's view then holds O(n·d) numbers and one mask, not
+// O(n²·heads).
 StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
                                    bool maps = true);
 

@@ -378,7 +378,7 @@ class ComparePanel : public HubPanel {
     const float h = std::max(fs * 8, left_h - 3 * line - ImGui::GetStyle().ItemSpacing.y);
     const Mat* m[2] = {nullptr, nullptr};
     for (int i = 0; i < 2; ++i)
-      if (v[i] && sel.head < v[i]->trace.n_heads) m[i] = &v[i]->maps(sel.head).weights[static_cast<size_t>(sel.head)];
+      if (v[i] && sel.head < v[i]->trace().n_heads) m[i] = &v[i]->head(sel.head).weights;
     // The difference over the rows and keys both runs have (core/analysis/compare.h).
     const WeightDifference wd = m[0] && m[1] ? weight_difference(*m[0], *m[1]) : WeightDifference{};
     const Mat& diff = wd.diff;
@@ -414,11 +414,11 @@ class ComparePanel : public HubPanel {
         heat_[i].update(mm->data(), static_cast<int>(mm->rows()), static_cast<int>(mm->cols()), key, map, lo, hi);
         HeatmapOpts o;
         std::vector<std::string> ql(
-            av->q_labels.begin(),
-            av->q_labels.begin() + std::min<size_t>(av->q_labels.size(), static_cast<size_t>(mm->rows())));
+            av->q_labels().begin(),
+            av->q_labels().begin() + std::min<size_t>(av->q_labels().size(), static_cast<size_t>(mm->rows())));
         std::vector<std::string> kl(
-            av->k_labels.begin(),
-            av->k_labels.begin() + std::min<size_t>(av->k_labels.size(), static_cast<size_t>(mm->cols())));
+            av->k_labels().begin(),
+            av->k_labels().begin() + std::min<size_t>(av->k_labels().size(), static_cast<size_t>(mm->cols())));
         o.row_labels = &ql;
         o.col_labels = &kl;
         o.max_size = ImVec2(w, h);
@@ -444,7 +444,7 @@ class ComparePanel : public HubPanel {
         if (i < 2) {
           // Mean entropy of this head over its query rows (core/analysis/layer_stats.h).
           ImGui::TextDisabled("entropy %.3f nats (mean over %d queries)",
-                              static_cast<double>(row_entropies(*mm, v[i]->trace.masks[0]).mean),
+                              static_cast<double>(row_entropies(*mm, v[i]->trace().masks[0]).mean),
                               static_cast<int>(mm->rows()));
         } else {
           ImGui::TextDisabled("max |A − B| = %s%s", fmt_value(wd.max_abs, 4).c_str(),

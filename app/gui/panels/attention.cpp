@@ -148,21 +148,29 @@ class AttentionPanel : public Panel {
     UiState& ui = c.ui;
     const AttnView* v = selected(c);
     if (!v) return not_yet(c);
-    const AttentionTrace& a = v->maps(ui.head);
-    const Mat& w = a.head_weights(0, ui.head);
+    const AttentionTrace& a = v->trace();
+    const Mat& w = v->head(ui.head).weights;
     const Config& m = c.snap.model->config;
-    float hi = 1.0f;
-    if (stretch_) hi = std::max(1e-6f, w.maxCoeff());
-    hi_ = hi;
+    // Once per map (a view's data is shared by the snapshots whose rows did not change) and colour
+    // scale, not per frame: the colour scale's top, the texture with masked cells (weight exactly
+    // 0) drawn hatched so the mask's shape shows, and the rows' entropies. A frame then costs the
+    // same for a 1024 × 1024 map as for a small one.
     const uint64_t key =
-        mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), static_cast<uint64_t>(ui.head));
-    // Masked cells (weight exactly 0) are drawn hatched, so the mask's shape shows in the map.
-    Mat shown = w;
-    for (Eigen::Index i = 0; i < shown.rows(); ++i)
-      for (Eigen::Index j = 0; j < shown.cols(); ++j)
-        if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
-    heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis,
-                 0.0f, hi);
+        mix_key(mix_key(reinterpret_cast<uintptr_t>(v->data.get()), static_cast<uint64_t>(ui.head)), stretch_ ? 1 : 2);
+    if (shown_data_ != v->data || shown_key_ != key) {
+      shown_hi_ = stretch_ ? std::max(1e-6f, w.maxCoeff()) : 1.0f;
+      Mat shown = w;
+      for (Eigen::Index i = 0; i < shown.rows(); ++i)
+        for (Eigen::Index j = 0; j < shown.cols(); ++j)
+          if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
+      heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), ++heat_uploads_,
+                   Colormap::Viridis, 0.0f, shown_hi_);
+      entropy_ = row_entropies(w, a.masks[0]);
+      shown_data_ = v->data;  // held, so that its address names this map as long as it is shown
+      shown_key_ = key;
+    }
+    const float hi = shown_hi_;
+    hi_ = hi;
 
     // Caption: what this is, with its shape (left out on a projector, where height is scarce).
     if (!ui.presentation) {
@@ -192,8 +200,8 @@ class AttentionPanel : public Panel {
     const float fs = ImGui::GetFontSize();
     const float bar_w = fs * 5;
     HeatmapOpts o;
-    o.row_labels = &v->q_labels;
-    o.col_labels = &v->k_labels;
+    o.row_labels = &v->q_labels();
+    o.col_labels = &v->k_labels();
     o.row_title = "query ↓";
     o.col_title = "key →";
     o.show_values = ui.show_values;
@@ -209,7 +217,7 @@ class AttentionPanel : public Panel {
     const ImVec2 after = ImGui::GetCursorScreenPos();
 
     // Entropy per row (core/analysis/layer_stats.h, the numbers the compare view shows).
-    const RowEntropies e = row_entropies(w, a.masks[0]);
+    const RowEntropies& e = entropy_;
     const std::vector<float>&h = e.entropy, &hmax = e.max;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float ch = (hit.max.y - hit.min.y) / static_cast<float>(std::max<Eigen::Index>(1, w.rows()));
@@ -226,7 +234,7 @@ class AttentionPanel : public Panel {
         ImGui::SetTooltip(
             "row %zu '%s'\nentropy H = −Σ p·ln p = %.3f nats\nmaximum ln(%d visible keys) = %.3f\n"
             "low: the query looks at few keys; high: it spreads its attention",
-            i, v->q_labels[i].c_str(), h[i], e.visible[i], hmax[i]);
+            i, v->q_labels()[i].c_str(), h[i], e.visible[i], hmax[i]);
     }
     ImGui::SetCursorScreenPos(after);
     if (!side) {
@@ -249,14 +257,15 @@ class AttentionPanel : public Panel {
 
   void cell_tooltip(Ctx& c, const AttnView& v, int i, int j) {
     const int hd = c.ui.head;
-    const AttentionTrace& a = v.maps(hd);
+    const AttentionTrace& a = v.trace();
+    const HeadMap head = v.head(hd);
     const int dk = kind_d_k(c.snap.model->config, v.kind);
-    const float raw = a.raw_scores[static_cast<size_t>(hd)](i, j), sc = a.score(static_cast<size_t>(hd), i, j);
-    const float mask = a.masks[0](i, j), wt = a.weights[static_cast<size_t>(hd)](i, j);
+    const float raw = head.raw(i, j), sc = raw * a.scale;  // AttentionTrace::score
+    const float mask = a.masks[0](i, j), wt = head.weights(i, j);
     ImGui::BeginTooltip();
     ImGui::PushFont(c.fonts.bold);
-    ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels[static_cast<size_t>(i)].c_str(), j,
-                v.k_labels[static_cast<size_t>(j)].c_str());
+    ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels()[static_cast<size_t>(i)].c_str(), j,
+                v.k_labels()[static_cast<size_t>(j)].c_str());
     ImGui::PopFont();
     ImGui::PushFont(c.fonts.mono);
     if (std::isnan(raw)) {
@@ -271,8 +280,8 @@ class AttentionPanel : public Panel {
     }
     ImGui::Text("softmax     weight       = %s", fmt_value(wt, 4).c_str());
     ImGui::PopFont();
-    if (!v.q_step.empty() && v.q_step[static_cast<size_t>(i)] >= 0)
-      ImGui::TextDisabled("row computed at decoder step %d", v.q_step[static_cast<size_t>(i)]);
+    if (!v.q_step().empty() && v.q_step()[static_cast<size_t>(i)] >= 0)
+      ImGui::TextDisabled("row computed at decoder step %d", v.q_step()[static_cast<size_t>(i)]);
     ImGui::TextDisabled("the Q, K, V panel writes this out with every number");
     ImGui::EndTooltip();
   }
@@ -309,6 +318,9 @@ class AttentionPanel : public Panel {
       dl->AddText(small, sfs, ImVec2(p.x + label_w + h * (cell + gap), p.y), pal.text_dim, txt);
     }
     const float y0 = p.y + sfs + 4;
+    // Thumbnails are computed on the worker's thumbnail thread, for the views that lack them (on a
+    // long input a thumbnail is a whole map computed and shrunk); until then a cell shows "…".
+    std::vector<std::shared_ptr<const AttnData>> missing;
     for (int l = 0; l < layers; ++l) {
       const std::string t = "L" + std::to_string(l);
       dl->AddText(small, sfs, ImVec2(p.x, y0 + l * (cell + gap) + cell * 0.5f - sfs * 0.5f), pal.text_dim, t.c_str());
@@ -319,16 +331,25 @@ class AttentionPanel : public Panel {
           dl->AddRectFilled(a, b, pal.stage_todo);
           continue;
         }
-        if (h >= static_cast<int>(v->thumbs.size())) continue;
+        if (h >= v->trace().n_heads) continue;
         // The map shrunk in core (each cell the largest weight of its block): a long input's 144
         // maps are drawn from thumbnails, never uploaded whole.
-        const HeadThumbnail& th = v->thumbs[static_cast<size_t>(h)];
+        const HeadThumbnail* tp = v->thumb(h);
+        if (!tp) {
+          if (missing.empty() || missing.back() != v->data) missing.push_back(v->data);
+          dl->AddRectFilled(a, b, pal.stage_todo);
+          const ImVec2 ts = small->CalcTextSizeA(sfs, FLT_MAX, 0, "…");
+          dl->AddText(small, sfs, ImVec2(a.x + (cell - ts.x) * 0.5f, a.y + (cell - ts.y) * 0.5f), pal.text_dim, "…");
+          continue;
+        }
+        const HeadThumbnail& th = *tp;
         const Mat& w = th.map;
         Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
         // Each thumbnail is scaled to its own maximum (as BertViz's model view): with many tokens
-        // the weights are small and a fixed 0..1 scale would show every map nearly black.
+        // the weights are small and a fixed 0..1 scale would show every map nearly black. Uploaded
+        // when the thumbnail changes (its address, while the snapshot holds it), not per frame.
         hm.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()),
-                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(v)), Colormap::Viridis, 0.0f,
+                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(tp)), Colormap::Viridis, 0.0f,
                   std::max(1e-6f, th.max), std::max(64, static_cast<int>(cell)));
         // Keep the map's aspect ratio inside the square.
         const float rw = static_cast<float>(th.cols), rh = static_cast<float>(th.rows);
@@ -351,6 +372,7 @@ class AttentionPanel : public Panel {
         if (v->live) dl->AddRect(a - ImVec2(1, 1), b + ImVec2(1, 1), pal.stage_now, 0, 0, 1);
       }
     }
+    if (!missing.empty()) c.worker.want_thumbnails(std::move(missing));
     heat_rect = ImVec4(p.x + label_w, y0, p.x + label_w + H * (cell + gap), y0 + layers * (cell + gap));
     ImGui::Dummy(ImVec2(label_w + H * (cell + gap), sfs + 4 + layers * (cell + gap)));
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -390,15 +412,16 @@ class AttentionPanel : public Panel {
     }
     ImGui::NewLine();
 
-    const AttentionTrace& a = v->all_maps();
-    const int nq = static_cast<int>(a.weights[0].rows()), nk = static_cast<int>(a.weights[0].cols());
+    std::vector<const Mat*> weights;  // [head] (n_q, n_k)
+    for (int h = 0; h < v->trace().n_heads; ++h) weights.push_back(&v->head(h).weights);
+    const int nq = static_cast<int>(weights[0]->rows()), nk = static_cast<int>(weights[0]->cols());
     ImFont* f = nq > 24 || nk > 24 ? c.fonts.small : c.fonts.ui;
     const float tfs = f->FontSize;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float row_h = std::min(tfs * 1.6f, (avail.y - tfs) / static_cast<float>(std::max(nq, nk)));
     float lw = 0;
-    for (auto& s : v->q_labels) lw = std::max(lw, f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x);
-    for (auto& s : v->k_labels) lw = std::max(lw, f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x);
+    for (auto& s : v->q_labels()) lw = std::max(lw, f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x);
+    for (auto& s : v->k_labels()) lw = std::max(lw, f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float span = std::min(avail.x - 2 * lw - fs * 2, fs * 22);
     const float xl = p.x + lw + fs * 0.5f, xr = xl + span;
@@ -414,7 +437,7 @@ class AttentionPanel : public Panel {
     dl->AddText(c.fonts.small, c.fonts.small->FontSize, ImVec2(xr + fs * 0.5f, p.y), pal.text_dim, "key");
     for (int i = 0; i < nq; ++i) {
       const float y = p.y + tfs + row_h * (i + 0.5f);
-      const std::string& s = v->q_labels[static_cast<size_t>(i)];
+      const std::string& s = v->q_labels()[static_cast<size_t>(i)];
       const float w = f->CalcTextSizeA(tfs, FLT_MAX, 0, s.c_str()).x;
       const bool isnew = i >= v->new_row0 && i < v->new_row0 + v->new_rows;
       dl->AddText(f, tfs, ImVec2(xl - fs * 0.3f - w, y - tfs * 0.5f), focus == i || isnew ? pal.highlight : pal.text,
@@ -423,7 +446,7 @@ class AttentionPanel : public Panel {
     for (int j = 0; j < nk; ++j) {
       const float y = p.y + tfs + row_h * (j + 0.5f);
       dl->AddText(f, tfs, ImVec2(xr + fs * 0.3f, y - tfs * 0.5f), pal.text,
-                  v->k_labels[static_cast<size_t>(j)].c_str());
+                  v->k_labels()[static_cast<size_t>(j)].c_str());
     }
     const float max_th = std::clamp(row_h * 0.3f, 2.0f, 7.0f);
     // Long inputs: every line of every head would be tens of thousands of lines; draw the hovered
@@ -433,7 +456,7 @@ class AttentionPanel : public Panel {
     for (int h = 0; h < H; ++h) {
       const bool on = ui.head_view_all ? head_on_[static_cast<size_t>(h)] : h == ui.head;
       if (!on) continue;
-      const Mat& w = a.weights[static_cast<size_t>(h)];
+      const Mat& w = *weights[static_cast<size_t>(h)];
       for (int i = 0; i < nq; ++i) {
         if (focus >= 0 && i != focus) continue;
         const float y0 = p.y + tfs + row_h * (i + 0.5f);
@@ -465,16 +488,22 @@ class AttentionPanel : public Panel {
       if (ImGui::Button("show the decoder's self-attention")) ui.kind = AttnKind::DecoderSelf, ui.follow_stage = false;
       return;
     }
-    std::vector<const AttentionTrace*> layers;
     const AttnView* top = nullptr;
     for (int l = 0; l <= ui.layer; ++l) {
       top = c.snap.attn_view(ui.kind, l);
       if (!top) return not_yet(c);
-      layers.push_back(&top->all_maps());
     }
-    const uint64_t key = mix_key(mix_key(c.snap.generation, static_cast<uint64_t>(ui.kind)),
-                                 static_cast<uint64_t>(ui.layer) + 1000 * reinterpret_cast<uintptr_t>(top));
-    if (key != rollout_key_) {
+    const uint64_t key = mix_key(mix_key(mix_key(c.snap.generation, static_cast<uint64_t>(ui.kind)),
+                                         static_cast<uint64_t>(ui.layer) + 1000 * reinterpret_cast<uintptr_t>(top)),
+                                 stretch_ ? 1 : 2);
+    const bool again = key != rollout_key_;
+    if (again) {
+      std::vector<std::vector<const Mat*>> layers;  // [layer][head] weights
+      for (int l = 0; l <= ui.layer; ++l) {
+        const AttnView* v = c.snap.attn_view(ui.kind, l);
+        layers.emplace_back();
+        for (int h = 0; h < v->trace().n_heads; ++h) layers.back().push_back(&v->head(h).weights);
+      }
       const std::vector<Mat> r = attention_rollout(layers);
       rollout_ = r.empty() ? Mat() : r.back();
       rollout_key_ = key;
@@ -491,18 +520,22 @@ class AttentionPanel : public Panel {
           "layers): step on to the end of the step.");
       return;
     }
-    const AttentionTrace& a = top->trace;
-    Mat shown = rollout_;  // masked keys drawn hatched, as in the heatmap
-    for (Eigen::Index i = 0; i < shown.rows(); ++i)
-      for (Eigen::Index j = 0; j < shown.cols(); ++j)
-        if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
-    const float hi = stretch_ ? std::max(1e-6f, rollout_.maxCoeff()) : 1.0f;
+    if (again || shown_data_) {  // once per rollout, or after the heatmap mode drew its map
+      const AttentionTrace& a = top->trace();
+      Mat shown = rollout_;  // masked keys drawn hatched, as in the heatmap
+      for (Eigen::Index i = 0; i < shown.rows(); ++i)
+        for (Eigen::Index j = 0; j < shown.cols(); ++j)
+          if (std::isinf(a.masks[0](i, j))) shown(i, j) = a.masks[0](i, j);
+      rollout_hi_ = stretch_ ? std::max(1e-6f, rollout_.maxCoeff()) : 1.0f;
+      heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), ++heat_uploads_,
+                   Colormap::Viridis, 0.0f, rollout_hi_);
+      shown_data_.reset();  // heat_ no longer holds the heatmap mode's map
+    }
+    const float hi = rollout_hi_;
     hi_ = hi;
-    heat_.update(shown.data(), static_cast<int>(shown.rows()), static_cast<int>(shown.cols()), key, Colormap::Viridis,
-                 0.0f, hi);
     HeatmapOpts o;
-    o.row_labels = &top->q_labels;
-    o.col_labels = &top->k_labels;
+    o.row_labels = &top->q_labels();
+    o.col_labels = &top->k_labels();
     o.row_title = "position ↓";
     o.col_title = "token it draws on →";
     o.show_values = ui.show_values;
@@ -518,13 +551,21 @@ class AttentionPanel : public Panel {
       ImGui::SetTooltip(
           "position %d '%s' after layer %d:\n%.3f of its stream traces back to token %d '%s'\n"
           "(the attention of layers 0–%d, averaged over heads, each mixed ½ : ½ with the residual path)",
-          hit.row, top->q_labels[static_cast<size_t>(hit.row)].c_str(), ui.layer, rollout_(hit.row, hit.col), hit.col,
-          top->k_labels[static_cast<size_t>(hit.col)].c_str(), ui.layer);
+          hit.row, top->q_labels()[static_cast<size_t>(hit.row)].c_str(), ui.layer, rollout_(hit.row, hit.col), hit.col,
+          top->k_labels()[static_cast<size_t>(hit.col)].c_str(), ui.layer);
   }
 
   Heatmap heat_, cbar_;
+  uint64_t heat_uploads_ = 0;  // heat_'s key: one per upload (heatmap and rollout share it)
+  // The map heat_ holds in heatmap mode: its view's data (held) and head and stretch, its colour
+  // scale's top and its rows' entropies.
+  std::shared_ptr<const AttnData> shown_data_;
+  uint64_t shown_key_ = 0;
+  float shown_hi_ = 1.0f;
+  RowEntropies entropy_;
   Mat rollout_;  // (n, n) R_l of the last rollout drawn
   uint64_t rollout_key_ = 0;
+  float rollout_hi_ = 1.0f;
   std::vector<Heatmap> thumbs_[kAttnKinds];
   std::vector<bool> head_on_;
   bool stretch_ = false;

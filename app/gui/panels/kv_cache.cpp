@@ -239,7 +239,8 @@ class KvCachePanel : public Panel {
     // step 0 together, the prefill, and say so.
     const int prefill = static_cast<int>(std::count(kv.row_step.begin(), kv.row_step.end(), 0));
     for (int r = 0; r < L.self_rows; ++r) {
-      std::string tok = dv && r < static_cast<int>(dv->k_labels.size()) ? dv->k_labels[static_cast<size_t>(r)] : "?";
+      std::string tok =
+          dv && r < static_cast<int>(dv->k_labels().size()) ? dv->k_labels()[static_cast<size_t>(r)] : "?";
       const int st = r < static_cast<int>(kv.row_step.size()) ? kv.row_step[static_cast<size_t>(r)] : -1;
       labels.push_back(std::to_string(r) + " " + tok +
                        (st == 0 && prefill > 1 ? " ·prefill" : " ·t" + std::to_string(st)));

@@ -75,8 +75,8 @@ class MasksPanel : public Panel {
     ImGui::TextUnformatted(caption);
     ImGui::PopFont();
     HeatmapOpts o;
-    o.row_labels = &v.q_labels;
-    o.col_labels = &v.k_labels;
+    o.row_labels = &v.q_labels();
+    o.col_labels = &v.k_labels();
     o.show_values = true;
     o.decimals = decimals;
     o.fonts = &c.fonts;
@@ -89,8 +89,8 @@ class MasksPanel : public Panel {
     if (slot == 5) heat_rect = ImVec4(hit.min.x, hit.min.y, hit.max.x, hit.max.y);
     if (hit.hovered)
       ImGui::SetTooltip("%s\nquery %d '%s', key %d '%s': %s", caption, hit.row,
-                        v.q_labels[static_cast<size_t>(hit.row)].c_str(), hit.col,
-                        v.k_labels[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());
+                        v.q_labels()[static_cast<size_t>(hit.row)].c_str(), hit.col,
+                        v.k_labels()[static_cast<size_t>(hit.col)].c_str(), fmt_value(m(hit.row, hit.col), 4).c_str());
     ImGui::EndGroup();
   }
 
@@ -114,12 +114,13 @@ class MasksPanel : public Panel {
   // [SECTION] the three masks, [SECTION] scores → masked → softmax
   void draw_tables(Ctx& c, const AttnView& v) {
     const Config& cfg = c.snap.model->config;
-    const AttentionTrace& a = v.maps(c.ui.head);
+    const AttentionTrace& a = v.trace();
+    const HeadMap head = v.head(c.ui.head);
     const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
     const bool self_dec = v.kind == AttnKind::DecoderSelf;
     // The two parts of the combined mask, from the keys' ids and the pad key the forward uses.
     const int pad_key = self_dec ? decoder_pad_key(cfg) : source_pad_key(cfg);
-    const std::vector<int>& key_ids = v.k_ids;
+    const std::vector<int>& key_ids = v.k_ids();
     // The rules of the mask the forward built (make_mask's), one by one; a sliding window (Mistral)
     // bands the causal mask.
     const int window = self_dec ? cfg.sliding_window : 0;
@@ -128,12 +129,12 @@ class MasksPanel : public Panel {
     const Mat causal = window > 0 ? Mat(parts.future + parts.outside_window) : parts.future;
     const Mat* out = window > 0 ? &parts.outside_window : nullptr;
     const Mat& combined = a.masks[0];
-    const Mat sc = a.scores(static_cast<size_t>(c.ui.head));
+    const Mat sc = head.raw * a.scale;  // AttentionTrace::scores
     Mat masked = sc + combined;
     for (Eigen::Index i = 0; i < masked.rows(); ++i)
       for (Eigen::Index j = 0; j < masked.cols(); ++j)
         if (std::isinf(combined(i, j))) masked(i, j) = combined(i, j);
-    const Mat& w = a.weights[static_cast<size_t>(c.ui.head)];
+    const Mat& w = head.weights;
     float slo, shi;
     symmetric_range(sc.data(), static_cast<size_t>(sc.size()), slo, shi);
 
@@ -211,7 +212,7 @@ class MasksPanel : public Panel {
     ImGui::SameLine();
     const int t = c.ui.cell_pinned ? std::clamp(c.ui.cell_row, 0, nq - 1) : nq - 1;
     const int first = first_visible_key(t, window);
-    const std::string& tok = v.q_labels[static_cast<size_t>(t)];
+    const std::string& tok = v.q_labels()[static_cast<size_t>(t)];
     if (first > 0)
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kOutOfWindow),
                          "— token %d '%s' sees %d … %d; tokens 0 … %d fell out of its window (−∞, violet)", t,

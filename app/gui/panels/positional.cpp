@@ -439,13 +439,13 @@ class PositionalPanel : public Panel {
     ImGui::SliderInt("frequency i", &c.ui.rope_pair, 0, std::max(0, cfg.rotary_dim() / 2 - 1));
     c.ui.rope_layer = std::clamp(c.ui.rope_layer, 0, cfg.n_decoder_layers - 1);
     const AttnView* av = c.snap.attn_view(AttnKind::DecoderSelf, c.ui.rope_layer);
-    if (!av || av->trace.q.rows() == 0) {
+    if (!av || av->trace().q.rows() == 0) {
       ImGui::PopItemWidth();
       ImGui::TextDisabled("layer %d's self-attention has not run yet: step to it in the stepper", c.ui.rope_layer);
       return;
     }
     c.ui.rope_head = std::clamp(c.ui.rope_head, 0, cfg.n_heads - 1);
-    const AttentionTrace& tr = av->maps(c.ui.rope_head);
+    const AttentionTrace& tr = av->trace();
     const int nq = static_cast<int>(tr.q.rows()), nk = static_cast<int>(tr.k.rows());
     if (c.ui.rope_m < 0) c.ui.rope_m = nq - 1;  // the newest query until one is chosen
     ImGui::SameLine();
@@ -506,7 +506,7 @@ class PositionalPanel : public Panel {
     ImGui::Text("k_%d pair = (%7.4f, %7.4f)", n, v.k_pair(n, 0), v.k_pair(n, 1));
     ImGui::Text("this pair's share     %9.4f", v.pair_scores(m, n));
     ImGui::Text("q_%d·k_%d (whole head) %9.4f", m, n, v.scores(m, n));
-    const Mat& raw = tr.raw_scores[static_cast<size_t>(v.head)];
+    const Mat& raw = av->head(v.head).raw;
     if (m < raw.rows() && n < raw.cols()) {
       const float rec = raw(m, n);
       if (std::isfinite(rec))

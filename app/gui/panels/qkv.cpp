@@ -46,7 +46,7 @@ class QkvPanel : public Panel {
   // [SECTION] Q, K, V matrices
   void draw_matrices(Ctx& c, const AttnView& v) {
     const int dk = kind_d_k(c.snap.model->config, v.kind), h = c.ui.head;
-    const AttentionTrace& a = v.trace;
+    const AttentionTrace& a = v.trace();
     const int kvh = a.kv_head(h);  // grouped-query attention: the K/V head this query head reads
     const Mat q = a.q.middleCols(h * dk, dk), k = a.k.middleCols(kvh * dk, dk), val = a.v.middleCols(kvh * dk, dk);
     float lo = 0, hi = 0, l2, h2;
@@ -89,11 +89,11 @@ class QkvPanel : public Panel {
     std::snprintf(tq, sizeof tq, "Q_%d (%ld × %d)", h, static_cast<long>(q.rows()), dk);
     std::snprintf(tk, sizeof tk, "K_%d (%ld × %d)%s", kvh, static_cast<long>(k.rows()), dk, grouped ? " shared" : "");
     std::snprintf(tv, sizeof tv, "V_%d (%ld × %d)%s", kvh, static_cast<long>(val.rows()), dk, grouped ? " shared" : "");
-    one("q", tq, q_, v.q_labels, c.ui.cell_row);
+    one("q", tq, q_, v.q_labels(), c.ui.cell_row);
     ImGui::SameLine();
-    one("k", tk, k_, v.k_labels, c.ui.cell_col);
+    one("k", tk, k_, v.k_labels(), c.ui.cell_col);
     ImGui::SameLine();
-    one("v", tv, v_, v.k_labels, c.ui.cell_col);
+    one("v", tv, v_, v.k_labels(), c.ui.cell_col);
     colour_bar(bar_, Colormap::Diverging, lo, hi, fs * 10, "value");
     if (grouped)
       ImGui::TextDisabled(
@@ -133,13 +133,14 @@ class QkvPanel : public Panel {
 
   void draw_cell(Ctx& c, const AttnView& v) {
     const int h = c.ui.head;
-    const AttentionTrace& a = v.maps(h);
+    const AttentionTrace& a = v.trace();
+    const HeadMap head = v.head(h);
     const int nq = static_cast<int>(a.masks[0].rows()), nk = static_cast<int>(a.masks[0].cols());
     int i = c.ui.cell_row, j = c.ui.cell_col;
     if (i < 0 || j < 0 || i >= nq || j >= nk) {
       // Nothing hovered: explain the newest row's strongest key.
       i = v.new_rows > 0 ? v.new_row0 + v.new_rows - 1 : nq - 1;
-      a.weights[static_cast<size_t>(h)].row(i).maxCoeff(&j);
+      head.weights.row(i).maxCoeff(&j);
       char b[160];
       std::snprintf(b, sizeof b, "hover or click a cell of the Attention heatmap; showing row %d's strongest key", i);
       text_coloured_wrapped(palette().text_dim, b);
@@ -149,8 +150,8 @@ class QkvPanel : public Panel {
     }
     const Palette& pal = palette();
     ImGui::PushFont(c.fonts.bold);
-    ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels[static_cast<size_t>(i)].c_str(), j,
-                v.k_labels[static_cast<size_t>(j)].c_str());
+    ImGui::Text("query %d '%s'  →  key %d '%s'", i, v.q_labels()[static_cast<size_t>(i)].c_str(), j,
+                v.k_labels()[static_cast<size_t>(j)].c_str());
     ImGui::PopFont();
     if (a.n_kv_heads > 0 && a.n_kv_heads < a.n_heads) {  // grouped-query attention
       ImGui::SameLine();
@@ -158,7 +159,7 @@ class QkvPanel : public Panel {
     }
 
     // The arithmetic is core's (analysis/worked_attention.h); the panel writes it out.
-    const AttentionCell cell = attention_cell(a, h, i, j);
+    const AttentionCell cell = attention_cell(a, head.raw, head.weights, h, i, j);
     const int dk = cell.d_k;
     float lo, hi;
     std::vector<float> all = cell.q;
@@ -248,11 +249,11 @@ class QkvPanel : public Panel {
 
     // The whole row of masked scores and weights, with this cell marked.
     const std::vector<float>& masked = cell.row;
-    const RowVec wrow = a.weights[static_cast<size_t>(h)].row(i);
+    const RowVec wrow = head.weights.row(i);
     ImGui::Spacing();
     float slo, shi;
     symmetric_range(masked.data(), masked.size(), slo, shi);
-    strip(c, "row", rs_, masked.data(), nk, key, slo, shi, &v.k_labels, "s_i + mask", j);
+    strip(c, "row", rs_, masked.data(), nk, key, slo, shi, &v.k_labels(), "s_i + mask", j);
     ImGui::AlignTextToFramePadding();
     ImGui::PushFont(c.fonts.mono);
     ImGui::TextUnformatted("weights");
@@ -260,7 +261,7 @@ class QkvPanel : public Panel {
     ImGui::SameLine(ImGui::GetFontSize() * 6.5f);
     ws_.update(wrow.data(), 1, nk, key, Colormap::Viridis, 0.0f, 1.0f);
     HeatmapOpts o;
-    o.col_labels = &v.k_labels;
+    o.col_labels = &v.k_labels();
     o.max_size = ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4.2f);
     o.square = false;
     o.max_cell = 64;
