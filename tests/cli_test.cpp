@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 
@@ -21,7 +23,7 @@ using ::testing::IsEmpty;
 const std::map<std::string, std::vector<std::string>> kOptions = {
     {"init", {"--config", "--seed", "--out"}},
     {"info", {}},
-    {"trace", {"--model", "--src", "--tgt", "--out", "--no-pe", "--no-causal"}},
+    {"trace", {"--model", "--src", "--tgt", "--out", "--no-pe", "--no-causal", "--only"}},
     {"walk", {"--model", "--src", "--tgt"}},
     {"decode",
      {"--model", "--src", "--tgt", "--temperature", "--top-k", "--top-p", "--seed", "--beam", "--max-len", "--out",
@@ -149,6 +151,29 @@ TEST(Cli, BadInputExitsOneOnStderr) {
   EXPECT_THAT(err, HasSubstr("missing required option --model"));
   EXPECT_EQ(test::run_stepformer("gradnorms --layers x", out, err), 2);
   EXPECT_EQ(test::run_stepformer("info", out, err), 2);
+}
+
+// trace --only: a bad pattern, or one that finds no name, is bad usage with what was expected (and
+// writes nothing); a good one writes the tensors it finds and no other.
+TEST(Cli, TraceOnlyWritesTheSelectedNames) {
+  std::string out, err;
+  const std::string model = test::source_path("assets/models/copy-preln.safetensors");
+  const std::string file = test::temp_path("trace_only.safetensors");
+  const std::string base = "trace --model " + model + " --src \"1 2 3\" --tgt \"1 2 3\" --out " + file;
+  EXPECT_EQ(test::run_stepformer(base + " --only 'self_attn.(weights'", out, err), 2);
+  EXPECT_THAT(err, HasSubstr("--only: expected a regular expression"));
+  EXPECT_EQ(test::run_stepformer(base + " --only no_such_tensor", out, err), 2);
+  EXPECT_THAT(err, HasSubstr("found 'no_such_tensor', which finds none"));
+  EXPECT_FALSE(std::ifstream(file).good()) << "a refused selection writes nothing";
+  ASSERT_EQ(test::run_stepformer(base + " --only '^decoder\\.layers\\.1\\.self_attn\\.weights$|^logits$'", out, err), 0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("wrote 2 tensors"));
+  auto f = read_safetensors(file);
+  ASSERT_TRUE(f.ok()) << f.error();
+  ASSERT_EQ(f->tensors.size(), 2u);
+  EXPECT_NE(f->find("decoder.layers.1.self_attn.weights"), nullptr);
+  EXPECT_NE(f->find("logits"), nullptr);
+  std::remove(file.c_str());
 }
 
 // `--threads N` (the explorer and every command but train, whose --threads counts batch shards):

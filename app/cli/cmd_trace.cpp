@@ -4,6 +4,10 @@
 #include <memory>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "args.h"
 #include "cli/masked.h"
@@ -15,6 +19,7 @@
 #include "commands.h"
 #include "stepper/run.h"
 #include "stepper/session.h"
+#include "stepper/trace_select.h"
 
 namespace sf::cli {
 
@@ -130,7 +135,7 @@ void append_lens(const Model& m, const Trace& t, TensorFile& f) {
 
 static int cmd_trace(int argc, char** argv) {
   Args a(argc, argv, 2, {"--no-pe", "--no-causal", "--lens"},
-         {"--model", "--src", "--tgt", "--out", "--ablate", "--ablate-mode"});
+         {"--model", "--src", "--tgt", "--out", "--ablate", "--ablate-mode", "--only"});
   a.require("--out");
   if (a.ok() && a.has("--ablate-mode") && !a.has("--ablate")) {
     std::cerr << "stepformer trace: option --ablate-mode applies to --ablate only\n";
@@ -138,11 +143,31 @@ static int cmd_trace(int argc, char** argv) {
   }
   if (a.ok() && a.get("--model"))
     if (const int code = check_output("trace", "--out", a.str("--out"), {{"--model", a.str("--model")}})) return code;
+  // --only REGEX: the names it finds, checked before the model is loaded (a bad pattern is a usage error).
+  std::optional<TraceSelection> only;
+  if (a.ok() && a.has("--only")) {
+    auto sel = parse_trace_selection(a.str("--only"));
+    if (!sel) {
+      std::cerr << "stepformer trace: " << sel.error() << "\n";
+      return 2;
+    }
+    only = std::move(*sel);
+  }
   auto l = load_and_prepare(a, "trace");
   if (!l) return a.ok() ? 1 : 2;
   RunOptions opt;
   opt.positional_encoding = !a.has("--no-pe");
   opt.causal_mask = !a.has("--no-causal");
+  if (only) {
+    std::vector<std::string> names = trace_names(l->model, l->input, opt);
+    if (a.has("--lens")) names.push_back("lens.logits");
+    if (auto picked = selected_names(*only, names); !picked) {
+      std::cerr << "stepformer trace: " << picked.error() << "\n";
+      return 2;
+    }
+  }
+  NameFilter keep;
+  if (only) keep = [&](const std::string& name) { return (*only)(name); };
   Trace t;
   std::string ablation_note;
   if (a.has("--ablate")) {
@@ -167,6 +192,8 @@ static int cmd_trace(int argc, char** argv) {
                   r->ablated_probs[static_cast<size_t>(r->ablated_top)], r->kl);
     ablation_note = line;
     t = std::move(r->ablated);
+  } else if (only) {
+    t = run_selected(l->model, l->input, opt, *only);  // records what the selection needs
   } else {
     t = run_forward(l->model, l->input, opt);
   }
@@ -178,8 +205,9 @@ static int cmd_trace(int argc, char** argv) {
     f.metadata["ablate"] = a.str("--ablate");
     f.metadata["ablate.mode"] = a.str("--ablate-mode", "zero");
   }
-  append_trace_tensors(l->model, t, f);
-  if (a.has("--lens")) append_lens(l->model, t, f);
+  if (only) f.metadata["only"] = only->pattern;
+  append_trace_tensors(l->model, t, f, "", keep);
+  if (a.has("--lens") && (!only || (*only)("lens.logits"))) append_lens(l->model, t, f);
   if (auto ok = write_safetensors(a.str("--out"), f); !ok) {
     std::cerr << "stepformer trace: " << ok.error() << "\n";
     return 1;
@@ -309,9 +337,9 @@ static int cmd_walk(int argc, char** argv) {
 
 STEPFORMER_COMMAND(reg_trace, "trace",
                    "stepformer trace --model M --src \"...\" [--tgt \"...\"] [--no-pe] [--no-causal] [--lens]\n"
-                   "    [--ablate L.H,... [--ablate-mode zero|mean]] --out T.safetensors\n"
-                   "    run (teacher-forced on --tgt) and write every recorded tensor; with --ablate, of the run\n"
-                   "    with those heads or sublayers ablated",
+                   "    [--ablate L.H,... [--ablate-mode zero|mean]] [--only REGEX] --out T.safetensors\n"
+                   "    run (teacher-forced on --tgt) and write every recorded tensor (or those --only selects);\n"
+                   "    with --ablate, of the run with those heads or sublayers ablated",
                    "options:\n"
                    "  --model M            the model: a .safetensors file or a Hugging Face folder (required)\n"
                    "  --src \"...\"          the source text (the prompt, for a decoder-only model) (required)\n"
@@ -326,6 +354,9 @@ STEPFORMER_COMMAND(reg_trace, "trace",
                    "                       encoder's; prints the top-token change and KL(clean || ablated)\n"
                    "  --ablate-mode M      zero (default) or mean (each ablated column set to its mean over the\n"
                    "                       run's positions) (docs/inspect.md)\n"
+                   "  --only REGEX         write only the tensors whose names the regular expression finds (as grep:\n"
+                   "                       'layers\\.3\\.self_attn\\.weights', '^logits$'), and record only what they\n"
+                   "                       need: a long input's trace then holds about what it writes\n"
                    "  --out T.safetensors  where to write the tensors (names in docs/trace-names.md) (required)\n"
                    "example:\n"
                    "  stepformer trace --model assets/models/copy-preln.safetensors --src \"1 2 3\" --tgt \"1 2 3\" "

@@ -58,8 +58,9 @@ int mask_token(const Vocab& v) {
   return bert >= 0 ? bert : v.id("<mask>");
 }
 
-Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt) {
+Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt, Recording kind) {
   Trace t;
+  t.encoder.kind = t.decoder.kind = kind;
   EncoderContext enc;
   Mat memory;
   if (m.config.has_encoder()) {

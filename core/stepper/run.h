@@ -32,7 +32,9 @@ std::vector<int> decoder_prefix(const Model& m, const PreparedInput& in);
 // style); -1 when the vocabulary has neither.
 int mask_token(const Vocab& v);
 
-// Teacher-forced forward pass over the prepared input, recording everything.
-Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt = {});
+// Teacher-forced forward pass over the prepared input, recording everything (`kind`: or less,
+// model/recording.h).
+Trace run_forward(const Model& m, const PreparedInput& in, const RunOptions& opt = {},
+                  Recording kind = Recording::Full);
 
 }  // namespace sf
