@@ -239,8 +239,8 @@ TEST(FiniteDifferences, FeedForwardReluAndGelu) {
     Rng rng(2);
     const int n = 4, d = 6, dff = 10;
     Mat x = random_mat(rng, n, d);
-    FeedForwardWeights w{{random_mat(rng, dff, d, 0.4f), random_mat(rng, 1, dff, 0.1f), nullptr},
-                         {random_mat(rng, d, dff, 0.4f), random_mat(rng, 1, d, 0.1f), nullptr},
+    FeedForwardWeights w{{random_mat(rng, dff, d, 0.4f), random_mat(rng, 1, dff, 0.1f), nullptr, {}},
+                         {random_mat(rng, d, dff, 0.4f), random_mat(rng, 1, d, 0.1f), nullptr, {}},
                          {}};
     const Mat R = random_mat(rng, n, d);
     auto f = [&]() {
@@ -252,7 +252,7 @@ TEST(FiniteDifferences, FeedForwardReluAndGelu) {
     Mat y, dx;
     feed_forward(w, act, x, y, &tr);
     FeedForwardWeights g{
-        {Mat::Zero(dff, d), RowVec::Zero(dff), nullptr}, {Mat::Zero(d, dff), RowVec::Zero(d), nullptr}, {}};
+        {Mat::Zero(dff, d), RowVec::Zero(dff), nullptr, {}}, {Mat::Zero(d, dff), RowVec::Zero(d), nullptr, {}}, {}};
     feed_forward_backward(w, act, x, tr, R, g, dx);
     const std::string name = act == Activation::Relu ? "relu " : "gelu ";
     const Mat vx = random_mat(rng, n, d), v1 = random_mat(rng, dff, d), v2 = random_mat(rng, d, dff);

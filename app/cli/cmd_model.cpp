@@ -63,7 +63,7 @@ static int cmd_info(int argc, char** argv) {
   const ModelSource& s = m->source;
   std::cout << path << "\n"
             << "  family       " << s.family << (s.architecture.empty() ? "" : " (" + s.architecture + ")") << "\n"
-            << "  stored dtype " << s.stored_dtype << (s.converted ? " (converted to F32 on load)" : "") << "\n";
+            << "  stored dtype " << s.stored_dtype << (s.held().empty() ? "" : " (" + s.held() + ")") << "\n";
   if (s.is_hub()) {
     std::cout << "  files        ";
     for (size_t i = 0; i < s.files.size(); ++i) {

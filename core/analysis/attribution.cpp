@@ -38,10 +38,12 @@ void apply_norm(std::vector<Part>& parts, Part& norm_bias, const LayerNormTrace&
 void attention_parts(std::vector<Part>& parts, const AttentionTrace& a, const AttentionWeights& w, int layer, Block b) {
   const Eigen::Index n = a.concat.rows(), d = a.concat.cols();
   const int dk = static_cast<int>(d) / a.n_heads;
+  const Mat widened = w.o_proj.storage() == WeightStorage::F32 ? Mat() : w.o_proj.half.widened();
+  const Mat& wo = w.o_proj.storage() == WeightStorage::F32 ? w.o_proj.weight : widened;  // (d, h·dk)
   for (int h = 0; h < a.n_heads; ++h) {
     Part p;
     p.label = {PartKind::Head, layer, b, h, 0};
-    p.x = a.concat.middleCols(h * dk, dk) * w.o_proj.weight.middleCols(h * dk, dk).transpose();  // (n, d)
+    p.x = a.concat.middleCols(h * dk, dk) * wo.middleCols(h * dk, dk).transpose();  // (n, d)
     parts.push_back(std::move(p));
   }
   Part bias;
@@ -104,8 +106,16 @@ Result<Attribution> direct_logit_attribution(const Model& m, const DecoderTrace&
     return Error{
         "attribution: expected a model with a decoder and a linear unembedding, found an encoder-only "
         "model (its masked-LM head is not linear)"};
-  const Mat& wu = m.weights.generator_weight(c);  // (V, d)
-  const int v = static_cast<int>(wu.rows());
+  const HalfMat* wu_half = m.weights.generator_half(c);
+  const Mat& wu = m.weights.generator_weight(c);  // (V, d), or wu_half
+  const int v = static_cast<int>(wu_half ? wu_half->rows : wu.rows());
+  const Eigen::Index d_model = wu_half ? wu_half->cols : wu.cols();
+  const auto unembed = [&](int id) {  // W_U[id] as float32
+    if (!wu_half) return RowVec(wu.row(id));
+    RowVec r(d_model);
+    wu_half->widen_rows(id, 1, r.data());
+    return r;
+  };
   const int n = static_cast<int>(t.embed.sum.rows());
   if (n == 0 || t.layers.size() != static_cast<size_t>(c.n_decoder_layers) || t.logits.rows() != n)
     return Error{"attribution: expected a full recording of the decoder, found a compact one"};
@@ -124,7 +134,7 @@ Result<Attribution> direct_logit_attribution(const Model& m, const DecoderTrace&
   parts.push_back(std::move(embedding));
   Part norm_bias;
   norm_bias.label = {PartKind::NormBias, -1, Block::None, -1, 0};
-  norm_bias.x = Mat::Zero(n, wu.cols());
+  norm_bias.x = Mat::Zero(n, d_model);
   const bool post = c.norm == NormPlacement::Post;
 
   for (int l = 0; l < c.n_decoder_layers; ++l) {
@@ -150,11 +160,11 @@ Result<Attribution> direct_logit_attribution(const Model& m, const DecoderTrace&
   parts.push_back(std::move(norm_bias));
 
   // The direction read out: W_U[token] (− W_U[other]).
-  RowVec dir = wu.row(token);
+  RowVec dir = unembed(token);
   double bias = m.weights.generator.bias.size() ? m.weights.generator.bias(token) : 0.0;
   double total = t.logits(position, token);
   if (other != -1) {
-    dir -= wu.row(other);
+    dir -= unembed(other);
     if (m.weights.generator.bias.size()) bias -= m.weights.generator.bias(other);
     total -= t.logits(position, other);
   }

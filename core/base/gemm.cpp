@@ -300,6 +300,20 @@ void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
   }
 }
 
+// Column panel p of B = Wᵀ with W (n, k) 16-bit: the panel's rows of W widened a depth block at a
+// time into a float block (cols × KC, in L1), then transposed into the panel as pack_b_panel does
+// for a float32 Wᵀ — the same floats in the same slots.
+void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
+  const Index c0 = p * NR, cols = std::min<Index>(NR, n - c0);
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> block;
+  if (static_cast<Index>(block.size()) < NR * KC) block.resize(static_cast<size_t>(NR * KC));
+  for (Index k0 = 0; k0 < k; k0 += KC) {
+    const Index kc = std::min(KC, k - k0);
+    for (Index c = 0; c < cols; ++c) widen(w.row(c0 + c) + k0, kc, w.storage, block.data() + c * kc);
+    transpose_copy(block.data(), kc, cols, kc, bp + k0 * NR, NR);
+  }
+}
+
 // Scratch that lives as long as its thread: packed A, and a packed B panel per worker.
 float* scratch(std::vector<float, Eigen::aligned_allocator<float>>& v, Index size) {
   if (static_cast<Index>(v.size()) < size) v.resize(static_cast<size_t>(size));
@@ -361,9 +375,13 @@ struct Panel {
 // floats from its last row would run past B's end.
 bool b_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
 
-Panel b_panel(const MatRef* b, const PackedB* pb, Index n, Index k, Index p, float* own) {
+Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, float* own) {
   const Index nc = std::min<Index>(NR, n - p * NR);
   if (pb) return {pb->data.data() + p * k * NR, NR};
+  if (hw) {
+    pack_half_panel(*hw, n, k, p, own);
+    return {own, NR};
+  }
   if (b_in_place(*b, nc)) return {b->data + p * NR, b->row_stride};
   pack_b_panel(*b, n, k, p, own);
   return {own, NR};
@@ -406,9 +424,10 @@ bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, In
   return true;
 }
 
-// The product with B either packed (pb) or packed panel by panel as it is reached (b).
-void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, float* c, Index ldc, GemmOut out,
-         const float* bias, const Epilogue& ep) {
+// The product with B either packed (pb) or packed panel by panel as it is reached (b, or hw:
+// B = Wᵀ of a 16-bit W, widened as it is packed).
+void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, const HalfMat* hw, float* c,
+         Index ldc, GemmOut out, const float* bias, const Epilogue& ep) {
   if (m <= 0 || n <= 0) return;
   const bool accumulate = out == GemmOut::Accumulate;
   if (k == 0) {
@@ -419,6 +438,14 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   }
   if (m == 1 && b) {
     vector_product(n, k, a, *b, c, accumulate, bias);
+    apply_epilogue(ep, m, n, c, ldc);
+    return;
+  }
+  if (m == 1 && hw) {
+    RowVec x(k), y(n);  // A's one row
+    for (Index i = 0; i < k; ++i) x[i] = a.data[i * a.col_stride];
+    matvec_half(x.data(), *hw, 0, n, y.data());
+    for (Index j = 0; j < n; ++j) c[j] = (accumulate ? c[j] : 0.0f) + y[j] + (bias ? bias[j] : 0.0f);
     apply_epilogue(ep, m, n, c, ldc);
     return;
   }
@@ -462,7 +489,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     bps.resize(static_cast<size_t>(panels));
     float* own = pb ? nullptr : scratch(tl_b, panels * k * NR);
     for (Index p = 0; p < panels; ++p)
-      bps[static_cast<size_t>(p)] = b_panel(b, pb, n, k, p, own ? own + p * k * NR : nullptr);
+      bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, own ? own + p * k * NR : nullptr);
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g)
         for (Index p = 0; p < panels; ++p) tile(g, p, kb, bps[static_cast<size_t>(p)]);
@@ -470,7 +497,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   }
   // Otherwise panel by panel: B's panel stays in L1/L2 while the row groups of A stream past.
   auto body = [&](Index p) {
-    const Panel bp = b_panel(b, pb, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
+    const Panel bp = b_panel(b, pb, hw, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g) tile(g, p, kb, bp);
   };
@@ -523,12 +550,17 @@ PackedB pack_b(MatRef b, Index k, Index n) {
 void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias,
           const Epilogue& ep) {
   if (one_tile(m, n, k, a, b, c, ldc, out, bias, ep)) return;
-  run(m, n, k, a, &b, nullptr, c, ldc, out, bias, ep);
+  run(m, n, k, a, &b, nullptr, nullptr, c, ldc, out, bias, ep);
 }
 
 void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias,
           const Epilogue& ep) {
-  run(m, b.n, b.k, a, nullptr, &b, c, ldc, out, bias, ep);
+  run(m, b.n, b.k, a, nullptr, &b, nullptr, c, ldc, out, bias, ep);
+}
+
+void gemm(Index m, MatRef a, const HalfMat& w, float* c, Index ldc, GemmOut out, const float* bias,
+          const Epilogue& ep) {
+  run(m, w.rows, w.cols, a, nullptr, nullptr, &w, c, ldc, out, bias, ep);
 }
 
 const char* gemm_kernel_name() { return Vec::name(); }

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/half.h"
 #include "base/tensor.h"
 
 namespace sf {
@@ -76,6 +77,11 @@ void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, fl
           const float* bias = nullptr, const Epilogue& ep = {});
 // The same with B packed ahead of time.
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
+          const float* bias = nullptr, const Epilogue& ep = {});
+// The same with B = Wᵀ, W (n, k) a 16-bit weight (base/half.h): each panel of B is widened to
+// float32 as it is packed, so the kernel and the order of every sum are those of a float32 W
+// holding the same values (the result has the same bits). One row (m = 1) is matvec_half.
+void gemm(Eigen::Index m, MatRef a, const HalfMat& w, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr, const Epilogue& ep = {});
 // The epilogue as a pass of its own over C (m, n), row stride ldc: for a product made elsewhere
 // (Eigen's matrix-vector product of a cached step).

@@ -99,7 +99,7 @@ TensorFile model_to_tensors(const Model& m, const std::map<std::string, std::str
   for (const ParamRef& p : param_table(m.weights, m.config)) {
     Tensor t;
     t.shape = p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols};
-    t.f32.assign(p.data, p.data + p.numel());
+    t.f32 = p.values();
     f.add(p.name, std::move(t));
   }
   return f;

@@ -254,7 +254,20 @@ Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h) {
   return v;
 }
 
-Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
+WeightStorage hub_matrix_storage(const std::string& model_type, const std::vector<const SafetensorsHeader*>& headers) {
+  if (model_type != "llama" && model_type != "qwen2" && model_type != "mistral" && model_type != "gpt_neox")
+    return WeightStorage::F32;
+  std::string dtype;
+  for (const SafetensorsHeader* h : headers)
+    for (const TensorEntry& e : h->entries) {
+      if (e.shape.size() != 2) continue;
+      if (dtype.empty()) dtype = e.dtype;
+      if (e.dtype != dtype) return WeightStorage::F32;
+    }
+  return dtype == "BF16" ? WeightStorage::BF16 : dtype == "F16" ? WeightStorage::F16 : WeightStorage::F32;
+}
+
+Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs, bool widen) {
   const std::string what = "'" + files.weights + "'";
   auto mapped = map_weight_files(files);
   if (!mapped) return Error{mapped.error()};
@@ -281,8 +294,11 @@ Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
     if (auto e = size_check(vocabs.src, h.src_vocab_size, "source"); !e.empty()) return Error{e};
   if (c.has_encoder()) c.src_vocab = std::move(vocabs.src);
   c.tgt_vocab = std::move(vocabs.tgt);
+  std::vector<const SafetensorsHeader*> headers;
+  for (const HfShard& f : shards) headers.push_back(&f.header);
+  const WeightStorage storage = widen ? WeightStorage::F32 : hub_matrix_storage(h.model_type, headers);
   Weights w;
-  allocate(w, c);
+  allocate(w, c, storage);
   auto report = files.shards.empty() ? read_hf_weights(shards[0].file, shards[0].header, h, w, what)
                                      : read_hf_shards(shards, h, w, what);
   if (!report) return Error{report.error()};
@@ -300,6 +316,7 @@ Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs) {
   s.files.insert(s.files.end(), vocabs.files.begin(), vocabs.files.end());
   s.stored_dtype = report->dtype_summary();
   s.converted = report->converted();
+  s.matrices = storage;
   s.tokenizer = vocabs.tokenizer;
   return m;
 }

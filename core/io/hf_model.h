@@ -18,6 +18,7 @@
 
 #include "base/result.h"
 #include "io/hf_config.h"
+#include "io/safetensors.h"
 #include "model/model.h"
 
 namespace sf {
@@ -53,7 +54,17 @@ struct HfVocabs {
 Result<HfVocabs> load_hf_vocabs(const std::string& folder, const HfConfig& h);
 
 // The model from its files with the vocabularies given (their sizes must match the tables).
-Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs);
+//
+// A Llama, Qwen2, Mistral or GPT-NeoX checkpoint whose matrices are all BF16 (or all F16) keeps
+// them so: the projections, the token embedding and the output projection stay 16-bit
+// (hub_matrix_storage, Linear::half, Weights::tgt_embed_half), half the memory of float32, and
+// the products widen them in registers (base/half.h); norms and biases are widened to float32.
+// `widen` true widens everything to float32 instead (the form every other checkpoint loads in).
+Result<Model> load_hf_model(const HfFiles& files, HfConfig h, HfVocabs vocabs, bool widen = false);
+// BF16 or F16 when a checkpoint of `model_type` keeps its matrices 16-bit: a decoder-only hub
+// family (llama, qwen2, mistral, gpt_neox) whose 2-D tensors are all of that one dtype; F32
+// otherwise.
+WeightStorage hub_matrix_storage(const std::string& model_type, const std::vector<const SafetensorsHeader*>& headers);
 // Everything: find the files, read config.json, the tokenizer files and the weights.
 Result<Model> load_hf_model(const std::string& path);
 

@@ -23,9 +23,21 @@ struct Plans {
   void mat(const std::string& name, Mat& m) {
     map[name] = TensorPlan{{m.rows(), m.cols()}, {{m.data(), int(m.rows()), int(m.cols())}}};
   }
+  // A matrix allocated float32 (m) or kept 16-bit (h, when allocate() made it so): copied as stored.
+  void mat(const std::string& name, Mat& m, HalfMat& h) {
+    if (h.empty()) return mat(name, m);
+    map[name] = TensorPlan{{h.rows, h.cols}, {half_rows(h, 0, int(h.rows), 0)}};
+  }
+  // Rows [0, rows) of h at row `at`, from the stored tensor's rows [src_row, src_row + rows).
+  static Placement half_rows(HalfMat& h, int at, int rows, int src_row) {
+    Placement p{nullptr, rows, int(h.cols), false, 0, src_row};
+    p.dest16 = h.data() + int64_t{at} * h.cols;
+    p.storage = h.storage;
+    return p;
+  }
   void vec(const std::string& name, RowVec& v) { map[name] = TensorPlan{{v.size()}, {{v.data(), 1, int(v.size())}}}; }
   void linear(const std::string& p, Linear& l) {
-    mat(p + ".weight", l.weight);
+    mat(p + ".weight", l.weight, l.half);
     vec(p + ".bias", l.bias);
   }
   void norm(const std::string& p, LayerNormWeights& n) {
@@ -58,7 +70,10 @@ struct Plans {
       int part = 0;
       for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj}) {
         const int src_row = (3 * h + part++) * dk;
-        wp.to.push_back({l->weight.data() + i64(h) * dk * d, dk, d, false, 0, src_row});
+        if (!l->half.empty())
+          wp.to.push_back(half_rows(l->half, h * dk, dk, src_row));
+        else
+          wp.to.push_back({l->weight.data() + i64(h) * dk * d, dk, d, false, 0, src_row});
         bp.to.push_back({l->bias.data() + i64(h) * dk, 1, dk, false, src_row});
       }
     }
@@ -227,7 +242,7 @@ void bert(Plans& p, const HfConfig& h, Weights& w) {
 // with the biases the config has.
 void llama_like(Plans& p, const HfConfig& h, Weights& w) {
   const Config& c = h.config;
-  p.mat("embed_tokens.weight", w.tgt_embed);
+  p.mat("embed_tokens.weight", w.tgt_embed, w.tgt_embed_half);
   for (int i = 0; i < c.n_decoder_layers; ++i) {
     const std::string s = "layers." + std::to_string(i);
     DecoderLayerWeights& l = w.decoder[size_t(i)];
@@ -238,13 +253,13 @@ void llama_like(Plans& p, const HfConfig& h, Weights& w) {
                                                     {".v_proj", &l.self_attn.v_proj},
                                                     {".o_proj", &l.self_attn.o_proj}};
     for (const auto& [name, lin] : attn) {
-      p.mat(s + ".self_attn" + name + ".weight", lin->weight);
+      p.mat(s + ".self_attn" + name + ".weight", lin->weight, lin->half);
       if (lin == &l.self_attn.o_proj ? c.o_bias : c.qkv_bias) p.vec(s + ".self_attn" + name + ".bias", lin->bias);
     }
     const std::pair<const char*, Linear*> mlp[] = {
         {".gate_proj", &l.ffn.gate}, {".up_proj", &l.ffn.fc1}, {".down_proj", &l.ffn.fc2}};
     for (const auto& [name, lin] : mlp) {
-      p.mat(s + ".mlp" + name + ".weight", lin->weight);
+      p.mat(s + ".mlp" + name + ".weight", lin->weight, lin->half);
       if (c.mlp_bias) p.vec(s + ".mlp" + name + ".bias", lin->bias);
     }
     p.ignore(s + ".self_attn.rotary_emb.inv_freq");  // a buffer in older saves
@@ -253,20 +268,20 @@ void llama_like(Plans& p, const HfConfig& h, Weights& w) {
   if (c.share_embeddings)
     p.optional("lm_head.weight", {h.vocab_size, c.d_model});  // equal to embed_tokens
   else
-    p.mat("lm_head.weight", w.generator.weight);
+    p.mat("lm_head.weight", w.generator.weight, w.generator.half);
 }
 
 // GPT-NeoX (after the "gpt_neox." prefix; embed_out has none).
 void gpt_neox(Plans& p, const HfConfig& h, Weights& w) {
   const Config& c = h.config;
-  p.mat("embed_in.weight", w.tgt_embed);
+  p.mat("embed_in.weight", w.tgt_embed, w.tgt_embed_half);
   for (int i = 0; i < c.n_decoder_layers; ++i) {
     const std::string s = "layers." + std::to_string(i);
     DecoderLayerWeights& l = w.decoder[size_t(i)];
     p.norm(s + ".input_layernorm", l.norm1);
     p.norm(s + ".post_attention_layernorm", l.norm2);
     p.fused_qkv_per_head(s + ".attention.query_key_value", l.self_attn, c.n_heads, c.d_k(), c.d_model, c.qkv_bias);
-    p.mat(s + ".attention.dense.weight", l.self_attn.o_proj.weight);
+    p.mat(s + ".attention.dense.weight", l.self_attn.o_proj.weight, l.self_attn.o_proj.half);
     if (c.o_bias) p.vec(s + ".attention.dense.bias", l.self_attn.o_proj.bias);
     p.linear(s + ".mlp.dense_h_to_4h", l.ffn.fc1);
     p.linear(s + ".mlp.dense_4h_to_h", l.ffn.fc2);
@@ -278,7 +293,7 @@ void gpt_neox(Plans& p, const HfConfig& h, Weights& w) {
   if (c.share_embeddings)
     p.optional("embed_out.weight", {h.vocab_size, c.d_model});
   else
-    p.mat("embed_out.weight", w.generator.weight);
+    p.mat("embed_out.weight", w.generator.weight, w.generator.half);
 }
 
 // Every family's plans for `w`; `header` holds every stored entry (Marian looks names up).

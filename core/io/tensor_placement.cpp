@@ -11,25 +11,6 @@ namespace sf {
 
 namespace {
 
-// IEEE 754 binary16 -> binary32, exact (every half is a float).
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    // Zero or subnormal: mant · 2^-24, exact in float.
-    const float v = static_cast<float>(mant) * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
-  if (exp == 31)
-    bits = sign | 0x7f800000u | (mant << 13);  // Inf / NaN
-  else
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 // n elements of `dtype` at src (any alignment) -> out (F32).
 void widen(const char* src, const std::string& dtype, size_t n, float* out) {
   if (dtype == "F32") {
@@ -38,7 +19,7 @@ void widen(const char* src, const std::string& dtype, size_t n, float* out) {
     for (size_t i = 0; i < n; ++i) {
       uint16_t h;
       std::memcpy(&h, src + 2 * i, 2);
-      out[i] = half_to_float(h);
+      out[i] = half_to_float(h, WeightStorage::F16);
     }
   } else {  // BF16: the upper half of a float
     for (size_t i = 0; i < n; ++i) {
@@ -79,6 +60,7 @@ class Placer {
   }
 
   void place(const Placement& p, bool release_as_you_go) {
+    if (p.dest16) return place16(p, release_as_you_go);
     if (!p.transpose && p.col0 == 0 && p.cols == C_) return contiguous(p, release_as_you_go);
     if (!p.transpose) {
       for (int r = 0; r < p.rows; ++r) read(p.row0 + r, p.col0, p.cols, p.dest + int64_t{r} * p.cols);
@@ -119,6 +101,41 @@ class Placer {
       if (release_as_you_go)
         file_.release_before(file_begin_ + static_cast<uint64_t>((first + i + n) * static_cast<int64_t>(elem_)));
     }
+  }
+
+  // A 16-bit matrix copied as stored: rows [row0, row0 + rows), columns [col0, col0 + cols).
+  void place16(const Placement& p, bool release_as_you_go) {
+    if (e_.dtype != to_string(p.storage))
+      throw InputError(what_ + ": tensor '" + e_.name + "' has dtype " + e_.dtype + ", expected " +
+                       to_string(p.storage) + " like the checkpoint's other matrices");
+    const int64_t first = int64_t{p.row0} * C_ + p.col0;
+    if (p.col0 == 0 && p.cols == C_) {  // one block of the file: in chunks, pages handed back behind us
+      const int64_t total = int64_t{p.rows} * p.cols;
+      constexpr int64_t kChunk = 1 << 21;  // elements (4 MB of 16-bit values)
+      for (int64_t i = 0; i < total; i += kChunk) {
+        const int64_t n = std::min(kChunk, total - i);
+        copy16(first + i, n, p.dest16 + i, p.storage);
+        if (release_as_you_go) file_.release_before(file_begin_ + static_cast<uint64_t>((first + i + n) * 2));
+      }
+      return;
+    }
+    for (int r = 0; r < p.rows; ++r) copy16(first + int64_t{r} * C_, p.cols, p.dest16 + int64_t{r} * p.cols, p.storage);
+  }
+
+  // n stored values from flat index flat0 -> out, checked finite: a BF16 or F16 is NaN or Inf
+  // exactly when its exponent bits are all ones.
+  void copy16(int64_t flat0, int64_t n, uint16_t* out, WeightStorage s) {
+    std::memcpy(out, src_ + flat0 * 2, static_cast<size_t>(n) * 2);
+    const uint16_t exp = s == WeightStorage::BF16 ? 0x7f80u : 0x7c00u;
+    uint32_t any = 0;
+    for (int64_t i = 0; i < n; ++i) any |= static_cast<uint32_t>((out[i] & exp) == exp);
+    if (!any) return;
+    for (int64_t i = 0; i < n; ++i)
+      if ((out[i] & exp) == exp) {
+        const bool nan = std::isnan(half_to_float(out[i], s));
+        throw InputError(what_ + ": tensor '" + e_.name + "' holds " + (nan ? "NaN" : "Inf") + " at flat index " +
+                         std::to_string(flat0 + i) + "; expected finite weights");
+      }
   }
 
   void check(const float* x, size_t n, int64_t flat0) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/half.h"
 #include "base/result.h"
 #include "base/tensor.h"
 #include "io/mapped_file.h"
@@ -24,12 +25,17 @@ namespace sf {
 //   transpose false: dest(r, c) = src(row0 + r, col0 + c)   (nn.Linear (out, in), biases, tables,
 //                                                           GPT-NeoX's per-head rows of query_key_value)
 //   transpose true:  dest(r, c) = src(c, col0 + r)          (GPT-2's Conv1D (in, out) -> (out, in))
+//
+// dest16 (instead of dest): a matrix kept in the file's 16-bit form (base/half.h), copied as
+// stored; the stored dtype must be `storage` (BF16 or F16), and transpose false.
 struct Placement {
   float* dest;  // row-major (rows, cols)
   int rows, cols;
   bool transpose = false;
   int col0 = 0;
   int row0 = 0;  // (transpose false only)
+  uint16_t* dest16 = nullptr;
+  WeightStorage storage = WeightStorage::F32;
 };
 
 struct TensorPlan {

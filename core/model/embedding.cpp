@@ -20,14 +20,20 @@ std::vector<int> segment_ids(const std::vector<int>& ids, int sep, int pad, int 
 void embed(const EmbeddingParams& p, const std::vector<int>& ids, int batch, int pos0, bool use_positional, Mat& x,
            EmbeddingTrace* tr) {
   const ScopedPhase phase(Phase::Embedding);
-  const Mat& table = *p.table;
   const int rows = static_cast<int>(ids.size());
   const int n = batch ? rows / batch : 0;
-  const int d = static_cast<int>(table.cols());
+  const int d = static_cast<int>(p.table_half ? p.table_half->cols : p.table->cols());
   const bool whole = tr && tr->kind != Recording::Training;  // E[ids]·s and p_t kept apart for views
   use_positional = use_positional && p.positions;            // rotary models add no positions here
   x.resize(rows, d);
-  for (int r = 0; r < rows; ++r) x.row(r) = table.row(ids[static_cast<size_t>(r)]) * p.scale;
+  if (p.table_half) {
+    for (int r = 0; r < rows; ++r) {
+      p.table_half->widen_rows(ids[static_cast<size_t>(r)], 1, x.row(r).data());
+      x.row(r) *= p.scale;
+    }
+  } else {
+    for (int r = 0; r < rows; ++r) x.row(r) = p.table->row(ids[static_cast<size_t>(r)]) * p.scale;
+  }
   if (tr) {
     tr->ids = ids;
     tr->positions.resize(static_cast<size_t>(rows));

@@ -38,6 +38,7 @@ struct EmbeddingTrace {
 // What one side's embedding reads; built by Model::embedding (model/model.h).
 struct EmbeddingParams {
   const Mat* table = nullptr;              // (V, d)
+  const HalfMat* table_half = nullptr;     // (V, d) the table kept 16-bit instead (rows widened as read)
   const Mat* positions = nullptr;          // (max_len, d) the sinusoid table or the learned pos_embed;
                                            // null for rotary models (nothing added)
   float scale = 1.0f;                      // s

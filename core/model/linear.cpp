@@ -41,6 +41,32 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
 }
 
+void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
+  const Eigen::Index out = weight.rows;
+  y.resize(x.rows(), out);
+  if (x.rows() != 1) {
+    gemm(x.rows(), mat_ref(x), weight, y.data(), out, GemmOut::Overwrite, bias ? bias->data() : nullptr, ep);
+    return;
+  }
+  const int T = threads();
+  if (T <= 1 || weight.size() < (int64_t{1} << 18)) {
+    matvec_half(x.data(), weight, 0, out, y.data());
+  } else {
+    const Eigen::Index block = 16;
+    const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+    for (int t = 0; t < T; ++t) {
+      const Eigen::Index r0 = std::min(out, t * per_thread);
+      const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
+      if (r1 > r0) matvec_half(x.data(), weight, r0, r1, y.data());  // allocates nothing, throws nothing
+    }
+  }
+  if (bias) y += *bias;
+  apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
+}
+
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
                      GemmOut dx_out, const Epilogue& dx_ep, GemmOut dw_out) {
   const Eigen::Index n = x.rows(), in = x.cols(), out = dy.cols();

@@ -14,13 +14,26 @@ namespace sf {
 // the epilogue (a fused ReLU).
 void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr, const Epilogue& ep = {});
 
+// y = x Wᵀ with W (out, in) kept 16-bit (base/half.h): a single row is matvec_half, split between
+// the cores by rows of W like matmul_transposed (each output's sum does not depend on the split);
+// several rows run on base/gemm.h's kernel, W widened to float32 as its panels are packed. With
+// `bias` (out): y = x Wᵀ + b; then the epilogue.
+void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec* bias = nullptr,
+                       const Epilogue& ep = {});
+
 // x (n, in) -> y (n, out)
 inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y, const Epilogue& ep = {}) {
   matmul_transposed(x, weight, y, &bias, ep);
 }
-// With Linear::packed present, a product over several rows runs on it (no packing of the weight);
-// a single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
+// The one place a Linear's storage (WeightStorage) chooses the product. Float32: with
+// Linear::packed present, a product over several rows runs on it (no packing of the weight); a
+// single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
+// BF16/F16: the 16-bit products above.
 inline void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep = {}) {
+  if (l.storage() != WeightStorage::F32) {
+    matmul_transposed(x, l.half, y, &l.bias, ep);
+    return;
+  }
   if (x.rows() > 1 && l.packed) {
     packed_product(x, *l.packed, y, &l.bias, ep);
     return;
@@ -29,8 +42,13 @@ inline void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue
 }
 
 // The output projection: logits (n, V) = x (n, d) Wᵀ + b, W the generator's weight or the target
-// embedding it is tied to (Weights::generator_weight); packed when pack_for_inference packed it.
+// embedding it is tied to (Weights::generator_weight, or its 16-bit form); packed when
+// pack_for_inference packed it.
 inline void generator_forward(const Weights& w, const Config& c, const Mat& x, Mat& logits) {
+  if (const HalfMat* h = w.generator_half(c)) {
+    matmul_transposed(x, *h, logits, &w.generator.bias);
+    return;
+  }
   if (x.rows() > 1 && w.generator.packed) {
     packed_product(x, *w.generator.packed, logits, &w.generator.bias);
     return;

@@ -30,6 +30,7 @@ EmbeddingParams Model::embedding(bool source) const {
   const Config& c = config;
   EmbeddingParams p;
   p.table = source ? &weights.src_embedding(c) : &weights.tgt_embed;
+  if (!source && !weights.tgt_embed_half.empty()) p.table_half = &weights.tgt_embed_half;
   p.positions = c.positional == Positional::Rotary ? nullptr : &positions();  // rotary: nothing added
   p.scale = c.scale_embeddings ? std::sqrt(static_cast<float>(c.d_model)) : 1.0f;
   if (c.n_token_types > 0) p.token_types = &weights.type_embed;

@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/allocator.h"
@@ -17,8 +18,11 @@ Mat zeros(int rows, int cols) {
   return m;
 }
 
-void alloc_linear(Linear& l, int out, int in) {
-  l.weight = zeros(out, in);
+void alloc_linear(Linear& l, int out, int in, WeightStorage s = WeightStorage::F32) {
+  if (s == WeightStorage::F32)
+    l.weight = zeros(out, in);
+  else
+    l.half = HalfMat::make(out, in, s);
   l.bias = RowVec::Zero(out);
 }
 void alloc_norm(LayerNormWeights& n, int d, float eps, NormKind kind = NormKind::LayerNorm) {
@@ -31,29 +35,32 @@ void alloc_attention(AttentionWeights& a, int d) {
   for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) alloc_linear(*l, d, d);
 }
 // Decoder self-attention: grouped K/V heads and a head size of its own when the config says so.
-void alloc_self_attention(AttentionWeights& a, const Config& c) {
-  alloc_linear(a.q_proj, c.d_attn(), c.d_model);
-  alloc_linear(a.k_proj, c.d_kv(), c.d_model);
-  alloc_linear(a.v_proj, c.d_kv(), c.d_model);
-  alloc_linear(a.o_proj, c.d_model, c.d_attn());
+void alloc_self_attention(AttentionWeights& a, const Config& c, WeightStorage s) {
+  alloc_linear(a.q_proj, c.d_attn(), c.d_model, s);
+  alloc_linear(a.k_proj, c.d_kv(), c.d_model, s);
+  alloc_linear(a.v_proj, c.d_kv(), c.d_model, s);
+  alloc_linear(a.o_proj, c.d_model, c.d_attn(), s);
 }
-void alloc_ffn(FeedForwardWeights& f, int d, int dff, Mlp kind = Mlp::Standard) {
-  alloc_linear(f.fc1, dff, d);
-  alloc_linear(f.fc2, d, dff);
-  if (kind == Mlp::Gated) alloc_linear(f.gate, dff, d);
+void alloc_ffn(FeedForwardWeights& f, int d, int dff, Mlp kind = Mlp::Standard, WeightStorage s = WeightStorage::F32) {
+  alloc_linear(f.fc1, dff, d, s);
+  alloc_linear(f.fc2, d, dff, s);
+  if (kind == Mlp::Gated) alloc_linear(f.gate, dff, d, s);
   f.kind = kind;
 }
 
 struct Table {
   std::vector<ParamRef> refs;
-  void mat(const std::string& name, Mat& m, ParamRef::Kind k = ParamRef::Matrix) {
-    refs.push_back({name, m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()), false, k});
+  void mat(const std::string& name, Mat& m, ParamRef::Kind k = ParamRef::Matrix, const HalfMat* half = nullptr) {
+    if (half && !half->empty())
+      refs.push_back({name, nullptr, static_cast<int>(half->rows), static_cast<int>(half->cols), false, k, half});
+    else
+      refs.push_back({name, m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()), false, k});
   }
   void vec(const std::string& name, RowVec& v, ParamRef::Kind k) {
     refs.push_back({name, v.data(), 1, static_cast<int>(v.size()), true, k});
   }
   void linear(const std::string& p, Linear& l, bool bias = true) {
-    mat(p + ".weight", l.weight);
+    mat(p + ".weight", l.weight, ParamRef::Matrix, &l.half);
     if (bias) vec(p + ".bias", l.bias, ParamRef::Bias);
   }
   void norm(const std::string& p, LayerNormWeights& n) {
@@ -77,12 +84,15 @@ bool has_generator(const Config& c) { return c.has_decoder() || c.mlm_head; }
 
 }  // namespace
 
-void allocate(Weights& w, const Config& c) {
+void allocate(Weights& w, const Config& c, WeightStorage matrices) {
   const int d = c.d_model;
   const float eps = c.layer_norm_eps;
   w = Weights{};
   if (c.has_encoder() && !c.share_embeddings) w.src_embed = zeros(c.src_vocab.size(), d);
-  w.tgt_embed = zeros(c.tgt_vocab.size(), d);
+  if (matrices == WeightStorage::F32)
+    w.tgt_embed = zeros(c.tgt_vocab.size(), d);
+  else
+    w.tgt_embed_half = HalfMat::make(c.tgt_vocab.size(), d, matrices);
   if (c.positional == Positional::Learned) w.pos_embed = zeros(c.max_len, d);
   if (c.n_token_types > 0) w.type_embed = zeros(c.n_token_types, d);
   if (c.embed_norm) alloc_norm(w.embed_norm, d, eps);
@@ -96,12 +106,12 @@ void allocate(Weights& w, const Config& c) {
   if (c.has_encoder() && c.norm == NormPlacement::Pre) alloc_norm(w.encoder_norm, d, eps);
   w.decoder.resize(static_cast<size_t>(c.n_decoder_layers));
   for (auto& l : w.decoder) {
-    alloc_self_attention(l.self_attn, c);
+    alloc_self_attention(l.self_attn, c, matrices);
     if (c.has_cross_attention()) alloc_attention(l.cross_attn, d);
     alloc_norm(l.norm1, d, eps, c.norm_kind);
     if (c.has_cross_attention() || c.has_ffn()) alloc_norm(l.norm2, d, eps, c.norm_kind);
     if (c.has_cross_attention()) alloc_norm(l.norm3, d, eps);
-    if (c.has_ffn()) alloc_ffn(l.ffn, d, c.d_ff, c.mlp);
+    if (c.has_ffn()) alloc_ffn(l.ffn, d, c.d_ff, c.mlp, matrices);
   }
   if (c.has_decoder() && c.norm == NormPlacement::Pre) alloc_norm(w.decoder_norm, d, eps, c.norm_kind);
   if (c.mlm_head) {
@@ -109,14 +119,14 @@ void allocate(Weights& w, const Config& c) {
     alloc_norm(w.mlm.norm, d, eps);
   }
   if (!has_generator(c)) return;
-  if (!c.share_embeddings) w.generator.weight = zeros(c.tgt_vocab.size(), d);
+  if (!c.share_embeddings) alloc_linear(w.generator, c.tgt_vocab.size(), d, matrices);
   w.generator.bias = RowVec::Zero(c.tgt_vocab.size());
 }
 
 std::vector<ParamRef> param_table(Weights& w, const Config& c) {
   Table t;
   if (c.has_encoder() && !c.share_embeddings) t.mat("src_embed.weight", w.src_embed, ParamRef::Embedding);
-  t.mat("tgt_embed.weight", w.tgt_embed, ParamRef::Embedding);
+  t.mat("tgt_embed.weight", w.tgt_embed, ParamRef::Embedding, &w.tgt_embed_half);
   if (c.positional == Positional::Learned) t.mat("pos_embed.weight", w.pos_embed, ParamRef::Embedding);
   if (c.n_token_types > 0) t.mat("type_embed.weight", w.type_embed, ParamRef::Embedding);
   if (c.embed_norm) t.norm("embed_norm", w.embed_norm);
@@ -145,7 +155,7 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
     t.norm("mlm.norm", w.mlm.norm);
   }
   if (!has_generator(c)) return t.refs;
-  if (!c.share_embeddings) t.mat("generator.weight", w.generator.weight);
+  if (!c.share_embeddings) t.mat("generator.weight", w.generator.weight, ParamRef::Matrix, &w.generator.half);
   if (c.generator_bias) t.vec("generator.bias", w.generator.bias, ParamRef::Bias);
   return t.refs;
 }
@@ -175,6 +185,15 @@ void for_each_linear(Weights& w, F f) {
 }
 
 }  // namespace
+
+std::vector<float> ParamRef::values() const {
+  std::vector<float> v(static_cast<size_t>(numel()));
+  if (half)
+    half->widen_rows(0, half->rows, v.data());
+  else
+    std::copy(data, data + numel(), v.begin());
+  return v;
+}
 
 bool pack_for_inference(Weights& w) {
   int64_t bytes = 0;
@@ -247,6 +266,12 @@ std::vector<ParamCount> count_params_by_component(const Weights& w, const Config
 int64_t count_params(const Weights& w, const Config& c) {
   int64_t n = 0;
   for (const ParamRef& p : param_table(w, c)) n += p.numel();
+  return n;
+}
+
+int64_t held_bytes(const Weights& w, const Config& c) {
+  int64_t n = 0;
+  for (const ParamRef& p : param_table(w, c)) n += p.numel() * (p.half ? bytes_per_weight(p.half->storage) : 4);
   return n;
 }
 

@@ -9,14 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
+#include "base/half.h"
 #include "base/tensor.h"
+#include "model/config.h"
 #include "model/packed_gemm.h"
 
 namespace sf {
 
 struct Linear {
-  Mat weight;   // (out, in)
+  Mat weight;   // (out, in); empty when the weight is kept 16-bit (`half`)
   RowVec bias;  // (out)
   // `weight` packed for Eigen's matrix kernel (packed_gemm.h), for inference only: made by
   // pack_for_inference (load_model does) and read by linear_forward when present; not a parameter
@@ -24,6 +25,11 @@ struct Linear {
   // afterwards must call drop_packed first, or the products read the old values (the trainer never
   // packs).
   std::shared_ptr<const PackedWeight> packed;
+  // The weight as a BF16/F16 checkpoint stores it, (out, in), instead of `weight`: a hub model
+  // loaded from a 16-bit file keeps its matrices so (io/hf_model.h). linear_forward reads it
+  // widened in registers (base/half.h); nothing trains it.
+  HalfMat half;
+  WeightStorage storage() const { return half.empty() ? WeightStorage::F32 : half.storage; }
 };
 
 struct LayerNormWeights {
@@ -75,7 +81,9 @@ struct DecoderLayerWeights {
 
 struct Weights {
   Mat src_embed;                // (V_src, d); empty when shared (then tgt_embed is used)
-  Mat tgt_embed;                // (V_tgt, d)
+  Mat tgt_embed;                // (V_tgt, d); empty when kept 16-bit (tgt_embed_half)
+  HalfMat tgt_embed_half;       // (V_tgt, d) the 16-bit table instead (a 16-bit hub checkpoint),
+                                // read by the embedding and, tied, by the output projection
   Mat pos_embed;                // (max_len, d); learned PE only
   Mat type_embed;               // (n_token_types, d); BERT's segment table only
   LayerNormWeights embed_norm;  // BERT's embedding LayerNorm only
@@ -89,21 +97,32 @@ struct Weights {
 
   const Mat& src_embedding(const Config& c) const { return c.share_embeddings ? tgt_embed : src_embed; }
   const Mat& generator_weight(const Config& c) const { return c.share_embeddings ? tgt_embed : generator.weight; }
+  // The output projection's 16-bit weight (the tied table's or the generator's), or null when it is float32.
+  const HalfMat* generator_half(const Config& c) const {
+    const HalfMat& h = c.share_embeddings ? tgt_embed_half : generator.half;
+    return h.empty() ? nullptr : &h;
+  }
+  // F32, or the 16-bit storage of the matrices when a 16-bit checkpoint's are kept so.
+  WeightStorage matrix_storage() const { return tgt_embed_half.empty() ? generator.storage() : tgt_embed_half.storage; }
 };
 
 // One entry of the name table: a view of a parameter's storage with its expected shape.
 struct ParamRef {
   std::string name;  // e.g. "decoder.layers.1.cross_attn.k_proj.weight"
-  float* data;
-  int rows;  // shape (rows, cols); a 1-D tensor has rows == 1 and `vector` set
+  float* data;       // null when the tensor is kept 16-bit (`half`)
+  int rows;          // shape (rows, cols); a 1-D tensor has rows == 1 and `vector` set
   int cols;
   bool vector;  // 1-D in the file: shape (cols)
   enum Kind { Embedding, Matrix, Bias, NormGain, NormBias } kind;
+  const HalfMat* half = nullptr;  // the 16-bit values instead of `data` (a 16-bit hub checkpoint's matrices)
   int64_t numel() const { return int64_t{rows} * cols; }
+  std::vector<float> values() const;  // the values as float32, whatever the storage
 };
 
-// Sizes every tensor of `w` for `c` (zero-filled).
-void allocate(Weights& w, const Config& c);
+// Sizes every tensor of `w` for `c` (zero-filled). With `matrices` BF16 or F16, the projections'
+// weights and the target embedding (the decoder-only hub families' matrices) are 16-bit instead,
+// uninitialised (the loader fills them), and their float32 Mats stay empty.
+void allocate(Weights& w, const Config& c, WeightStorage matrices = WeightStorage::F32);
 // The ordered table of every parameter present in the file for `c`. `w` must be allocated.
 std::vector<ParamRef> param_table(Weights& w, const Config& c);
 inline std::vector<ParamRef> param_table(const Weights& w, const Config& c) {
@@ -128,5 +147,7 @@ struct ParamCount {
 };
 std::vector<ParamCount> count_params_by_component(const Weights& w, const Config& c);
 int64_t count_params(const Weights& w, const Config& c);
+// The bytes the parameters occupy as held: 4 per float32 value, 2 per value kept BF16/F16.
+int64_t held_bytes(const Weights& w, const Config& c);
 
 }  // namespace sf

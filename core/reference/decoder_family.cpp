@@ -5,6 +5,7 @@
 #include "reference/feed_forward.h"
 #include "reference/gated_feed_forward.h"
 #include "reference/grouped_attention.h"
+#include "reference/half_linear.h"
 #include "reference/layer_norm.h"
 #include "reference/linear.h"
 #include "reference/mask.h"
@@ -52,7 +53,9 @@ FamilyDecoder family_decoder(const Model& m, const std::vector<int>& ids) {
   // (n, n): causal, or banded for Mistral's sliding window
   const Mat mask = c.sliding_window > 0 ? sliding_window_mask(n, n, c.sliding_window) : causal_mask(n, n);
   Mat x(n, c.d_model);  // (n, d)
-  for (int t = 0; t < n; ++t) x.row(t) = m.weights.tgt_embed.row(ids[static_cast<size_t>(t)]);
+  const Mat widened = target_table_if_half(m.weights);
+  const Mat& table = widened.size() ? widened : m.weights.tgt_embed;  // (V, d)
+  for (int t = 0; t < n; ++t) x.row(t) = table.row(ids[static_cast<size_t>(t)]);
   FamilyDecoder r;
   for (const DecoderLayerWeights& l : m.weights.decoder) {
     FamilyLayer layer = family_layer(c, l, x, theta, mask);
@@ -60,7 +63,7 @@ FamilyDecoder family_decoder(const Model& m, const std::vector<int>& ids) {
     r.self_weights.push_back(std::move(layer.weights));
   }
   x = family_norm(c, x, m.weights.decoder_norm);
-  r.logits = x * m.weights.generator_weight(c).transpose();  // (n, V)
+  r.logits = x * generator_weight(m).transpose();  // (n, V)
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "reference/half_linear.h"
 #include "reference/layer_norm.h"
 #include "reference/positional_encoding.h"
 
@@ -21,7 +22,8 @@ Mat token_type_embedding(const Mat& table, const std::vector<int>& type_ids) {
 
 Mat embed(const Model& m, const std::vector<int>& ids, bool source, int pos0) {
   const Config& c = m.config;
-  const Mat& table = source ? m.weights.src_embedding(c) : m.weights.tgt_embed;  // (V, d)
+  const Mat widened = source ? Mat() : target_table_if_half(m.weights);
+  const Mat& table = source ? m.weights.src_embedding(c) : widened.size() ? widened : m.weights.tgt_embed;  // (V, d)
   const int n = static_cast<int>(ids.size());
   Mat x = token_embedding(table, ids, embedding_scale(c)) + positional_encoding(m, n, pos0);  // (n, d)
   if (c.n_token_types > 0) {  // BERT: segment 0 up to the first [SEP], then 1

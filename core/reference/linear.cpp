@@ -1,10 +1,13 @@
 #include "reference/linear.h"
 
+#include "reference/half_linear.h"
+
 namespace sf::ref {
 
 Mat linear(const Mat& x, const Linear& l) {
-  Mat y = x * l.weight.transpose();  // (n, out)
-  y.rowwise() += l.bias;             // + b on every token
+  if (l.storage() != WeightStorage::F32) return half_linear(x, l.half, l.bias);  // a 16-bit checkpoint's weight
+  Mat y = x * l.weight.transpose();                                              // (n, out)
+  y.rowwise() += l.bias;                                                         // + b on every token
   return y;
 }
 

@@ -95,6 +95,7 @@ struct CostReport {
   std::vector<ParamCount> params;  // per component
   int64_t params_total = 0;
   int64_t weight_bytes = 0;       // params_total × 4: what one uncached token must read at least once
+                                  // (a Session's: the weights as held, held_bytes — matrices kept 16-bit count 2)
   int n_src = 0;                  // source tokens (0 for decoder-only)
   int t = 0;                      // decoder input length of the current step
   int sequences = 1;              // hypotheses decoded side by side (beam width)

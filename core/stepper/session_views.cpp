@@ -305,7 +305,10 @@ CostReport Session::cost() const {
   const int t = rec ? rec->position0 + static_cast<int>(rec->fed.size())
                     : static_cast<int>(decoder_prefix(*model_, input_).size());
   const int seq = settings_.strategy == Strategy::Beam && rec ? static_cast<int>(rec->beams_before.size()) : 1;
-  return cost_report(model_->config, static_cast<int>(input_.src_ids.size()), t, seq);
+  CostReport r = cost_report(model_->config, static_cast<int>(input_.src_ids.size()), t, seq);
+  if (model_->weights.matrix_storage() != WeightStorage::F32)  // matrices kept 16-bit: 2 bytes per value
+    r.weight_bytes = held_bytes(model_->weights, model_->config);
+  return r;
 }
 
 std::optional<Tensor> Session::tensor(const std::string& name) const {
@@ -326,8 +329,7 @@ std::optional<Tensor> Session::tensor(const std::string& name) const {
   if (const Tensor* t = f.find(name)) return *t;
   for (const ParamRef& p : param_table(m.weights, m.config)) {
     if (p.name != name) continue;
-    std::vector<float> data(p.data, p.data + p.numel());
-    return Tensor::from_vec(data, p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols});
+    return Tensor::from_vec(p.values(), p.vector ? std::vector<int64_t>{p.cols} : std::vector<int64_t>{p.rows, p.cols});
   }
   return std::nullopt;
 }

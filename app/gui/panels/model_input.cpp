@@ -132,8 +132,10 @@ class ModelPanel : public Panel {
       table_row("family", src.is_hub() ? src.family + (src.architecture.empty() ? "" : " (" + src.architecture + ")")
                                        : std::string("stepformer model"));
       table_row(src.is_hub() ? "folder" : "file", src.path.empty() ? c.snap.model_path : src.path);
-      table_row("weights", src.converted ? src.stored_dtype + " on disk, converted from " + src.stored_dtype + " to F32"
-                                         : src.stored_dtype);
+      table_row("weights", src.matrices != WeightStorage::F32 ? src.stored_dtype + " on disk, " + src.held()
+                           : src.converted
+                               ? src.stored_dtype + " on disk, converted from " + src.stored_dtype + " to F32"
+                               : src.stored_dtype);
       table_row("tokenizer", src.tokenizer);
       table_row("architecture", to_string(m.arch));
       table_row("layers", !m.has_decoder()  ? std::to_string(m.n_encoder_layers) + " encoder (no decoder)"
