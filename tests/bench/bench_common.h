@@ -28,7 +28,8 @@ inline void drop_last_row(KvCache& c) {
 // the bytes it must read at least once.
 inline double flops(const FlopCount& f) { return static_cast<double>(f.total()); }
 
-// What one cached decoding step reads, in bytes of float32: every weight matrix it multiplies by
+// What one cached decoding step reads, in bytes: every weight matrix it multiplies by, at
+// `weight_bytes` per value (4 for float32, 2 for matrices kept BF16/F16: base/half.h)
 // (per decoder layer Q, K, V, O — K and V h_kv·d_k wide under grouped-query attention — the
 // cross-attention's Q and O, the feed-forward's two or three matrices; then the generator) and the
 // K/V rows it attends over (t self-attention rows per layer, plus the cross-attention's n_src).
@@ -41,7 +42,7 @@ struct StepBytes {
   int64_t mha_total() const { return weights + mha_kv; }
 };
 
-inline StepBytes decode_step_bytes(const Config& c, int n_src, int t) {
+inline StepBytes decode_step_bytes(const Config& c, int n_src, int t, int64_t weight_bytes = 4) {
   const int64_t d = c.d_model, da = c.d_attn(), dkv = c.d_kv(), dff = c.d_ff;
   int64_t floats = 0;
   for (int l = 0; l < c.n_decoder_layers; ++l) {
@@ -51,15 +52,17 @@ inline StepBytes decode_step_bytes(const Config& c, int n_src, int t) {
   }
   floats += d * c.tgt_vocab.size();
   StepBytes b;
-  b.weights = floats * 4;
+  b.weights = floats * weight_bytes;
   b.kv = kv_cache_bytes(c, t) + cross_kv_bytes(c, n_src);
   b.mha_kv = mha_kv_cache_bytes(c, t) + cross_kv_bytes(c, n_src);
   return b;
 }
 
-// Sets the counters scripts/bench_table.py reads for a cached step at decoder input length t.
-inline void step_counters(benchmark::State& state, const Config& c, int n_src, int t) {
-  const StepBytes b = decode_step_bytes(c, n_src, t);
+// Sets the counters scripts/bench_table.py reads for a cached step at decoder input length t, its
+// weight matrices held at `weight_bytes` per value.
+inline void step_counters(benchmark::State& state, const Config& c, int n_src, int t, int64_t weight_bytes = 4) {
+  const StepBytes b = decode_step_bytes(c, n_src, t, weight_bytes);
+  state.counters["weight_bits"] = static_cast<double>(8 * weight_bytes);
   state.counters["flops"] = flops(decode_step_flops(c, n_src, t, true));
   state.counters["bytes"] = static_cast<double>(b.total());
   state.counters["kv_bytes"] = static_cast<double>(b.kv);

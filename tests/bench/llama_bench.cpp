@@ -2,10 +2,14 @@
 // written once as hub folders in BF16 (config.json + model.safetensors, as the hub ships them):
 //   llama_load/M          opening the folder in a fresh process (this program run again with
 //                         --load-once): the load's wall time, its peak RSS (getrusage) and its RSS
-//                         after the load, beside the float32 size of the weights and the file's;
+//                         after the load, beside the float32 size of the weights, their size as
+//                         held (the matrices kept BF16) and the file's;
 //   llama_forward/M       the decoder over 128 tokens, logits for every position, nothing recorded;
 //   llama_decode/M        one cached step after a 128-token prompt (the 129th position through
-//                         every layer, the tied output projection, argmax), the cache rolled back.
+//                         every layer, the tied output projection, argmax), the cache rolled back;
+//   llama_forward_f32/M, llama_decode_f32/M
+//                         the same with every weight widened to float32 on load (load_hf_model's
+//                         `widen`): what the BF16 matrices save.
 // The benchmark argument is the thread count (0: every core, base/threads.h).
 //   ./build/tests/bench/llama_bench
 // Shapes (the hub's config.json of each model; vocabulary stand-in words, no tokenizer: the
@@ -170,9 +174,9 @@ void write_folder(const Shape& s) {
   }
 }
 
-// The folder opened as the CLI opens it, with a stand-in word vocabulary of its vocab_size
-// (the benchmark feeds ids).
-Model open_folder(const std::string& dir) {
+// The folder opened as the CLI opens it (or widened to float32), with a stand-in word vocabulary
+// of its vocab_size (the benchmark feeds ids).
+Model open_folder(const std::string& dir, bool widen) {
   auto files = find_hf_files(dir);
   auto h = files ? read_hf_config(*files) : Result<HfConfig>(Error{files.error()});
   if (!h) {
@@ -183,7 +187,7 @@ Model open_folder(const std::string& dir) {
   while (static_cast<int>(t.size()) < h->vocab_size) t.push_back("t" + std::to_string(t.size()));
   HfVocabs v;
   v.tgt = v.src = *Vocab::make(t, Tokenizer::Word, "stand-in");
-  auto m = load_hf_model(*files, *h, v);
+  auto m = load_hf_model(*files, *h, v, widen);
   if (!m) {
     std::fprintf(stderr, "llama_bench: %s\n", m.error().c_str());
     std::exit(1);
@@ -199,7 +203,8 @@ double rss_mb(const char* field) {  // "VmRSS" or "VmHWM" of this process, MB (1
   return 0;
 }
 
-// Entry point of the fresh process: opens the folder and prints "seconds rss_after_MB f32_MB".
+// Entry point of the fresh process: opens the folder and prints "seconds rss_after_MB f32_MB
+// held_MB".
 // The stand-in vocabulary is built before the clock starts (a real tokenizer replaces it).
 int load_once(const std::string& dir) {
   auto files = find_hf_files(dir);
@@ -219,13 +224,15 @@ int load_once(const std::string& dir) {
     std::fprintf(stderr, "llama_bench: %s\n", m.error().c_str());
     return 1;
   }
-  std::printf("%.6f %.1f %.1f\n", secs, rss_mb("VmRSS:"), static_cast<double>(param_total(m->config)) * 4 / 1e6);
+  std::printf("%.6f %.1f %.1f %.1f\n", secs, rss_mb("VmRSS:"), static_cast<double>(param_total(m->config)) * 4 / 1e6,
+              static_cast<double>(held_bytes(m->weights, m->config)) / 1e6);
   return 0;
 }
 
-// Runs this program again as `--load-once DIR`; returns {seconds, rss after, f32 MB} and the peak RSS.
+// Runs this program again as `--load-once DIR`; returns {seconds, rss after, f32 MB, held MB} and
+// the peak RSS.
 struct Child {
-  double secs = 0, rss_after = 0, f32 = 0, peak = 0;
+  double secs = 0, rss_after = 0, f32 = 0, held = 0, peak = 0;
 };
 Child load_in_child(const std::string& dir) {
   int fds[2];
@@ -247,7 +254,7 @@ Child load_in_child(const std::string& dir) {
   ::wait4(pid, &status, 0, &ru);
   Child c;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      std::sscanf(text.c_str(), "%lf %lf %lf", &c.secs, &c.rss_after, &c.f32) != 3) {
+      std::sscanf(text.c_str(), "%lf %lf %lf %lf", &c.secs, &c.rss_after, &c.f32, &c.held) != 4) {
     std::fprintf(stderr, "llama_bench: the load of %s failed\n", dir.c_str());
     std::exit(1);
   }
@@ -268,30 +275,32 @@ void llama_load(benchmark::State& state, const char* key) {
   state.counters["peak_rss_MB"] = peak;
   state.counters["rss_after_MB"] = last.rss_after;
   state.counters["f32_MB"] = last.f32;
+  state.counters["held_MB"] = last.held;
   state.counters["file_MB"] = static_cast<double>(file_size(folder(s) + "/model.safetensors")) / 1e6;
 }
 
-// One model at a time stays open (the larger one is 2 GB of float32).
-const Model& model(const char* key) {
+// One model at a time stays open (the larger one is 1 GB as loaded, 2 GB widened to float32).
+const Model& model(const char* key, bool widen = false) {
   static std::string open_key;
   static std::unique_ptr<Model> m;
-  if (open_key != key) {
+  const std::string want = std::string(key) + (widen ? "/f32" : "");
+  if (open_key != want) {
     m.reset();
     const Shape& s = shape(key);
     write_folder(s);
-    m = std::make_unique<Model>(open_folder(folder(s)));
-    open_key = key;
+    m = std::make_unique<Model>(open_folder(folder(s), widen));
+    open_key = want;
   }
   return *m;
 }
 
-void llama_forward(benchmark::State& state, const char* key) {
-  const Model& m = model(key);
+void llama_forward(benchmark::State& state, const char* key, bool widen) {
+  const Model& m = model(key, widen);
   time_forward(state, m, prompt_ids(kPrompt, m.config.tgt_vocab.size()));
 }
 
-void llama_decode(benchmark::State& state, const char* key) {
-  const Model& m = model(key);
+void llama_decode(benchmark::State& state, const char* key, bool widen) {
+  const Model& m = model(key, widen);
   time_cached_step(state, m, prompt_ids(kPrompt, m.config.tgt_vocab.size()));
 }
 
@@ -299,13 +308,21 @@ void threads_args(benchmark::internal::Benchmark* b) {
   b->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
+void llama_forward_f32(benchmark::State& state, const char* key) { llama_forward(state, key, true); }
+void llama_decode_f32(benchmark::State& state, const char* key) { llama_decode(state, key, true); }
+
+// Models in the order they are opened (one open at a time): each shape as loaded, then widened.
 BENCHMARK_CAPTURE(llama_load, smollm2_135m, "smollm2_135m")->Unit(benchmark::kMillisecond)->UseManualTime();
-BENCHMARK_CAPTURE(llama_forward, smollm2_135m, "smollm2_135m")->Apply(threads_args);
+BENCHMARK_CAPTURE(llama_forward, smollm2_135m, "smollm2_135m", false)->Apply(threads_args);
 // A decoding step is short: several steps per repetition (their mean), whatever --benchmark_min_time says.
-BENCHMARK_CAPTURE(llama_decode, smollm2_135m, "smollm2_135m")->Apply(threads_args)->MinTime(0.5);
+BENCHMARK_CAPTURE(llama_decode, smollm2_135m, "smollm2_135m", false)->Apply(threads_args)->MinTime(0.5);
+BENCHMARK_CAPTURE(llama_forward_f32, smollm2_135m, "smollm2_135m")->Apply(threads_args);
+BENCHMARK_CAPTURE(llama_decode_f32, smollm2_135m, "smollm2_135m")->Apply(threads_args)->MinTime(0.5);
 BENCHMARK_CAPTURE(llama_load, qwen25_05b, "qwen25_05b")->Unit(benchmark::kMillisecond)->UseManualTime();
-BENCHMARK_CAPTURE(llama_forward, qwen25_05b, "qwen25_05b")->Apply(threads_args);
-BENCHMARK_CAPTURE(llama_decode, qwen25_05b, "qwen25_05b")->Apply(threads_args)->MinTime(0.5);
+BENCHMARK_CAPTURE(llama_forward, qwen25_05b, "qwen25_05b", false)->Apply(threads_args);
+BENCHMARK_CAPTURE(llama_decode, qwen25_05b, "qwen25_05b", false)->Apply(threads_args)->MinTime(0.5);
+BENCHMARK_CAPTURE(llama_forward_f32, qwen25_05b, "qwen25_05b")->Apply(threads_args);
+BENCHMARK_CAPTURE(llama_decode_f32, qwen25_05b, "qwen25_05b")->Apply(threads_args)->MinTime(0.5);
 
 }  // namespace
 }  // namespace sf
