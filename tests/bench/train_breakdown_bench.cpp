@@ -20,65 +20,11 @@
 #include <cstring>
 #include <string>
 
+#include "allocation_phase.h"
 #include "base/phase_timer.h"
 #include "stepper/cost.h"
 #include "copy_task.h"
 #include "train/trainer.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SF_WRAP_MALLOC 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
-#define SF_WRAP_MALLOC 0
-#endif
-#endif
-#ifndef SF_WRAP_MALLOC
-#ifdef __GLIBC__
-#define SF_WRAP_MALLOC 1
-#else
-#define SF_WRAP_MALLOC 0
-#endif
-#endif
-
-#if SF_WRAP_MALLOC
-// glibc's own entry points, which the wrappers below call: the executable's definitions take the
-// place of the library's for every caller in the process (Eigen, std::vector, …).
-extern "C" {
-void* __libc_malloc(size_t);
-void __libc_free(void*);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-
-void* malloc(size_t n) {
-  const sf::ScopedPhase phase(sf::Phase::Allocation);
-  return __libc_malloc(n);
-}
-void free(void* p) {
-  const sf::ScopedPhase phase(sf::Phase::Allocation);
-  __libc_free(p);
-}
-void* calloc(size_t n, size_t size) {
-  const sf::ScopedPhase phase(sf::Phase::Allocation);
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t n) {
-  const sf::ScopedPhase phase(sf::Phase::Allocation);
-  return __libc_realloc(p, n);
-}
-void* memalign(size_t align, size_t n) {
-  const sf::ScopedPhase phase(sf::Phase::Allocation);
-  return __libc_memalign(align, n);
-}
-void* aligned_alloc(size_t align, size_t n) { return memalign(align, n); }
-int posix_memalign(void** out, size_t align, size_t n) {
-  void* p = memalign(align, n);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}
-#endif
 
 namespace sf {
 namespace {
