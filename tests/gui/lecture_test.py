@@ -228,8 +228,8 @@ def case_labels(t):
 def case_small_things(t):
     """The PE plot's tooltip names a position ("position 3 '…'", not "token 3"); "Memory grows by
     1.0 KiB per token." breaks between words only, never inside the amount, whatever the panel's
-    width; the Inspect panel's tabs keep their whole titles in the default layout, in presentation
-    mode too; the View menu lists the panels and the view settings, and no ImGui demo."""
+    width; the Inspect panel's tabs keep their whole titles and the stepper's diagram boxes stay as
+    tall as their text in the default layout, in presentation mode too; the View menu lists the panels and the view settings, and no ImGui demo."""
     lines = [f"model {shipped('copy-preln')}", "input 3 1 4 1 5", "next-token 2", "hover -100 -100", "panels off",
              "pe-view curves dim=0 dim2=1", "wait 3", "hover pe plot curves", "wait 3",
              f"screenshot {t.path('pe-tooltip.png')}", "hover -100 -100", "panels off", "panel kv"]
@@ -265,6 +265,10 @@ def case_small_things(t):
             t.check(b is not None and b[3] - b[1] >= need,
                     f"{shot}: the Inspect tab '{title}' keeps its whole title ({b}; at least {need:.0f} px wide)")
         check_boxes_inside(t, lay, shot, ["inspect"])
+        diagram = [b for b in boxes(lay, "stepper") if b[0].startswith("diagram ")]
+        low = [b for b in diagram if b[4] - b[2] < 0.8 * font_px(lay)]
+        t.check(len(diagram) > 0 and not low,
+                f"{shot}: the stepper's diagram boxes stay at least as tall as their text ({len(diagram)} boxes; lower: {low})")
     wrapped = False
     for shot in kv:
         _, lay = t.shot(shot)

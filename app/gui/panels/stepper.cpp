@@ -317,6 +317,7 @@ class StepperPanel : public Panel {
       ImGui::PushID(&b);
       if (ImGui::InvisibleButton("box", ImVec2(std::max(1.0f, z.x - a.x), std::max(1.0f, z.y - a.y))) && idx >= 0)
         act::jump(c.worker, idx);
+      note_item(std::string("diagram ") + row_label + " " + b.label);
       if (ImGui::IsItemHovered()) {
         if (idx >= 0)
           ImGui::SetTooltip("%s\n(click to go there)", s.stages[static_cast<size_t>(idx)].title.c_str());
@@ -402,9 +403,12 @@ class StepperPanel : public Panel {
     const int rows = (enc.empty() ? 0 : 1) + (dec.empty() ? 0 : 1);
     const float need = c.fonts.small->FontSize + 2 + rows * fs * 1.8f + (rows - 1) * fs * 2.4f + fs * 0.5f +
                        (m.residual == Residual::Parallel ? c.fonts.small->FontSize * 2.0f : 0.0f);
-    const float fit = std::clamp(ImGui::GetContentRegionAvail().y / need, 0.35f, 1.0f);
+    // Rows get thinner down to where a box still holds its label (1.2 font heights); in a shorter
+    // panel the diagram keeps that height and the panel scrolls instead of drawing rows over rows.
+    const float fit = std::clamp(ImGui::GetContentRegionAvail().y / need, 0.67f, 1.0f);
     const float h = fs * 1.8f * fit;
-    const float row_gap = fs * 2.4f * fit;
+    // The gap between the rows keeps room for the memory bus's note and the layer frames' labels.
+    const float row_gap = std::max(fs * 2.4f * fit, c.fonts.small->FontSize * 2.0f + fs * 0.6f + 2.0f);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const int step = s.session->current_step() >= 0 ? s.session->current_step() : 0;
     std::vector<ImVec2> cross_tops;
