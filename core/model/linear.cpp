@@ -1,12 +1,39 @@
 #include "model/linear.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "base/gemm.h"
 #include "base/phase_timer.h"
 #include "base/threads.h"
 
 namespace sf {
+namespace {
+
+// Split a one-row product only where it is worth a fork: ≥ 256 Ki weights.
+bool worth_splitting(int T, int64_t weights) { return T > 1 && weights >= (int64_t{1} << 18); }
+
+// A one-row product y (1, out) = x Wᵀ split between T threads by rows of W: kernel(r0, r1) writes
+// outputs [r0, r1). Every thread but the last takes a multiple of 16 rows, so each output comes from
+// the same matrix-vector kernel as without the split. An exception a kernel throws (Eigen's product
+// allocates its blocks) is rethrown here, after the region.
+template <typename Kernel>
+void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
+  const Eigen::Index block = 16;
+  const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
+  RegionErrors errors;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int t = 0; t < T; ++t) {
+    const Eigen::Index r0 = std::min(out, t * per_thread);
+    const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
+    if (r1 > r0) errors.run([&] { kernel(r0, r1); });
+  }
+  errors.rethrow();
+}
+
+}  // namespace
 
 void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
   const ScopedPhase phase(Phase::ProjectionForward);
@@ -18,24 +45,13 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
          bias ? bias->data() : nullptr, ep);
     return;
   }
-  // Split only what is worth a fork: ≥ 256 Ki weights.
-  if (T <= 1 || weight.size() < (Eigen::Index{1} << 18)) {
+  if (!worth_splitting(T, weight.size())) {
     y.noalias() = x * weight.transpose();
   } else {
     y.resize(x.rows(), out);
-    const Eigen::Index block = 16;
-    const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
-    RegionErrors errors;                                                // Eigen's product allocates its blocks
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-    for (int t = 0; t < T; ++t) {
-      const Eigen::Index r0 = std::min(out, t * per_thread);
-      const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
-      if (r1 > r0)
-        errors.run([&] { y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose(); });
-    }
-    errors.rethrow();
+    split_rows(out, T, [&](Eigen::Index r0, Eigen::Index r1) {
+      y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose();
+    });
   }
   if (bias) y += *bias;
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
@@ -49,19 +65,10 @@ void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec
     return;
   }
   const int T = threads();
-  if (T <= 1 || weight.size() < (int64_t{1} << 18)) {
+  if (!worth_splitting(T, weight.size())) {
     matvec_half(x.data(), weight, 0, out, y.data());
   } else {
-    const Eigen::Index block = 16;
-    const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-    for (int t = 0; t < T; ++t) {
-      const Eigen::Index r0 = std::min(out, t * per_thread);
-      const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
-      if (r1 > r0) matvec_half(x.data(), weight, r0, r1, y.data());  // allocates nothing, throws nothing
-    }
+    split_rows(out, T, [&](Eigen::Index r0, Eigen::Index r1) { matvec_half(x.data(), weight, r0, r1, y.data()); });
   }
   if (bias) y += *bias;
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
