@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "../model_shapes.h"  // random_model, gpt2_small_config
+#include "model/decoder.h"
+#include "model/encoder.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "stepper/cost.h"
@@ -21,6 +23,72 @@ inline void drop_last_row(KvCache& c) {
   --c.step;
   c.ids.pop_back();
   c.row_step.pop_back();
+}
+
+// The benchmarks' encoder-decoders (forward_bench's, decode_bench's), as their PyTorch peers
+// (tests/bench/peers/torch_forward.py, torch_decode.py): ReLU, sinusoidal positions, and a
+// vocabulary of kSeq2SeqVocab (random_model's argument).
+constexpr int kSeq2SeqVocab = 1000;
+inline Config seq2seq_config(int d, int h, int layers, int dff, NormPlacement norm, int max_len) {
+  Config c;
+  c.arch = Arch::EncoderDecoder;
+  c.d_model = d;
+  c.n_heads = h;
+  c.n_encoder_layers = c.n_decoder_layers = layers;
+  c.d_ff = dff;
+  c.max_len = max_len;
+  c.norm = norm;
+  c.activation = Activation::Relu;
+  c.positional = Positional::Sinusoidal;
+  return c;
+}
+
+// forward_bench's model: post-LN, max_len 256.
+inline Model seq2seq_model(int d, int h, int layers, int dff) {
+  return random_model(seq2seq_config(d, h, layers, dff, NormPlacement::Post, 256), kSeq2SeqVocab);
+}
+
+// forward_bench's input to that model: n source and n target ids.
+struct Seq2SeqInput {
+  std::vector<int> src, tgt;
+};
+inline Seq2SeqInput seq2seq_input(int n) {
+  Seq2SeqInput in;
+  for (int i = 0; i < n; ++i) {
+    in.src.push_back(4 + (i * 7) % 990);
+    in.tgt.push_back(4 + (i * 11) % 990);
+  }
+  return in;
+}
+
+// forward_bench's timed work: the encoder and the decoder over `in` (batch 1), recording into a
+// fresh trace when `record`; returns the logits.
+inline Mat seq2seq_forward(const Model& m, const Seq2SeqInput& in, bool record) {
+  Trace t;
+  const Mat memory = encode(m, in.src, 1, record ? &t.encoder : nullptr);
+  const EncoderContext enc{&memory, &in.src};
+  return decode(m, in.tgt, 1, enc, nullptr, record ? &t.decoder : nullptr);
+}
+
+// decode_bench's base model (d_model 512, 8 heads, 6+6 layers, d_ff 2048, pre-LN, max_len 512),
+// its 64 source tokens and their encoder memory.
+struct DecodeBase {
+  Model model;
+  std::vector<int> src;  // (64)
+  Mat memory;            // (64, 512)
+};
+inline DecodeBase decode_base() {
+  DecodeBase b{random_model(seq2seq_config(512, 8, 6, 2048, NormPlacement::Pre, 512), kSeq2SeqVocab), {}, {}};
+  for (int i = 0; i < 64; ++i) b.src.push_back(4 + (i * 7) % 990);
+  b.memory = encode(b.model, b.src, 1, nullptr);
+  return b;
+}
+
+// decode_bench's decoder input of t tokens: <s> then t − 1 ordinary tokens.
+inline std::vector<int> decode_prefix(int t) {
+  std::vector<int> ids{1};
+  for (int i = 1; i < t; ++i) ids.push_back(4 + (i * 13) % 990);
+  return ids;
 }
 
 // The work of a figure, from the shapes alone, as scripts/bench.sh reports it: FLOPs of the matrix

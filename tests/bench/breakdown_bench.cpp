@@ -35,10 +35,8 @@
 #include "allocation_phase.h"
 #include "base/threads.h"
 #include "bench_common.h"
+#include "decoder_timing.h"
 #include "io/hf_config.h"
-#include "model/decoder.h"
-#include "model/encoder.h"
-#include "stepper/decoding.h"
 
 namespace sf {
 namespace {
@@ -75,28 +73,10 @@ struct Figure {
 
 // ---- the workloads ----
 
-std::vector<int> ids_of(int n, int vocab, int mul) {
-  std::vector<int> ids;
-  for (int i = 0; i < n; ++i) ids.push_back(4 + (i * mul) % (vocab - 4));
-  return ids;
-}
-
-// forward_bench's encoder-decoder (post-LN, ReLU, sinusoidal, vocabulary 1000), n tokens a side.
-Figure seq2seq_forward(const std::string& name, int d, int h, int layers, int dff, int n, bool record) {
-  Config c;
-  c.arch = Arch::EncoderDecoder;
-  c.d_model = d;
-  c.n_heads = h;
-  c.n_encoder_layers = c.n_decoder_layers = layers;
-  c.d_ff = dff;
-  c.max_len = 256;
-  c.norm = NormPlacement::Post;
-  auto m = std::make_shared<Model>(random_model(c, 1000));
-  std::vector<int> src, tgt;
-  for (int i = 0; i < n; ++i) {
-    src.push_back(4 + (i * 7) % 990);
-    tgt.push_back(4 + (i * 11) % 990);
-  }
+// forward_bench's encoder-decoder (bench_common.h), n tokens a side.
+Figure seq2seq_figure(const std::string& name, int d, int h, int layers, int dff, int n, bool record) {
+  auto m = std::make_shared<const Model>(seq2seq_model(d, h, layers, dff));
+  const Seq2SeqInput in = seq2seq_input(n);
   Figure f;
   f.name = name;
   char what[160];
@@ -104,23 +84,20 @@ Figure seq2seq_forward(const std::string& name, int d, int h, int layers, int df
                 layers, layers, dff, n, record ? "on" : "off");
   f.what = what;
   f.flops = forward_flops(m->config, n, n);
-  f.run = [m, src, tgt, record] {
-    Trace t;
-    Mat memory = encode(*m, src, 1, record ? &t.encoder : nullptr);
-    const EncoderContext enc{&memory, &src};
-    Mat logits = decode(*m, tgt, 1, enc, nullptr, record ? &t.decoder : nullptr);
+  f.run = [m, in, record] {
+    const Mat logits = seq2seq_forward(*m, in, record);
     benchmark::DoNotOptimize(logits.data());
   };
   return f;
 }
 
 // A decoder-only forward over n tokens, nothing recorded (gpt2_bench, llama_bench).
-Figure decoder_forward(const std::string& name, const std::string& what, std::shared_ptr<Model> m, int n) {
+Figure decoder_forward(const std::string& name, const std::string& what, std::shared_ptr<const Model> m, int n) {
   Figure f;
   f.name = name;
   f.what = what;
   f.flops = forward_flops(m->config, 0, n);
-  const std::vector<int> ids = ids_of(n, m->config.tgt_vocab.size(), 7919);
+  const std::vector<int> ids = prompt_ids(n, m->config.tgt_vocab.size());
   f.run = [m, ids] {
     Mat logits = decode(*m, ids, 1, EncoderContext{}, nullptr, nullptr);
     benchmark::DoNotOptimize(logits.data());
@@ -154,22 +131,19 @@ std::shared_ptr<Model> llama(const std::string& key) {
   return std::make_shared<Model>(random_model(h->config, h->vocab_size));
 }
 
-// A cached step whose decoder input is t tokens long, the cache rolled back after each run.
-Figure cached_step(const std::string& name, const std::string& what, std::shared_ptr<Model> m,
-                   std::shared_ptr<const Mat> memory, std::vector<int> src, std::vector<int> ids) {
+// A cached step whose decoder input is `ids`, the cache rolled back after each run; enc's memory
+// and source ids (if any) live as long as m (parts of one DecodeBase).
+Figure cached_step(const std::string& name, const std::string& what, std::shared_ptr<const Model> m,
+                   const EncoderContext& enc, const std::vector<int>& ids) {
   Figure f;
   f.name = name;
   f.what = what;
   f.step = true;
-  const int t = static_cast<int>(ids.size());
-  f.flops = decode_step_flops(m->config, static_cast<int>(src.size()), t, true);
+  const int n_src = enc.src_ids ? static_cast<int>(enc.src_ids->size()) : 0;
+  f.flops = decode_step_flops(m->config, n_src, static_cast<int>(ids.size()), true);
   auto h = std::make_shared<Hypothesis>();
-  auto src_ids = std::make_shared<std::vector<int>>(std::move(src));
-  const EncoderContext enc{memory ? memory.get() : nullptr, memory ? src_ids.get() : nullptr};
-  start_hypothesis(*m, std::vector<int>(ids.begin(), ids.end() - 1), true, *h);
-  next_logits(*m, enc, *h, true, nullptr);  // cache rows 0 .. t − 2 (and the cross K/V)
-  h->ids = ids;
-  f.run = [m, memory, src_ids, h, enc] {
+  prime_cached_step(*m, enc, ids, *h);
+  f.run = [m, h, enc] {
     const RowVec logits = next_logits(*m, enc, *h, true, nullptr);
     benchmark::DoNotOptimize(argmax(logits));
     drop_last_row(h->cache);
@@ -177,38 +151,24 @@ Figure cached_step(const std::string& name, const std::string& what, std::shared
   return f;
 }
 
-// decode_bench's base model (pre-LN, ReLU, sinusoidal, 64 source tokens), step t = 64.
+// decode_bench's base model (bench_common.h), step t = 64.
 Figure base_decode() {
-  Config c;
-  c.arch = Arch::EncoderDecoder;
-  c.d_model = 512;
-  c.n_heads = 8;
-  c.n_encoder_layers = c.n_decoder_layers = 6;
-  c.d_ff = 2048;
-  c.max_len = 512;
-  c.norm = NormPlacement::Pre;
-  c.activation = Activation::Relu;
-  c.positional = Positional::Sinusoidal;
-  auto m = std::make_shared<Model>(random_model(c, 1000));
-  std::vector<int> src;
-  for (int i = 0; i < 64; ++i) src.push_back(4 + (i * 7) % 990);
-  auto memory = std::make_shared<const Mat>(encode(*m, src, 1, nullptr));
-  std::vector<int> ids{1};
-  for (int i = 1; i < 64; ++i) ids.push_back(4 + (i * 13) % 990);
-  return cached_step("base_decode", "cached decode step at t = 64, base (d 512, 6+6 layers, 64 source tokens)", m,
-                     memory, src, ids);
+  auto b = std::make_shared<const DecodeBase>(decode_base());
+  return cached_step("base_decode", "cached decode step at t = 64, base (d 512, 6+6 layers, 64 source tokens)",
+                     std::shared_ptr<const Model>(b, &b->model), EncoderContext{&b->memory, &b->src},
+                     decode_prefix(64));
 }
 
 Figure gpt2_decode() {
-  std::vector<int> ids = ids_of(128, 50257, 7919);
+  std::vector<int> ids = prompt_ids(128, 50257);
   ids.push_back(4);
-  return cached_step("gpt2_decode", "GPT-2 small cached decode step at t = 129", gpt2(), nullptr, {}, ids);
+  return cached_step("gpt2_decode", "GPT-2 small cached decode step at t = 129", gpt2(), EncoderContext{}, ids);
 }
 
 Figure make_figure(const std::string& name) {
-  if (name == "small") return seq2seq_forward(name, 128, 4, 2, 512, 32, true);
-  if (name == "base") return seq2seq_forward(name, 512, 8, 6, 2048, 64, true);
-  if (name == "base_unrecorded") return seq2seq_forward(name, 512, 8, 6, 2048, 64, false);
+  if (name == "small") return seq2seq_figure(name, 128, 4, 2, 512, 32, true);
+  if (name == "base") return seq2seq_figure(name, 512, 8, 6, 2048, 64, true);
+  if (name == "base_unrecorded") return seq2seq_figure(name, 512, 8, 6, 2048, 64, false);
   if (name == "gpt2_128") return decoder_forward(name, "GPT-2 small forward, 128 tokens", gpt2(), 128);
   if (name == "gpt2_1024") return decoder_forward(name, "GPT-2 small forward, 1,024 tokens", gpt2(), 1024);
   if (name == "smollm2_128")

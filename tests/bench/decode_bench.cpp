@@ -10,54 +10,22 @@
 #include "base/allocator.h"
 #include "base/threads.h"
 #include "bench_common.h"
-#include "stepper/decoding.h"
-#include "model/encoder.h"
+#include "decoder_timing.h"
 
 namespace sf {
 namespace {
 
-struct Base {
-  Model model;
-  std::vector<int> src;  // (64)
-  Mat memory;            // (64, 512)
-};
-
-const Base& base() {
-  static const Base b = [] {
-    Config c;
-    c.arch = Arch::EncoderDecoder;
-    c.d_model = 512;
-    c.n_heads = 8;
-    c.n_encoder_layers = c.n_decoder_layers = 6;
-    c.d_ff = 2048;
-    c.max_len = 512;
-    c.norm = NormPlacement::Pre;
-    c.activation = Activation::Relu;
-    c.positional = Positional::Sinusoidal;
-    Base out{random_model(c, 1000), {}, {}};
-    for (int i = 0; i < 64; ++i) out.src.push_back(4 + (i * 7) % 990);
-    out.memory = encode(out.model, out.src, 1, nullptr);
-    return out;
-  }();
+const DecodeBase& base() {
+  static const DecodeBase b = decode_base();
   return b;
 }
 
-// A decoder input of t tokens: <s> then t − 1 ordinary tokens.
-std::vector<int> prefix(int t) {
-  std::vector<int> ids{1};
-  for (int i = 1; i < t; ++i) ids.push_back(4 + (i * 13) % 990);
-  return ids;
-}
-
 void step_cached(benchmark::State& state) {
-  const Base& b = base();
+  const DecodeBase& b = base();
   const int t = static_cast<int>(state.range(0));
   const EncoderContext enc{&b.memory, &b.src};
-  const std::vector<int> ids = prefix(t);
   Hypothesis h;
-  start_hypothesis(b.model, std::vector<int>(ids.begin(), ids.end() - 1), true, h);
-  next_logits(b.model, enc, h, true, nullptr);  // cache rows 0 .. t − 2 (and the cross K/V)
-  h.ids = ids;
+  prime_cached_step(b.model, enc, decode_prefix(t), h);
   for (auto _ : state) {
     const RowVec logits = next_logits(b.model, enc, h, true, nullptr);
     benchmark::DoNotOptimize(argmax(logits));
@@ -68,11 +36,11 @@ void step_cached(benchmark::State& state) {
 }
 
 void step_recomputed(benchmark::State& state) {
-  const Base& b = base();
+  const DecodeBase& b = base();
   const int t = static_cast<int>(state.range(0));
   const EncoderContext enc{&b.memory, &b.src};
   Hypothesis h;
-  start_hypothesis(b.model, prefix(t), false, h);
+  start_hypothesis(b.model, decode_prefix(t), false, h);
   for (auto _ : state) {
     const RowVec logits = next_logits(b.model, enc, h, false, nullptr);
     benchmark::DoNotOptimize(argmax(logits));
@@ -81,14 +49,11 @@ void step_recomputed(benchmark::State& state) {
 
 // The same cached step with everything recorded (what the stepper keeps for the explorer).
 void step_cached_recorded(benchmark::State& state) {
-  const Base& b = base();
+  const DecodeBase& b = base();
   const int t = static_cast<int>(state.range(0));
   const EncoderContext enc{&b.memory, &b.src};
-  const std::vector<int> ids = prefix(t);
   Hypothesis h;
-  start_hypothesis(b.model, std::vector<int>(ids.begin(), ids.end() - 1), true, h);
-  next_logits(b.model, enc, h, true, nullptr);
-  h.ids = ids;
+  prime_cached_step(b.model, enc, decode_prefix(t), h);
   for (auto _ : state) {
     DecoderTrace tr;
     const RowVec logits = next_logits(b.model, enc, h, true, &tr);
@@ -101,7 +66,7 @@ void step_cached_recorded(benchmark::State& state) {
 // Q, K, V, O; cross-attention Q, O; fc1, fc2 per layer; the generator), nothing else. A cached
 // step cannot be faster than this on the same machine under the same load.
 void weights_floor(benchmark::State& state) {
-  const Base& b = base();
+  const DecodeBase& b = base();
   const Weights& w = b.model.weights;
   std::vector<const Mat*> mats;
   for (const DecoderLayerWeights& l : w.decoder)
@@ -127,7 +92,7 @@ void weights_floor(benchmark::State& state) {
 // A whole greedy decode of 256 tokens with the cache (setup of the cross K/V included), </s>
 // ignored so every run has the same length: the peer's "kv-cache greedy, 256 tokens total".
 void greedy_256(benchmark::State& state) {
-  const Base& b = base();
+  const DecodeBase& b = base();
   const EncoderContext enc{&b.memory, &b.src};
   for (auto _ : state) {
     Hypothesis h;

@@ -1,6 +1,7 @@
-// decoder_timing.h — what the real-size decoder benchmarks (gpt2_bench, llama_bench,
-// hf_load_bench) share: a prompt of token ids, the timing loops of a whole forward pass and of
-// one cached decoding step, and a hub-layout safetensors file of random weights.
+// decoder_timing.h — what the decoder benchmarks (gpt2_bench, llama_bench, hf_load_bench,
+// decode_bench, breakdown_bench) share: a prompt of token ids, the set-up of a cached decoding step
+// and the timing loops of a whole forward pass and of one cached step, and a hub-layout
+// safetensors file of random weights.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -38,6 +39,14 @@ inline void time_forward(benchmark::State& state, const Model& m, const std::vec
   }
   state.counters["flops"] = flops(forward_flops(m.config, 0, static_cast<int>(ids.size())));
   state.counters["threads"] = threads();
+}
+
+// Sets h up for a cached step whose decoder input is `ids` (t tokens): the cache holds rows
+// 0 .. t − 2 (and the cross-attention's K/V when enc has a memory); the step feeds ids' last.
+inline void prime_cached_step(const Model& m, const EncoderContext& enc, const std::vector<int>& ids, Hypothesis& h) {
+  start_hypothesis(m, std::vector<int>(ids.begin(), ids.end() - 1), true, h);
+  next_logits(m, enc, h, true, nullptr);
+  h.ids = ids;
 }
 
 // One cached step after the prompt: position prompt + 1 through every layer, the output

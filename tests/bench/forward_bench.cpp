@@ -7,37 +7,16 @@
 #include "base/allocator.h"
 #include "base/threads.h"
 #include "bench_common.h"
-#include "model/decoder.h"
-#include "model/encoder.h"
 
 namespace sf {
 namespace {
 
-Model make_model(int d, int h, int layers, int dff, int vocab, int max_len) {
-  Config c;
-  c.arch = Arch::EncoderDecoder;
-  c.d_model = d;
-  c.n_heads = h;
-  c.n_encoder_layers = c.n_decoder_layers = layers;
-  c.d_ff = dff;
-  c.max_len = max_len;
-  c.norm = NormPlacement::Post;
-  return random_model(c, vocab);
-}
-
 void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, bool record, int n_threads) {
   set_threads(n_threads);
-  const Model m = make_model(d, h, layers, dff, 1000, 256);  // vocabulary 1000, as the torch peer
-  std::vector<int> src(static_cast<size_t>(n)), tgt(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    src[static_cast<size_t>(i)] = 4 + (i * 7) % 990;
-    tgt[static_cast<size_t>(i)] = 4 + (i * 11) % 990;
-  }
+  const Model m = seq2seq_model(d, h, layers, dff);
+  const Seq2SeqInput in = seq2seq_input(n);
   for (auto _ : state) {
-    Trace t;
-    Mat memory = encode(m, src, 1, record ? &t.encoder : nullptr);
-    EncoderContext enc{&memory, &src};
-    Mat logits = decode(m, tgt, 1, enc, nullptr, record ? &t.decoder : nullptr);
+    const Mat logits = seq2seq_forward(m, in, record);
     benchmark::DoNotOptimize(logits.data());
   }
   state.counters["tokens"] = n;
