@@ -12,10 +12,6 @@
 namespace sf {
 namespace {
 
-std::shared_ptr<const Model> fixture(const std::string& name) {
-  return std::make_shared<const Model>(test::load_fixture_model(name));
-}
-
 const char* kSrc = "3 5 7 2 1";
 
 Comparison make(std::shared_ptr<const Model> a, std::shared_ptr<const Model> b, DecodeSettings d = {}) {
@@ -48,7 +44,7 @@ TEST(Compare, KeysIncreaseAlongEveryStageList) {
   for (const char* f :
        {"encdec_post_relu_sin", "encdec_pre_relu_sin", "encdec_post_gelu_learned", "encdec_pre_gelu_shared",
         "deconly_pre_gelu", "deconly_post_relu_learned", "encdec_pre_3layer_odd"}) {
-    auto m = fixture(f);
+    auto m = test::shared_fixture_model(f);
     const Vocab& v = m->config.has_encoder() ? m->config.src_vocab : m->config.tgt_vocab;
     std::string src;
     for (const std::string& t : v.tokens())
@@ -68,7 +64,8 @@ TEST(Compare, LockstepPairsPreAndPostStages) {
   // Forced decoding on one target: both runs decode the same number of steps.
   DecodeSettings d;
   d.strategy = Strategy::Forced;
-  auto made = Comparison::create(fixture("encdec_pre_relu_sin"), fixture("encdec_post_relu_sin"), kSrc, "3 5", d);
+  auto made = Comparison::create(test::shared_fixture_model("encdec_pre_relu_sin"),
+                                 test::shared_fixture_model("encdec_post_relu_sin"), kSrc, "3 5", d);
   ASSERT_TRUE(made.ok()) << made.error();
   Comparison c = std::move(*made);
   int points = 0;
@@ -133,7 +130,8 @@ TEST(Compare, LockstepPairsPreAndPostStages) {
 TEST(Compare, TokenStepsStayAligned) {
   DecodeSettings d;
   d.strategy = Strategy::Forced;  // both decode the target's 5 tokens and </s>
-  auto made = Comparison::create(fixture("encdec_pre_relu_sin"), fixture("encdec_post_relu_sin"), kSrc, "3 5 7 2 1", d);
+  auto made = Comparison::create(test::shared_fixture_model("encdec_pre_relu_sin"),
+                                 test::shared_fixture_model("encdec_post_relu_sin"), kSrc, "3 5 7 2 1", d);
   ASSERT_TRUE(made.ok()) << made.error();
   Comparison c = std::move(*made);
   for (int t = 0; t < 4; ++t) {
@@ -163,7 +161,7 @@ TEST(Compare, TokenStepsStayAligned) {
 // When one run stops decoding earlier, it stays on its last stage while the other goes on.
 TEST(Compare, FinishedRunStaysOnItsLastStage) {
   // The same weights twice, B with room for only 4 output tokens: B stops first.
-  const auto a = fixture("encdec_pre_relu_sin");
+  const auto a = test::shared_fixture_model("encdec_pre_relu_sin");
   Config short_cfg = a->config;
   short_cfg.max_len = 5;
   auto shorter = std::make_shared<const Model>(Model::make(short_cfg, a->weights));
@@ -220,8 +218,10 @@ std::vector<double> numbers(Comparison c) {
 TEST(Compare, DeterministicOnTheFixturePair) {
   DecodeSettings d;
   d.max_len = 5;
-  const std::vector<double> a = numbers(make(fixture("encdec_pre_relu_sin"), fixture("encdec_post_relu_sin"), d));
-  const std::vector<double> b = numbers(make(fixture("encdec_pre_relu_sin"), fixture("encdec_post_relu_sin"), d));
+  const std::vector<double> a = numbers(
+      make(test::shared_fixture_model("encdec_pre_relu_sin"), test::shared_fixture_model("encdec_post_relu_sin"), d));
+  const std::vector<double> b = numbers(
+      make(test::shared_fixture_model("encdec_pre_relu_sin"), test::shared_fixture_model("encdec_post_relu_sin"), d));
   ASSERT_EQ(a.size(), b.size());
   ASSERT_GT(a.size(), 100u);
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << "numbers differ between two runs";
@@ -258,7 +258,7 @@ TEST(Compare, DeterministicOnTheShippedPair) {
 }
 
 TEST(Compare, PlacementSwitch) {
-  const auto keep = fixture("encdec_pre_relu_sin");
+  const auto keep = test::shared_fixture_model("encdec_pre_relu_sin");
   const Model& pre = *keep;
   const Model post = with_norm_placement(pre, NormPlacement::Post);
   EXPECT_EQ(post.config.norm, NormPlacement::Post);
@@ -301,7 +301,8 @@ TEST(Compare, PlacementSwitch) {
 }
 
 TEST(Compare, RefusedInputNamesTheRun) {
-  auto c = Comparison::create(fixture("encdec_pre_relu_sin"), fixture("deconly_pre_gelu"), "", "");
+  auto c = Comparison::create(test::shared_fixture_model("encdec_pre_relu_sin"),
+                              test::shared_fixture_model("deconly_pre_gelu"), "", "");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().find("run A"), std::string::npos) << c.error();
 }

@@ -15,25 +15,14 @@
 namespace sf {
 namespace {
 
-std::string prompt_of(const Config& c, int words) {
-  const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
-  std::string s;
-  for (int i = 0; i < words; ++i) s += (i ? " " : "") + v.token(5 + i % 4);
-  return s;
-}
-
 Session run_session(const std::shared_ptr<const Model>& m, bool cache, int words = 5) {
   DecodeSettings greedy;
   greedy.max_len = 4;
-  auto s = Session::create(m, prompt_of(m->config, words), "", greedy, cache);
+  auto s = Session::create(m, test::prompt_of(m->config, words), "", greedy, cache);
   EXPECT_TRUE(s.ok()) << s.error();
   Session out = std::move(*s);
   out.run_to_end();
   return out;
-}
-
-std::shared_ptr<const Model> fixture(const char* name) {
-  return std::make_shared<const Model>(test::load_fixture_model(name));
 }
 
 bool same(const Mat& a, const Mat& b) {
@@ -44,7 +33,7 @@ bool same(const Mat& a, const Mat& b) {
 // A view's heads come one by one, each the map stacked_head_maps computes, at an address that does
 // not move; a thumbnail is made without keeping its map.
 TEST(HeadMaps, ComputesEachHeadOnceOnDemand) {
-  const auto m = fixture("deconly_pre_gelu");
+  const auto m = test::shared_fixture_model("deconly_pre_gelu");
   const Session s = run_session(m, true);
   const std::vector<DecodedRow> rows = lineage_rows(s, static_cast<int>(s.steps().size()) - 1);
   const int layer = m->config.n_decoder_layers - 1;
@@ -80,7 +69,7 @@ TEST(HeadMaps, ComputesEachHeadOnceOnDemand) {
 // Readers of different heads on several threads: each gets its head's map, whole, while the others
 // are being computed (the map of a head is never written after it is returned).
 TEST(HeadMaps, ReadersOfOtherHeadsOnOtherThreads) {
-  const auto m = fixture("deconly_pre_gelu");
+  const auto m = test::shared_fixture_model("deconly_pre_gelu");
   const Session s = run_session(m, true, 7);
   const std::vector<DecodedRow> rows = lineage_rows(s, static_cast<int>(s.steps().size()) - 1);
   const StackedAttention built = decoder_attention(s, rows, 0, false);
@@ -104,7 +93,7 @@ TEST(HeadMaps, ReadersOfOtherHeadsOnOtherThreads) {
 
 // The encoder's recording holds its maps: a view of it returns them, computing nothing.
 TEST(HeadMaps, RecordedMapsAreReturnedAsTheyAre) {
-  const auto m = fixture("encdec_pre_relu_sin");
+  const auto m = test::shared_fixture_model("encdec_pre_relu_sin");
   const Session s = run_session(m, true);
   const HeadMaps maps(encoder_attention(s, 0), 96);
   const AttentionTrace& rec = s.encoder()->trace.layers[0].self_attn;

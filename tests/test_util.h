@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -30,6 +31,20 @@ inline Model load_fixture_model(const std::string& cs) {
   auto m = load_model(fixture(cs + ".safetensors"));
   EXPECT_TRUE(m.ok()) << m.error();
   return m.ok() ? std::move(*m) : Model{};
+}
+
+// A fixture model shared as sessions, views and analyses hold one.
+inline std::shared_ptr<const Model> shared_fixture_model(const std::string& cs) {
+  return std::make_shared<const Model>(load_fixture_model(cs));
+}
+
+// An input of `words` tokens of the model's input vocabulary (the source's with an encoder), the
+// four after the specials in turn, separated by spaces.
+inline std::string prompt_of(const Config& c, int words) {
+  const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
+  std::string s;
+  for (int i = 0; i < words; ++i) s += (i ? " " : "") + v.token(5 + i % 4);
+  return s;
 }
 
 inline TensorFile load_expected(const std::string& cs) {

@@ -14,17 +14,6 @@
 namespace sf {
 namespace {
 
-std::string prompt_of(const Config& c, int words) {
-  const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
-  std::string s;
-  for (int i = 0; i < words; ++i) s += (i ? " " : "") + v.token(5 + i % 4);
-  return s;
-}
-
-std::shared_ptr<const Model> fixture(const char* name) {
-  return std::make_shared<const Model>(test::load_fixture_model(name));
-}
-
 // --only: a bad pattern and one that finds nothing are refused with what was expected.
 TEST(TraceSelection, RefusesABadPatternAndOneThatFindsNothing) {
   const auto bad = parse_trace_selection("self_attn.(weights");
@@ -33,8 +22,8 @@ TEST(TraceSelection, RefusesABadPatternAndOneThatFindsNothing) {
   EXPECT_NE(bad.error().find("self_attn.(weights"), std::string::npos) << bad.error();
   EXPECT_FALSE(parse_trace_selection("").ok());
 
-  const auto m = fixture("deconly_pre_gelu");
-  auto in = prepare_input(*m, prompt_of(m->config, 4));
+  const auto m = test::shared_fixture_model("deconly_pre_gelu");
+  auto in = prepare_input(*m, test::prompt_of(m->config, 4));
   ASSERT_TRUE(in.ok()) << in.error();
   const std::vector<std::string> names = trace_names(*m, *in);
   ASSERT_GT(names.size(), 20u);
@@ -53,9 +42,9 @@ TEST(TraceSelection, RefusesABadPatternAndOneThatFindsNothing) {
 class TraceSelectionRun : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TraceSelectionRun, WritesTheFullRecordingsNumbersForTheSelectedNamesOnly) {
-  const auto m = fixture(GetParam());
+  const auto m = test::shared_fixture_model(GetParam());
   const Config& c = m->config;
-  auto in = prepare_input(*m, prompt_of(c, 5), c.has_encoder() ? c.tgt_vocab.token(6) : "");
+  auto in = prepare_input(*m, test::prompt_of(c, 5), c.has_encoder() ? c.tgt_vocab.token(6) : "");
   ASSERT_TRUE(in.ok()) << in.error();
   const Trace full = run_forward(*m, *in);
   TensorFile all;
