@@ -10,7 +10,8 @@
 - builtin: every built-in lesson, every step, at 1600x900 in presentation mode: the caption is
   open, no two panels overlap, no text line, button or plot a panel records (its boxes) runs past
   the panel's edge (nor, in the caption, stepper, Q, K, V and KV cache panels, past its bottom),
-  the status bar shows no error.
+  the compare view shows both runs' stage and formula without scrolling, the status bar shows no
+  error.
 
 usage: lesson_test.py CASE --exe STEPFORMER --xvfb-run XVFB_RUN --out DIR --source SRC
 """
@@ -214,6 +215,14 @@ def case_builtin(t):
             # These never scroll their text away: the caption, the stepper's position and formula,
             # the Q, K, V arithmetic down to the softmax, the KV cache's right column.
             check_boxes_inside(t, lay, f"{name} step {i + 1} (height)", ["caption", "stepper", "qkv", "kv"], True)
+            # The compare view shows each run's stage and formula without scrolling.
+            cmp = panels.get("compare")
+            if cmp:
+                runs = [b for b in cmp.get("boxes", []) if b[0].startswith("run ")]
+                low = [b for b in runs if b[2] < cmp["rect"][1] - 1 or b[4] > cmp["rect"][3] + 1]
+                t.check(len(runs) == 4 and not low,
+                        f"{name} step {i + 1}: both runs' stage and formula inside the compare view {cmp['rect']} "
+                        f"(found {len(runs)}, outside: {low})")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

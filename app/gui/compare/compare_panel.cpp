@@ -74,16 +74,18 @@ class ComparePanel : public HubPanel {
     }
     draw_stepper(s);
     ImGui::Separator();
+    // What each run is on (its stage, formula and decoded tokens) under the stepper, across the
+    // view: the first thing the lockstep shows, never scrolled away.
+    draw_runs(c, s);
+    ImGui::Separator();
     if (ImGui::BeginTable("cmp", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
       ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 0.6f);
       ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.4f);
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
       ImGui::BeginChild("left", ImVec2(0, 0), false);
-      // The maps first, with the column's height; the runs' stages and decoded tokens under them.
+      // The maps first, with the column's height; the next-token distributions under them.
       draw_attention(c, s);
-      ImGui::Separator();
-      draw_runs(c, s);
       ImGui::Separator();
       draw_compare_distributions(c, s);
       ImGui::EndChild();
@@ -282,14 +284,17 @@ class ComparePanel : public HubPanel {
       placement_badge(se.model().config.norm);
       ImGui::SameLine();
       ImGui::TextDisabled("%s", s.run[i].name.c_str());
+      const std::string run = i == 0 ? "run A " : "run B ";
       ImGui::PushFont(c.fonts.bold);
       ImGui::TextWrapped("%s", st.title.c_str());
       ImGui::PopFont();
+      note_item(run + "stage");
       ImGui::PushFont(c.fonts.mono);
       ImGui::PushTextWrapPos(0);
       ImGui::TextDisabled("%s", st.formula.c_str());
       ImGui::PopTextWrapPos();
       ImGui::PopFont();
+      note_item(run + "formula");
       // Decoded so far; tokens where the two runs differ are outlined.
       const std::vector<int>& mine = i == 0 ? ta : tb;
       const std::vector<int>& other = i == 0 ? tb : ta;
@@ -303,7 +308,7 @@ class ComparePanel : public HubPanel {
         const bool differs = k >= other.size() || ov.token(other[k]) != tok;
         token_chip(c.fonts, tok, mine[k], tok.size() && tok[0] == '<' ? ChipKind::Special : ChipKind::Normal, differs);
       }
-      ImGui::NewLine();
+      if (!mine.empty()) ImGui::NewLine();  // ends the row of chips
       if (se.at_end() && !cmp.run(1 - i).at_end())
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().warn),
                            "finished decoding: stays on its last stage");
