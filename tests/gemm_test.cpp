@@ -96,6 +96,51 @@ TEST(Gemm, SameBitsWhicheverOrderTheBlocksRun) {
   }
 }
 
+// A long A (more rows than one row block, 192) against a B too big to stay in L2 runs blocked by
+// rows as well as by panels and depth: the same bits as the product cut into row slices short
+// enough for the panel-by-panel order, on any thread count, for a packed B and a row-major B read
+// in place (n = 310: its last panel of 22 columns is packed), with bias, accumulation and ReLU.
+TEST(Gemm, LongABlockedByRowsGivesTheSameBits) {
+  const int m = 500, k = 600;
+  for (int n : {300, 310}) {
+    const Mat a = Mat::Random(m, k), w = Mat::Random(n, k), bmat = Mat::Random(k, n), start = Mat::Random(m, n);
+    const RowVec bias = RowVec::Random(n);
+    const PackedB p = pack_b(mat_ref_t(w), k, n);
+    // (packed, out, epilogue) → C; rows [r0, r0 + rows) only when sliced
+    auto product = [&](bool packed, GemmOut out, const Epilogue& ep, Mat& c, int r0, int rows) {
+      const MatRef ar{a.data() + r0 * k, k, 1};
+      float* const cr = c.data() + r0 * n;
+      if (packed)
+        gemm(rows, ar, p, cr, n, out, bias.data(), ep);
+      else
+        gemm(rows, n, k, ar, mat_ref(bmat), cr, n, out, bias.data(), ep);
+    };
+    for (bool packed : {true, false})
+      for (GemmOut out : {GemmOut::Overwrite, GemmOut::Accumulate})
+        for (const Epilogue& ep : {Epilogue{}, Epilogue::relu()}) {
+          Mat sliced = start;
+          {
+            const ScopedThreads t(1);
+            for (int r0 = 0; r0 < m; r0 += 100) product(packed, out, ep, sliced, r0, 100);
+          }
+          for (int threads : {1, 2, 3}) {
+            const ScopedThreads t(threads);
+            Mat whole = start;
+            product(packed, out, ep, whole, 0, m);
+            ASSERT_TRUE(whole == sliced) << "n " << n << (packed ? " packed" : " in place") << ", "
+                                         << (out == GemmOut::Accumulate ? "accumulated" : "overwritten") << ", "
+                                         << threads << " threads";
+          }
+          Eigen::MatrixXd want = reference(m, n, k, mat_ref(a), packed ? mat_ref_t(w) : mat_ref(bmat), bias.data());
+          if (out == GemmOut::Accumulate) want += start.cast<double>();
+          const Eigen::MatrixXd got = sliced.cast<double>();
+          const double err = ep.kind == Epilogue::Kind::Relu ? (got - want.cwiseMax(0.0)).cwiseAbs().maxCoeff()
+                                                             : (got - want).cwiseAbs().maxCoeff();
+          ASSERT_LE(err, bound(k) * 2) << "n " << n;
+        }
+  }
+}
+
 // A fused epilogue gives the bits of the product followed by its pass: ReLU (fc1 and its
 // activation) and ReLU's backward gate (dh = dy W2, kept where the ReLU's output is > 0), on one
 // tile, short groups and panels, several depth blocks (it must act once, on the last), a single
