@@ -86,6 +86,19 @@ class Ctx:
     def __init__(self, args):
         self.exe, self.xvfb, self.out, self.case = args.exe, args.xvfb_run, os.path.abspath(args.out), args.case
         self.failures = []
+        self.passed = 0
+        # Every check and every run's whole output go to this log; the test's own output (what CI
+        # shows, cut to its first and last lines) holds the failed checks, each run's command and
+        # exit code, and a failed run's last lines: a failure is never among the lines cut away.
+        os.makedirs(self.out, exist_ok=True)
+        self.log_path = self.path("checks.log")
+        self.log = open(self.log_path, "w")
+
+    def note(self, text, show=False):
+        self.log.write(text + "\n")
+        self.log.flush()
+        if show:
+            print(text, flush=True)
 
     def path(self, name):
         return os.path.join(self.out, f"{self.case}-{name}")
@@ -128,12 +141,17 @@ class Ctx:
             env["DISPLAY"] = self.display
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env,
                            cwd=self.out)  # a message may quote binary bytes of a script
-        print(f"$ {' '.join(cmd)}\n-> exit {p.returncode}\n{p.stdout}{p.stderr}")
+        self.note(f"$ {' '.join(cmd)}\n-> exit {p.returncode}\n{p.stdout}{p.stderr}")
+        print(f"$ {' '.join(cmd)} -> exit {p.returncode}", flush=True)
+        if p.returncode != 0:
+            print("  " + "\n  ".join((p.stdout + p.stderr).strip().splitlines()[-20:]), flush=True)
         return p
 
     def check(self, cond, what):
-        print(("ok    " if cond else "FAIL  ") + what)
-        if not cond:
+        self.note(("ok    " if cond else "FAIL  ") + what, show=not cond)
+        if cond:
+            self.passed += 1
+        else:
             self.failures.append(what)
         return cond
 
@@ -226,8 +244,9 @@ def main(cases, prefix="", add_args=None, setup=None):
         case(t)
     finally:
         t.stop_display()
+    print(f"\n{t.passed} check(s) passed, {len(t.failures)} failed; every check and run: {t.log_path}")
     if t.failures:
-        print(f"\n{len(t.failures)} check(s) failed:\n  " + "\n  ".join(t.failures))
+        print(f"{len(t.failures)} check(s) failed:\n  " + "\n  ".join(t.failures))
         return 1
-    print("\nall checks passed")
+    print("all checks passed")
     return 0

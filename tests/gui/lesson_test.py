@@ -120,7 +120,7 @@ screenshot {outside}/second.png
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     t.check(not changed, f"no file outside the exports folder changed (changed: {changed})")
     names = sorted(os.listdir(exports))
-    print("exports:", names)
+    t.note(f"exports: {names}")
     t.check(open(exports + "/existing.png").read() == "an earlier export\n", "an existing export is not overwritten")
     t.check(os.path.islink(exports + "/out") and os.path.islink(exports + "/precious.txt"),
             "the symbolic links in the exports folder are left as they are")
@@ -164,7 +164,7 @@ screenshot {outside}/second.png
         proc.kill()
         out, _ = proc.communicate()
         code = None
-    print(out[-4000:])
+    t.note(out[-4000:])
     t.check(code in (0, 1), f"interactive: SIGTERM ends the app normally within 30 s (exit {code})")
     t.check(open(home + "/stepformer/imgui.ini").read() == ini, "the saved layout (imgui.ini) is unchanged")
     after = snapshot(root, exports)
