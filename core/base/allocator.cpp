@@ -10,8 +10,8 @@ namespace sf {
 
 void tune_allocator() {
 #ifdef M_MMAP_THRESHOLD
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);   // blocks below 64 MiB come from the heap, not mmap
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);  // keep up to 256 MiB of freed heap for the next run
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);  // blocks below 256 MiB come from the heap, not mmap
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);  // keep up to 512 MiB of freed heap for the next run
 #endif
 }
 

@@ -30,9 +30,12 @@ inline std::vector<int> prompt_ids(int n, int vocab) {
 }
 
 // The whole decoder over ids, logits for every position (B = 1, nothing recorded), on
-// state.range(0) threads (0: every core); the counters scripts/bench_table.py reads.
+// state.range(0) threads (0: every core); the counters scripts/bench_table.py reads. One untimed
+// pass first, as the PyTorch twin warms up: the timed passes run in a process that has run the
+// model before, as the explorer's do (its memory already mapped, not faulted in page by page).
 inline void time_forward(benchmark::State& state, const Model& m, const std::vector<int>& ids) {
   set_threads(static_cast<int>(state.range(0)));
+  benchmark::DoNotOptimize(decode(m, ids, 1, EncoderContext{}, nullptr, nullptr).data());
   for (auto _ : state) {
     Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
     benchmark::DoNotOptimize(logits.data());

@@ -8,7 +8,7 @@ learned positions, lm_head tied to wte. Written as Hugging Face's GPT2LMHeadMode
 causal softmax over Q Kᵀ/√dk), with eager ops and no autograd. Two figures, each at every
 thread count asked for (0 = every core):
   forward 128: the whole model over 128 tokens, logits for every position;
-  forward 1024: the same over 1,024 tokens (n_ctx), --long-repeats runs (0: not timed);
+  forward 1024: the same over 1,024 tokens (n_ctx), --long-repeats runs after one warm-up (0: not timed);
   decode step: one cached step after a 128-token prompt (K/V cache preallocated for n_ctx,
                appended in place), the tied output projection and argmax.
 Prints the minimum and the median wall time (time.perf_counter) in milliseconds.
@@ -99,6 +99,8 @@ def main():
             fwd, dec = time_forward_and_step(lambda x, cache=None: forward(p, x, cache), Cache, ids,
                                              args.repeats, args.steps)
             long_ids = torch.randint(4, VOCAB, (NCTX,), generator=gen)
+            if args.long_repeats:
+                forward(p, long_ids)  # warm-up, as time_forward_and_step's
             fwd_long = timed(lambda: forward(p, long_ids), args.long_repeats)
             for name, t in (("forward_128", fwd), ("forward_1024", fwd_long), ("decode_step", dec)):
                 report(args.json, "gpt2_%s/threads:%d" % (name, threads), "%-12s" % name, t, n)
