@@ -9,6 +9,7 @@
 #include "stepper/decoding.h"
 #include "io/hf_model.h"
 #include "model/encoder.h"
+#include "stepper/attention_view.h"
 #include "stepper/session.h"
 #include "test_util.h"
 
@@ -300,6 +301,51 @@ TEST(KvCache, GroupedQueryCacheMatchesTheTable) {
   EXPECT_EQ(v.table.layers[1].tokens, n);
   EXPECT_EQ(v.table.bytes, kv_cache_bytes(c, n + 1) / 2 + kv_cache_bytes(c, n) / 2);
   EXPECT_EQ(v.table.layers[1].mha_bytes, 2 * v.table.layers[1].bytes);
+}
+
+// The view points into K/V an attention view already gathered (one copy, no second gathering)
+// wherever they hold its rows: the cursor's step, or with the cache on an earlier step's rows,
+// which the later steps only extend; it shows the same numbers as the K/V it gathers itself.
+TEST(KvCache, ViewSharesTheAttentionViewsKeysAndValues) {
+  for (bool cached : {true, false}) {
+    SCOPED_TRACE(cached ? "cache on" : "cache off");
+    Session s = make("encdec_post_relu_sin", forced(), cached);
+    ASSERT_TRUE(s.jump_to_step(2));
+    while (s.current_step() < 3 || s.current().kind != StageKind::SelfAttention) ASSERT_TRUE(s.forward());
+    ASSERT_EQ(s.current().layer, 0);  // layer 0 holds step 3's row, layer 1 not yet
+    const int L = s.model().config.n_decoder_layers;
+    ASSERT_GE(L, 2);
+    std::vector<GatheredKv> self, cross;
+    for (int l = 0; l < L; ++l) {
+      const std::vector<DecodedRow> rows = lineage_rows(s, l == 0 ? 3 : 2);
+      for (bool x : {false, true}) {
+        auto st = std::make_shared<const StackedAttention>(decoder_attention(s, rows, l, x, false));
+        (x ? cross : self).push_back({rows.back().step, &st->trace.k, &st->trace.v, st});
+      }
+    }
+    const KvCacheView alone = s.cache();
+    const KvCacheView v = s.cache(self, cross);
+    for (int l = 0; l < L; ++l) {
+      const KvLayerView& a = alone.layers[static_cast<size_t>(l)];
+      const KvLayerView& b = v.layers[static_cast<size_t>(l)];
+      const bool shared = l == 0 || cached;  // layer 1's rows were gathered for step 2
+      EXPECT_EQ(b.self_k == self[static_cast<size_t>(l)].k, shared) << "layer " << l;
+      EXPECT_EQ(b.self_v == self[static_cast<size_t>(l)].v, shared) << "layer " << l;
+      EXPECT_EQ(b.cross_k == cross[static_cast<size_t>(l)].k, shared) << "layer " << l;
+      EXPECT_EQ(b.self_rows, a.self_rows);
+      ASSERT_GE(b.self_k->rows(), b.self_rows);
+      EXPECT_TRUE(b.self_k->topRows(b.self_rows) == a.self_k->topRows(a.self_rows));
+      EXPECT_TRUE(b.self_v->topRows(b.self_rows) == a.self_v->topRows(a.self_rows));
+      ASSERT_TRUE(b.cross_k && a.cross_k);
+      EXPECT_TRUE(*b.cross_k == *a.cross_k);
+      EXPECT_TRUE(*b.cross_v == *a.cross_v);
+    }
+    // The view keeps what it points into alive.
+    const Mat k0 = *v.layers[0].self_k;
+    self.clear();
+    cross.clear();
+    EXPECT_TRUE(*v.layers[0].self_k == k0);
+  }
 }
 
 TEST(KvCache, CrossKeysAppearAtTheirLayerOnStepZero) {

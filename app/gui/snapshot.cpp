@@ -220,7 +220,6 @@ void build_views(Snapshot& s, const Snapshot* prev) {
   s.stages = se.stages();
   s.cursor = se.cursor();
   s.stage = se.current();
-  s.kv = se.cache();
   s.cost = se.cost();
   s.masked = se.masked_predictions(10);
 
@@ -256,7 +255,10 @@ void build_views(Snapshot& s, const Snapshot* prev) {
   s.attn[1].assign(static_cast<size_t>(c.n_decoder_layers), nullptr);
   s.attn[2].assign(static_cast<size_t>(c.has_encoder() ? c.n_decoder_layers : 0), nullptr);
   const int step = se.current_step();
-  if (step < 0 || se.steps().empty()) return;
+  if (step < 0 || se.steps().empty()) {
+    s.kv = se.cache();
+    return;
+  }
   const std::vector<DecodedRow> all = lineage_rows(se, std::min(step, static_cast<int>(se.steps().size()) - 1));
   struct Kind {
     StageKind stage;
@@ -290,6 +292,15 @@ void build_views(Snapshot& s, const Snapshot* prev) {
       s.attn[k.which == 0 ? 1 : 2][static_cast<size_t>(l)] = v;
     }
   }
+  // The KV cache view points into the attention views' K and V: one copy of the gathered rows.
+  std::vector<GatheredKv> kv[2];
+  for (int which = 0; which < 2; ++which)
+    for (const auto& v : s.attn[1 + which]) {
+      GatheredKv g;
+      if (v && !v->q_step().empty()) g = {v->q_step().back(), &v->trace().k, &v->trace().v, v->data};
+      kv[which].push_back(std::move(g));
+    }
+  s.kv = se.cache(kv[0], kv[1]);
 }
 
 // [SECTION] demos

@@ -111,6 +111,16 @@ struct KvCacheView {
   std::shared_ptr<const void> hold;
 };
 
+// One layer's whole K and V as some holder already gathered them for decoder step `step`
+// (Session::attended_kv's rows; an attention view's StackedAttention), for Session::cache to point
+// into instead of gathering a second copy; `owner` keeps the matrices alive.
+struct GatheredKv {
+  int step = -1;
+  const Mat* k = nullptr;
+  const Mat* v = nullptr;
+  std::shared_ptr<const void> owner;
+};
+
 class Session {
  public:
   // Tokenises and checks the input (empty source, over max_len, forced without a target) and the
@@ -169,8 +179,12 @@ class Session {
 
   std::vector<int> tokens() const;  // generated tokens as of the cursor (chosen ones only)
   std::string text() const;         // tokens() detokenised, </s> dropped
-  KvCacheView cache() const;        // as of the cursor
-  CostReport cost() const;          // at the current step (t = decoder input length)
+  // The KV cache as of the cursor. `self` / `cross` ([layer], or empty): K/V already gathered,
+  // which the view shares (its pointers point into them) wherever they hold the rows it shows —
+  // gathered for the cursor's step, or for an earlier step of a cached recording, whose rows the
+  // later steps only extend; every other layer's K/V are gathered for the view.
+  KvCacheView cache(const std::vector<GatheredKv>& self = {}, const std::vector<GatheredKv>& cross = {}) const;
+  CostReport cost() const;  // at the current step (t = decoder input length)
 
   // The whole K and V (rows, d) a step's decoder layer attended over (self: every position up to
   // the step's last fed row; cross: the source). A cached step's recording holds only the rows it

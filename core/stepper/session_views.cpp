@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <tuple>
+#include <utility>
 
 #include "io/trace_export.h"
 #include "model/attention.h"
@@ -245,7 +248,7 @@ int64_t Session::retained_bytes() const {
   return total;
 }
 
-KvCacheView Session::cache() const {
+KvCacheView Session::cache(const std::vector<GatheredKv>& self, const std::vector<GatheredKv>& cross) const {
   const Config& c = model_->config;
   KvCacheView view;
   view.enabled = use_cache_;
@@ -254,13 +257,28 @@ KvCacheView Session::cache() const {
   view.step = s;
   if (s < 0) return view;
   const auto rec = steps_[static_cast<size_t>(s)];
-  // The view's matrices: the K/V each layer attended over, gathered once (self, cross per layer).
+  // The view's matrices: the K/V each layer attended over, shared with their holder when given
+  // (see cache()'s note), else gathered once here.
   struct Held {
     std::shared_ptr<const StepRecord> rec;
-    std::vector<Kv> self, cross;
+    std::vector<std::shared_ptr<const void>> shared;
+    std::vector<std::unique_ptr<const Kv>> gathered;
   };
   auto held = std::make_shared<Held>();
   held->rec = rec;
+  // A cached recording's K/V rows never change: an earlier step's gathered rows are this step's.
+  const bool extends = rec->trace && rec->trace->kind == Recording::Compact;
+  const auto kv_of = [&](const std::vector<GatheredKv>& given, int l, bool x, Eigen::Index rows) {
+    if (l < static_cast<int>(given.size())) {
+      const GatheredKv& g = given[static_cast<size_t>(l)];
+      if (g.k && g.v && g.k->rows() >= rows && g.v->rows() >= rows && (g.step == s || (extends && g.step >= 0))) {
+        held->shared.push_back(g.owner);
+        return std::make_pair(g.k, g.v);
+      }
+    }
+    held->gathered.push_back(std::make_unique<const Kv>(attended_kv(s, l, x)));
+    return std::make_pair(&held->gathered.back()->k, &held->gathered.back()->v);
+  };
   view.sequences = settings_.strategy == Strategy::Beam ? static_cast<int>(rec->beams_before.size()) : 1;
   const int j = cursor_ - step_first_stage(s);  // stage within the step
   const std::vector<StageKey> layout = decoder_layout(c);
@@ -269,10 +287,6 @@ KvCacheView Session::cache() const {
   int fullest = rec->position0;
   std::vector<int> rows;  // (L_dec) rows each layer holds
   for (int l = 0; l < c.n_decoder_layers; ++l) {
-    held->self.push_back(attended_kv(s, l, false));
-    held->cross.push_back(c.has_encoder() ? attended_kv(s, l, true) : Kv{});
-  }
-  for (int l = 0; l < c.n_decoder_layers; ++l) {
     int self_at = 0, cross_at = 0;  // stage index (within the step) of this layer's attentions
     for (int k = 0; k < static_cast<int>(layout.size()); ++k) {
       if (layout[static_cast<size_t>(k)].layer != l) continue;
@@ -280,14 +294,12 @@ KvCacheView Session::cache() const {
       if (layout[static_cast<size_t>(k)].kind == StageKind::CrossAttention) cross_at = k;
     }
     KvLayerView& lv = view.layers[static_cast<size_t>(l)];
-    lv.self_k = &held->self[static_cast<size_t>(l)].k;
-    lv.self_v = &held->self[static_cast<size_t>(l)].v;
     lv.new_rows = j >= self_at ? m : 0;
     lv.self_rows = rec->position0 + lv.new_rows;
+    std::tie(lv.self_k, lv.self_v) = kv_of(self, l, false, lv.self_rows);
     fullest = std::max(fullest, lv.self_rows);
     if (c.has_encoder() && (s > 0 || j >= cross_at)) {
-      lv.cross_k = &held->cross[static_cast<size_t>(l)].k;
-      lv.cross_v = &held->cross[static_cast<size_t>(l)].v;
+      std::tie(lv.cross_k, lv.cross_v) = kv_of(cross, l, true, n_src);
       lv.cross_new = s == 0 || !use_cache_;
     }
     rows.push_back(lv.self_rows);
