@@ -99,6 +99,53 @@ TEST_P(AttentionView, TheNewestRowScoresAsTheSessionsWholeTrace) {
       EXPECT_EQ(v.trace.raw_scores[static_cast<size_t>(h)](i, j), w.raw_scores[static_cast<size_t>(h)](0, j));
 }
 
+// One mask per attention kind: a run's layers record the one list the forward built (the same
+// storage, the prefill's and the encoder's), and the stacked view of a layer shares the previous
+// layer's when its own would be the same, bit for bit — each equal to the mask it builds alone.
+TEST_P(AttentionView, LayersShareOneMaskPerKind) {
+  auto m = std::make_shared<const Model>(test::load_fixture_model(GetParam()));
+  const Config& c = m->config;
+  ASSERT_GE(c.n_decoder_layers, 2);
+  const Session cached = forced_session(m, true);
+  const DecoderTrace& prefill = *cached.steps()[0]->trace;
+  const int last = static_cast<int>(cached.steps().size()) - 1;
+  const std::vector<DecodedRow> rows = lineage_rows(cached, last);
+  for (bool cross : {false, true}) {
+    if (cross && !c.has_cross_attention()) continue;
+    SCOPED_TRACE(cross ? "cross" : "self");
+    const auto pick = [&](const DecoderLayerTrace& l) -> const AttentionTrace& {
+      return cross ? l.cross_attn : l.self_attn;
+    };
+    const MaskList& first = pick(prefill.layers[0]).masks;
+    ASSERT_NE(first.storage(), nullptr);
+    for (const DecoderLayerTrace& l : prefill.layers) EXPECT_EQ(pick(l).masks.storage(), first.storage());
+    StackedAttention prev;
+    for (int l = 0; l < c.n_decoder_layers; ++l) {
+      const StackedAttention alone = decoder_attention(cached, rows, l, cross, false);
+      StackedAttention v = decoder_attention(cached, rows, l, cross, false, l > 0 ? &prev.trace.masks : nullptr);
+      ASSERT_EQ(v.trace.masks.size(), 1u);
+      EXPECT_TRUE(v.trace.masks[0] == alone.trace.masks[0]) << "layer " << l;
+      if (l > 0) {
+        EXPECT_EQ(v.trace.masks.storage(), prev.trace.masks.storage()) << "layer " << l;
+      }
+      EXPECT_NE(alone.trace.masks.storage(), v.trace.masks.storage());
+      prev = std::move(v);
+    }
+    // A view over other rows has another mask: nothing is shared.
+    const std::vector<DecodedRow> fewer = lineage_rows(cached, last - 1);
+    const StackedAttention other = decoder_attention(cached, fewer, 0, cross, false, &prev.trace.masks);
+    EXPECT_NE(other.trace.masks.storage(), prev.trace.masks.storage());
+    MaskList copy = other.trace.masks;
+    EXPECT_FALSE(share_if_same(copy, prev.trace.masks));
+    EXPECT_EQ(copy.storage(), other.trace.masks.storage());
+  }
+  if (c.has_encoder()) {
+    const EncoderTrace& e = cached.encoder()->trace;
+    for (const EncoderLayerTrace& l : e.layers)
+      EXPECT_EQ(l.self_attn.masks.storage(), e.layers[0].self_attn.masks.storage());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, AttentionView,
                          ::testing::Values("encdec_post_relu_sin", "encdec_pre_gelu_shared", "deconly_pre_gelu",
                                            "deconly_post_relu_learned"));

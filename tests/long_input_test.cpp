@@ -271,7 +271,7 @@ std::shared_ptr<const Model> gpt2_shaped_small_width() {
 
 // What a long run holds is bounded by its shapes: per layer and row a fixed number of d-wide
 // vectors (Q, K, V, the heads' concat and output, the residual blocks' streams and LayerNorms),
-// plus one (n, n) mask per self-attention of the prefill — never the heads' (n, n) maps, which
+// plus the prefill's one (n, n) mask, which its layers share — never the heads' (n, n) maps, which
 // alone would be 12 × 12 × n² floats.
 TEST(LongInput, SessionHoldsLinearlyManyVectorsNotTheMaps) {
   const auto m = gpt2_shaped_small_width();
@@ -294,7 +294,7 @@ TEST(LongInput, SessionHoldsLinearlyManyVectorsNotTheMaps) {
   // and sublayer outputs, drop_block_copies); and a few more per row for the embedding and the
   // final LayerNorm, a logits row per step.
   const int64_t per_row = f * (14 * d * L + 8 * d);
-  const int64_t masks = f * L * n * n;
+  const int64_t masks = f * n * (n + 8);  // the prefill's, shared by the layers; a row per step
   const int64_t bound = per_row * n + masks + f * V * 8;
   const int64_t maps = f * L * H * n * n;  // one copy of every head's weights
   const int64_t held = session->retained_bytes();

@@ -114,7 +114,9 @@ TEST(AttentionCell, AScoreNotComputedStaysOutOfTheRow) {
   Mat concat;
   attend(q, k, v, Heads(1), {Mat::Zero(2, 2)}, concat, &a);
   a.raw_scores[0](0, 1) = NAN;  // as a view of cached steps leaves a key the row never saw
-  a.masks[0](0, 1) = kMasked;
+  Mat mask = a.masks[0];
+  mask(0, 1) = kMasked;
+  a.masks = {mask};
   const AttentionCell c = attention_cell(a, 0, 0, 1);
   EXPECT_FALSE(c.computed);
   EXPECT_EQ(c.softmax, 0.0f);

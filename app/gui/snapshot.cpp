@@ -150,8 +150,10 @@ std::shared_ptr<AttnView> encoder_view(const Session& s, int layer, const Reuse&
   return v;
 }
 
+// like: the previous layer's view of the same kind (null for layer 0), whose mask this one shares
+// when it is the same.
 std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
-                                       const Reuse& reuse) {
+                                       const Reuse& reuse, const AttnView* like) {
   const Config& c = s.model().config;
   auto v = std::make_shared<AttnView>();
   v->kind = cross ? AttnKind::Cross : AttnKind::DecoderSelf;
@@ -163,8 +165,8 @@ std::shared_ptr<AttnView> decoder_view(const Session& s, const std::vector<Decod
   const std::shared_ptr<const EncoderRecord> enc = s.encoder();
   v->data = reuse.find(v->kind, layer, enc.get(), key);
   if (!v->data) {
-    auto d = attn_data(decoder_attention(s, rows, layer, cross, /*maps=*/false), c.tgt_vocab,
-                       cross ? c.src_vocab : c.tgt_vocab);
+    auto d = attn_data(decoder_attention(s, rows, layer, cross, /*maps=*/false, like ? &like->trace().masks : nullptr),
+                       c.tgt_vocab, cross ? c.src_vocab : c.tgt_vocab);
     d->source = enc;
     for (const DecodedRow& r : rows)
       if (d->traces.empty() || d->traces.back() != r.trace) d->traces.push_back(r.trace);
@@ -279,7 +281,9 @@ void build_views(Snapshot& s, const Snapshot* prev) {
       const std::string label = "dec " + std::to_string(l) + " · " + k.name;
       s.blocks.push_back(decoder_block(rows, l, k.block, label, c.tgt_vocab));
       if (k.which == 2) continue;
-      auto v = decoder_view(se, rows, l, k.which == 1, reuse);
+      const auto& kind_views = s.attn[k.which == 0 ? 1 : 2];
+      auto v = decoder_view(se, rows, l, k.which == 1, reuse,
+                            l > 0 ? kind_views[static_cast<size_t>(l - 1)].get() : nullptr);
       const bool has_new = rows.back().step == step;
       v->live = at >= 0 && cur == at;
       v->stage = has_new ? at : idx.find(Side::Decoder, k.stage, l, rows.back().step);

@@ -93,6 +93,22 @@ void masked_softmax(Mat& s, const Mat& mask, float scale) {
   }
 }
 
+const std::vector<Mat>& MaskList::list() const {
+  static const std::vector<Mat> none;
+  return masks_ ? *masks_ : none;
+}
+
+bool share_if_same(MaskList& a, const MaskList& b) {
+  if (a.storage() == b.storage()) return true;
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Mat &x = a[i], &y = b[i];
+    if (x.rows() != y.rows() || x.cols() != y.cols() || !(x.array() == y.array()).all()) return false;
+  }
+  a = b;
+  return true;
+}
+
 std::vector<Mat> AttentionTrace::all_scores() const {
   std::vector<Mat> out;
   for (size_t i = 0; i < raw_scores.size(); ++i) out.push_back(scores(i));
@@ -100,7 +116,7 @@ std::vector<Mat> AttentionTrace::all_scores() const {
 }
 
 void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, Heads heads,
-            const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr) {
+            const MaskList& masks, Mat& concat, AttentionTrace* tr) {
   const int n_heads = heads.q;
   const int B = static_cast<int>(masks.size());
   const int d = static_cast<int>(q.cols());  // h·dk
@@ -217,7 +233,7 @@ namespace {
 // output, and K/V only when record_kv (attention_forward moves its own K/V into the trace instead
 // of copying).
 void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                      const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
+                      const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
                       bool record_kv, const Rotation* rot, const Hook* hook) {
   Mat q, concat;  // (B·n_q, h·dk)
   linear_forward(x_q, w.q_proj, q);
@@ -242,7 +258,7 @@ void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, co
 }  // namespace
 
 void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
+                       const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
                        const Rotation* rot, const Hook* hook) {
   attend_projected(w, heads, x_q, k, v, masks, out, tr, true, rot, hook);
 }
@@ -254,9 +270,8 @@ void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, 
   apply_rotary(k, *rot);
 }
 
-void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv,
-                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot,
-                       const Hook* hook) {
+void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv, const MaskList& masks,
+                       Mat& out, AttentionTrace* tr, const Rotation* rot, const Hook* hook) {
   Mat k, v;
   project_keys(w, x_kv, rot, k, tr && tr->kind == Recording::Full ? &tr->k_unrotated : nullptr);
   linear_forward(x_kv, w.v_proj, v);

@@ -13,6 +13,10 @@
 // (n_k, h_kv·dk). Rotary models rotate Q and K after the projections (model/rotary.h).
 #pragma once
 
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "model/intervention.h"
@@ -32,6 +36,33 @@ struct Heads {
   // The K/V head query head h reads.
   int kv_of(int h) const { return h / (q / kv); }
 };
+
+// The additive masks of one attention call, [b] (n_q, n_k) (model/mask.h), immutable and shared:
+// a forward builds one list per attention kind and passes it to every layer, whose recordings then
+// hold that one copy (a 1,024-token GPT-2 prefill: one 4 MB mask instead of one per layer). It
+// reads as a const std::vector<Mat>; a vector converts to it (taking it over).
+class MaskList {
+ public:
+  MaskList() = default;
+  MaskList(std::vector<Mat> masks)  // NOLINT(google-explicit-constructor): a list of masks is one
+      : masks_(masks.empty() ? nullptr : std::make_shared<const std::vector<Mat>>(std::move(masks))) {}
+  MaskList(std::initializer_list<Mat> masks) : MaskList(std::vector<Mat>(masks)) {}
+
+  bool empty() const { return size() == 0; }
+  size_t size() const { return masks_ ? masks_->size() : 0; }
+  const Mat& operator[](size_t b) const { return (*masks_)[b]; }
+  const Mat& at(size_t b) const { return list().at(b); }
+  const std::vector<Mat>& list() const;
+  // The one copy the lists sharing it hold (null when empty): equal for lists that share it.
+  const void* storage() const { return masks_.get(); }
+
+ private:
+  std::shared_ptr<const std::vector<Mat>> masks_;
+};
+
+// Makes `a` share `b`'s storage when they hold the same masks, bit for bit (a stacked view's mask
+// and the previous layer's); true when they share it afterwards.
+bool share_if_same(MaskList& a, const MaskList& b);
 
 struct AttentionTrace {
   int n_heads = 0;
@@ -54,7 +85,7 @@ struct AttentionTrace {
                                      // (head_attention computes them from q, k, masks), out not Training
   float scale = 1;                   // 1/√dk
   std::vector<Mat> raw_scores;       // [b·h + head] (n_q, n_k) Q_h K_hᵀ
-  std::vector<Mat> masks;            // [b] (n_q, n_k) additive: 0 or −inf
+  MaskList masks;                    // [b] (n_q, n_k) additive: 0 or −inf, shared between layers
   std::vector<Mat> weights;          // [b·h + head] (n_q, n_k) softmax(scores + mask); masked = 0
   Mat concat;                        // (B·n_q, d) heads side by side (input of W_o)
   Mat out;                           // (B·n_q, d) W_o output
@@ -77,7 +108,7 @@ void masked_softmax(Mat& s, const Mat& mask, float scale = 1.0f);
 // The attention core on projected Q (B·n_q, h·dk), K and V (B·n_k, h_kv·dk); masks[b] (n_q, n_k).
 // Writes concat (B·n_q, h·dk). Records scores/weights into `tr` when given.
 void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, Heads heads,
-            const std::vector<Mat>& masks, Mat& concat, AttentionTrace* tr);
+            const MaskList& masks, Mat& concat, AttentionTrace* tr);
 
 // One head's attention weights of one sequence, (n_q, n_k) softmax(Q_h K_hᵀ / √dk + mask), from
 // projected (and rotated) Q (n_q, h·dk) and K (n_k, h_kv·dk): the product and the softmax attend()
@@ -91,14 +122,13 @@ void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>&
 // k, v (B·n_k, h_kv·dk), applies W_o. A hook given edits the head outputs before W_o
 // (model/intervention.h); the recording's concat is then the edited one, what W_o read.
 void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                       const Eigen::Ref<const Mat>& v, const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr,
+                       const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
                        const Rotation* rot = nullptr, const Hook* hook = nullptr);
 
 // Full attention: projections, the rotation of Q and K when `rot` is given, core, output
 // projection (the hook's edits before it, as attention_with_kv). x_q (B·n_q, d), x_kv (B·n_k, d).
-void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv,
-                       const std::vector<Mat>& masks, Mat& out, AttentionTrace* tr, const Rotation* rot = nullptr,
-                       const Hook* hook = nullptr);
+void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv, const MaskList& masks,
+                       Mat& out, AttentionTrace* tr, const Rotation* rot = nullptr, const Hook* hook = nullptr);
 
 // K's projection of x (n, d) for a self-attention, rotated when `rot` is given (what a KV cache
 // stores); the unrotated projection goes to `unrotated` when given.

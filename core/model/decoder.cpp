@@ -41,9 +41,9 @@ Mat cached_rows(const Mat& buffer, const KvCache& cache, int rows) {
 struct DecodeCall {
   const Model& m;
   const EncoderContext& enc;
-  KvCache* cache;                       // null: the whole target at once
-  const std::vector<Mat>& masks;        // [b] self-attention (m, keys)
-  const std::vector<Mat>& cross_masks;  // [b] cross-attention (m, n_src)
+  KvCache* cache;               // null: the whole target at once
+  const MaskList& masks;        // [b] self-attention (m, keys), one copy for every layer
+  const MaskList& cross_masks;  // [b] cross-attention (m, n_src)
   Heads heads;
   const Rotation* rot;  // null: q and k are not turned
   const Intervention* iv;
@@ -176,9 +176,9 @@ Mat decode(const Model& m, const std::vector<int>& tgt_ids, int batch, const Enc
   const int mlen = rows / batch;
   const int pos0 = cache ? cache->length : 0;
   if (cache) cache->reserve(pos0 + mlen);
-  const std::vector<Mat> masks = self_masks(m, tgt_ids, batch, cache, opt.causal_mask);
-  std::vector<Mat> cross_masks;
-  if (c.has_cross_attention()) cross_masks = source_masks(m, *enc.src_ids, batch, mlen);
+  const MaskList masks = self_masks(m, tgt_ids, batch, cache, opt.causal_mask);
+  const MaskList cross_masks =
+      c.has_cross_attention() ? source_masks(m, *enc.src_ids, batch, mlen) : std::vector<Mat>{};
   if (tr) start_trace(*tr, c, batch, pos0);
 
   Mat x;  // (B·m, d) the residual stream

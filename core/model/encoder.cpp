@@ -22,7 +22,7 @@ std::vector<Mat> source_masks(const Model& m, const std::vector<int>& src_ids, i
 Mat encode(const Model& m, const std::vector<int>& src_ids, int batch, EncoderTrace* tr, const RunOptions& opt) {
   const Config& c = m.config;
   const int n = static_cast<int>(src_ids.size()) / batch;
-  const std::vector<Mat> masks = source_masks(m, src_ids, batch, n);
+  const MaskList masks = source_masks(m, src_ids, batch, n);  // one copy for every layer
   if (tr) {
     tr->batch = batch;
     tr->layers.resize(static_cast<size_t>(c.n_encoder_layers));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "model/mask.h"
 
@@ -88,7 +89,7 @@ void stacked_head_maps(const AttentionTrace& a, const std::vector<RowRun>& runs,
 }
 
 StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
-                                   bool maps) {
+                                   bool maps, const MaskList* like) {
   const Config& c = s.model().config;
   const int h = c.n_heads, d = c.d_attn();  // Q and the heads' concat: h·dk columns
   StackedAttention v;
@@ -107,7 +108,7 @@ StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRo
     a.concat.resize(nq, d);
     a.out.resize(nq, c.d_model);
   }
-  a.masks.assign(1, Mat::Constant(nq, nk, kMasked));
+  Mat mask = Mat::Constant(nq, nk, kMasked);
   for (int i = 0; i < nq; ++i) {
     const DecodedRow& r = rows[static_cast<size_t>(i)];
     const AttentionTrace& t = sublayer(*r.trace, layer, cross);
@@ -117,10 +118,14 @@ StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRo
       a.concat.row(i) = t.concat.row(r.row);
       a.out.row(i) = t.out.row(r.row);
     }
-    a.masks[0].row(i).head(cols) = t.masks[0].row(r.row).head(cols);
+    mask.row(i).head(cols) = t.masks[0].row(r.row).head(cols);
     v.q_ids.push_back(r.id);
     v.q_step.push_back(r.step);
   }
+  std::vector<Mat> masks;
+  masks.push_back(std::move(mask));
+  a.masks = std::move(masks);
+  if (like) share_if_same(a.masks, *like);
   // The runs of rows one recording holds side by side (a prefill's rows are scored together, as
   // the forward scored them), each over the keys its step saw.
   for (int i0 = 0; i0 < nq;) {

@@ -57,8 +57,9 @@ StackedAttention encoder_attention(const Session& s, int layer);
 // `maps` false gives what a viewer of the maps reads — Q, K, V and the mask — and leaves
 // trace.raw_scores and trace.weights empty (stacked_head_maps gives any head's on demand) and
 // trace.concat and trace.out too: a long input's view then holds O(n·d) numbers and one mask, not
-// O(n²·heads).
+// O(n²·heads). `like`: masks the view shares instead of holding its own when they are the same,
+// bit for bit (another layer's view over the same rows: every layer of a step has the same mask).
 StackedAttention decoder_attention(const Session& s, const std::vector<DecodedRow>& rows, int layer, bool cross,
-                                   bool maps = true);
+                                   bool maps = true, const MaskList* like = nullptr);
 
 }  // namespace sf

@@ -52,7 +52,8 @@ RowVec last_row(const Mat& m) { return m.bottomRows(1); }
 //  - no FFN hidden activations, log_probs or probs (~1 MB per GPT-2 step): each is recomputed from
 //    what is kept, by the same code, in Session::whole_trace;
 //  - no second copy of a matrix a residual block holds twice (drop_block_copies, model/trace.h):
-//    6 of a GPT-2 layer's ~20 (n, d) matrices, 225 MB of a 1,020-token prefill.
+//    6 of a GPT-2 layer's ~20 (n, d) matrices, 225 MB of a 1,020-token prefill;
+//  - one attention mask per kind, which every layer's recording shares (MaskList).
 // Beam search keeps its recordings whole: its hypotheses' rows come from different parents.
 void compact(DecoderTrace& tr, int step, int position0, int fed, NormPlacement norm) {
   for (DecoderLayerTrace& l : tr.layers) {

@@ -201,8 +201,8 @@ class Session {
   std::vector<Mat> attention_weights(int step, int layer, bool cross, const Mat* keys = nullptr) const;
   // Bytes of tensor data the session holds (the encoder's recording and every step's, each shared
   // recording counted once), the model's weights and the live KV caches not included: what a long
-  // input costs beyond the model. Grows as O(n·d·layers) with the input length n, plus one
-  // (n_q, n_k) mask per attention sublayer of the prefill.
+  // input costs beyond the model. Grows as O(n·d·layers) with the input length n, plus the
+  // prefill's (n_q, n_k) mask per attention kind (its layers share one; each counted once).
   int64_t retained_bytes() const;
   // A step's recording with every attention's whole K/V restored (kv_row0 = 0): what an export
   // or a tensor lookup shows. The stored recording itself when nothing was left out.

@@ -205,9 +205,15 @@ int64_t bytes_of(const ResidualTrace& t) {
   return bytes_of(t.input) + bytes_of(t.sublayer_in) + bytes_of(t.sublayer_out) + bytes_of(t.sum) + bytes_of(t.output) +
          bytes_of(t.norm) + bytes_of(t.dropout_mask);
 }
-int64_t bytes_of(const AttentionTrace& t) {
+// A mask list shared between layers counts once: `seen` collects the storage counted.
+int64_t bytes_of(const MaskList& m, std::vector<const void*>& seen) {
+  if (m.empty() || std::find(seen.begin(), seen.end(), m.storage()) != seen.end()) return 0;
+  seen.push_back(m.storage());
+  return bytes_of(m.list());
+}
+int64_t bytes_of(const AttentionTrace& t, std::vector<const void*>& seen) {
   return bytes_of(t.q) + bytes_of(t.k) + bytes_of(t.v) + bytes_of(t.q_unrotated) + bytes_of(t.k_unrotated) +
-         bytes_of(t.raw_scores) + bytes_of(t.masks) + bytes_of(t.weights) + bytes_of(t.concat) + bytes_of(t.out);
+         bytes_of(t.raw_scores) + bytes_of(t.masks, seen) + bytes_of(t.weights) + bytes_of(t.concat) + bytes_of(t.out);
 }
 int64_t bytes_of(const FeedForwardTrace& t) {
   return bytes_of(t.hidden_pre) + bytes_of(t.hidden) + bytes_of(t.gate_pre) + bytes_of(t.gate) + bytes_of(t.up) +
@@ -222,13 +228,14 @@ int64_t bytes_of(const EmbeddingTrace& t) {
 
 int64_t Session::retained_bytes() const {
   int64_t total = 0;
+  std::vector<const void*> masks;  // mask lists counted
   if (encoder_) {
     const EncoderTrace& t = encoder_->trace;
     total += bytes_of(encoder_->memory) + bytes_of(t.embed) + bytes_of(t.final_norm) + bytes_of(t.output);
     total += bytes_of(t.mlm_hidden_pre) + bytes_of(t.mlm_norm) + bytes_of(t.mlm_hidden) + bytes_of(t.logits) +
              bytes_of(t.log_probs) + bytes_of(t.probs);
     for (const EncoderLayerTrace& l : t.layers)
-      total += bytes_of(l.self_block) + bytes_of(l.self_attn) + bytes_of(l.ffn_block) + bytes_of(l.ffn);
+      total += bytes_of(l.self_block) + bytes_of(l.self_attn, masks) + bytes_of(l.ffn_block) + bytes_of(l.ffn);
   }
   std::vector<const DecoderTrace*> seen;
   const auto add = [&](const std::shared_ptr<const DecoderTrace>& p) {
@@ -238,8 +245,8 @@ int64_t Session::retained_bytes() const {
     total += bytes_of(t.embed) + bytes_of(t.final_norm) + bytes_of(t.output) + bytes_of(t.logits) +
              bytes_of(t.log_probs) + bytes_of(t.probs);
     for (const DecoderLayerTrace& l : t.layers)
-      total += bytes_of(l.self_block) + bytes_of(l.self_attn) + bytes_of(l.cross_block) + bytes_of(l.cross_attn) +
-               bytes_of(l.ffn_block) + bytes_of(l.ffn);
+      total += bytes_of(l.self_block) + bytes_of(l.self_attn, masks) + bytes_of(l.cross_block) +
+               bytes_of(l.cross_attn, masks) + bytes_of(l.ffn_block) + bytes_of(l.ffn);
   };
   for (const auto& st : steps_) {
     add(st->trace);
