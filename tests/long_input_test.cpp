@@ -192,6 +192,7 @@ TEST_P(BlockCopies, DroppedFromKeptStepsAndRestoredWhole) {
     if (c.has_ffn()) b.push_back(&l.ffn_block);
     return b;
   };
+  const ResidualTrace* prev = nullptr;
   for (const DecoderLayerTrace& l : kept.layers)
     for (const ResidualTrace* b : blocks(l)) {
       EXPECT_EQ(b->sublayer_out.size(), 0) << "the sublayer's own `out` holds it";
@@ -200,7 +201,13 @@ TEST_P(BlockCopies, DroppedFromKeptStepsAndRestoredWhole) {
         EXPECT_EQ(b->sum.size(), 0) << "pre-LN: the output holds it";
       }
       EXPECT_GT(b->output.size(), 0);
-      EXPECT_GT(b->input.size(), 0);
+      if (prev) {
+        EXPECT_EQ(b->input.size(), 0) << "the previous block's output holds it";
+        EXPECT_EQ(&block_input(kept, *b), &prev->output);
+      } else {
+        EXPECT_GT(b->input.size(), 0);
+      }
+      prev = b;
     }
   const std::shared_ptr<const DecoderTrace> back = cached.whole_trace(0);
   ASSERT_EQ(back->layers.size(), full.layers.size());
@@ -211,6 +218,7 @@ TEST_P(BlockCopies, DroppedFromKeptStepsAndRestoredWhole) {
       EXPECT_TRUE(a[k]->norm.out == b[k]->norm.out) << GetParam() << " layer " << i << " block " << k;
       EXPECT_TRUE(a[k]->sublayer_out == b[k]->sublayer_out) << GetParam() << " layer " << i << " block " << k;
       EXPECT_TRUE(a[k]->output == b[k]->output);
+      EXPECT_TRUE(a[k]->input == b[k]->input) << GetParam() << " layer " << i << " block " << k;
     }
   }
   // The explorer's and layer_stats' readers of a kept step (input, output, LayerNorm statistics)
@@ -288,11 +296,11 @@ TEST(LongInput, SessionHoldsLinearlyManyVectorsNotTheMaps) {
   const int64_t n = prompt + 1 + 6;  // <s>, the prompt, the steps
   const int64_t d = c.d_model, L = c.n_decoder_layers, H = c.n_heads, V = c.tgt_vocab.size();
   const int64_t f = sizeof(float);
-  // 14 d-wide vectors per row and layer: a pre-LN layer keeps 12 — each block's input, LayerNorm
-  // output and output, Q, K, V, the heads' concat and W_o's output, the feed-forward's output — and
-  // its LayerNorms' statistics, not the copies its blocks hold twice (their sums, LayerNorm outputs
-  // and sublayer outputs, drop_block_copies); and a few more per row for the embedding and the
-  // final LayerNorm, a logits row per step.
+  // 14 d-wide vectors per row and layer: a pre-LN layer keeps 10 — each block's LayerNorm output
+  // and output, Q, K, V, the heads' concat and W_o's output, the feed-forward's output — and its
+  // LayerNorms' statistics, not the copies its blocks hold twice (their inputs, sums, LayerNorm
+  // outputs and sublayer outputs, drop_block_copies); and a few more per row for the embedding,
+  // the first block's input and the final LayerNorm, a logits row per step.
   const int64_t per_row = f * (14 * d * L + 8 * d);
   const int64_t masks = f * n * (n + 8);  // the prefill's, shared by the layers; a row per step
   const int64_t bound = per_row * n + masks + f * V * 8;

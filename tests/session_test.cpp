@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "stepper/session.h"
 #include "test_util.h"
@@ -297,6 +299,52 @@ TEST(SessionCost, FollowsTheCurrentStep) {
   EXPECT_EQ(c.kv_self_bytes, kv_cache_bytes(s.model().config, 4));
   EXPECT_LT(c.step_cached.total(), c.step_uncached.total());
   EXPECT_EQ(c.params_total, count_params(s.model().weights, s.model().config));
+}
+
+// A kept step's residual blocks after the first refer to the block before them for their input
+// instead of holding a copy: block_input is that block's output (the same matrix), equal to the
+// input a whole recording (cache off) holds, and whole_trace restores the copy.
+TEST(Session, KeptBlocksReferToThePreviousBlocksOutput) {
+  for (const char* cs : {"deconly_pre_gelu", "encdec_post_relu_sin", "encdec_pre_3layer_odd"}) {
+    SCOPED_TRACE(cs);
+    Session kept = session(cs), whole = session(cs, forced(), false);
+    kept.run_to_end();
+    whole.run_to_end();
+    const int last = static_cast<int>(kept.steps().size()) - 1;
+    const DecoderTrace& k = *kept.steps()[static_cast<size_t>(last)]->trace;
+    const DecoderTrace& w = *whole.steps()[static_cast<size_t>(last)]->trace;
+    ASSERT_EQ(k.kind, Recording::Compact);
+    const int row = static_cast<int>(w.output.rows()) - 1;  // the step's row in the whole recording
+    const ResidualTrace* prev = nullptr;
+    for (size_t l = 0; l < k.layers.size(); ++l) {
+      const DecoderLayerTrace &kl = k.layers[l], &wl = w.layers[l];
+      const bool cross = !kl.cross_attn.masks.empty();
+      const std::vector<std::pair<const ResidualTrace*, const ResidualTrace*>> blocks =
+          cross ? std::vector<std::pair<const ResidualTrace*, const ResidualTrace*>>{{&kl.self_block, &wl.self_block},
+                                                                                     {&kl.cross_block, &wl.cross_block},
+                                                                                     {&kl.ffn_block, &wl.ffn_block}}
+                : std::vector<std::pair<const ResidualTrace*, const ResidualTrace*>>{{&kl.self_block, &wl.self_block},
+                                                                                     {&kl.ffn_block, &wl.ffn_block}};
+      for (const auto& [kb, wb] : blocks) {
+        const Mat& in = block_input(k, *kb);
+        if (prev) {
+          EXPECT_EQ(kb->input.size(), 0) << "layer " << l << ": a copy of the previous block's output";
+          EXPECT_EQ(&in, &prev->output) << "layer " << l;
+        } else {
+          EXPECT_EQ(&in, &kb->input);
+        }
+        ASSERT_EQ(in.rows(), 1);
+        EXPECT_LT((in.row(0) - wb->input.row(row)).cwiseAbs().maxCoeff(), 1e-4f) << "layer " << l;
+        prev = kb;
+      }
+    }
+    const std::shared_ptr<const DecoderTrace> restored = kept.whole_trace(last);
+    for (size_t l = 0; l < k.layers.size(); ++l) {
+      const DecoderLayerTrace& rl = restored->layers[l];
+      EXPECT_TRUE(rl.self_block.input == block_input(k, k.layers[l].self_block)) << "layer " << l;
+      EXPECT_TRUE(rl.ffn_block.input == block_input(k, k.layers[l].ffn_block)) << "layer " << l;
+    }
+  }
 }
 
 }  // namespace

@@ -203,7 +203,7 @@ BlockStats decoder_block(const std::vector<DecodedRow>& rows, int layer, Block b
                               : blk == Block::CrossAttention ? l.cross_block
                                                              : l.ffn_block;
     b.tokens.push_back(display_token(voc, r.id));
-    append_block_rows(b.stat, rt, nullptr, {r.row});
+    append_block_rows(b.stat, rt, nullptr, {r.row}, &block_input(*r.trace, rt));
   }
   return b;
 }

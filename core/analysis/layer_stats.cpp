@@ -18,12 +18,14 @@ double mean_of(const std::vector<float>& v) {
   return s / static_cast<double>(v.size());
 }
 
-// Appends the statistics of `rows` of a recorded block to `out` (rows of batch element 0).
-void append_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows) {
+// Appends the statistics of `rows` of a recorded block to `out` (rows of batch element 0); `input`
+// is the block's input (r.input, or the previous block's output it refers to: block_input).
+void append_rows(BlockStat& out, const ResidualTrace& r, const Mat& input, const AttentionTrace* attn,
+                 const std::vector<int>& rows) {
   const int h = attn ? attn->n_heads : 0;
   if (attn && out.entropy_rows.empty()) out.entropy_rows.assign(static_cast<size_t>(h), {});
   for (int row : rows) {
-    out.norm_in.push_back(r.input.row(row).norm());
+    out.norm_in.push_back(input.row(row).norm());
     out.norm_out.push_back(r.output.row(row).norm());
     if (r.norm.mean.size() > row) {  // LayerNorm; RMSNorm has no mean or variance, only its RMS
       out.ln_mean.push_back(r.norm.mean(row));
@@ -158,14 +160,14 @@ double LayerStat::resid_norm() const {
 BlockStat block_stat(Block b, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows) {
   BlockStat s;
   s.block = b;
-  append_rows(s, r, attn, rows.empty() ? all_rows(r.output) : rows);
+  append_rows(s, r, r.input, attn, rows.empty() ? all_rows(r.output) : rows);
   finish_entropy(s);
   return s;
 }
 
-void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn,
-                       const std::vector<int>& rows) {
-  append_rows(out, r, attn, rows);
+void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows,
+                       const Mat* input) {
+  append_rows(out, r, input ? *input : r.input, attn, rows);
   finish_entropy(out);
 }
 
@@ -223,7 +225,8 @@ ModelStats layer_stats(const Session& s) {
       if (t == current && cursor < E + t * D + e.stage) break;
       const DecoderLayerTrace& l = r.trace->layers[static_cast<size_t>(e.layer)];
       AttentionTrace held;
-      append_rows(block_slot(layer_slot(out.decoder, Side::Decoder, e.layer), e.block), dec_block(l, e.block),
+      const ResidualTrace& blk = dec_block(l, e.block);
+      append_rows(block_slot(layer_slot(out.decoder, Side::Decoder, e.layer), e.block), blk, block_input(*r.trace, blk),
                   weights_of(t, e.layer, e.block, dec_attn(l, e.block), held), rows);
       any = true;
     }

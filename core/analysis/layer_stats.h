@@ -78,9 +78,11 @@ struct ModelStats {
 // Statistics of one recorded block for the given rows (all rows when `rows` is empty).
 BlockStat block_stat(Block b, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows = {});
 // Appends the statistics of `rows` of a recorded block to `out` (entropy means recomputed), for a
-// sequence whose rows come from several recordings (decoding steps, beam ancestors).
-void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn,
-                       const std::vector<int>& rows);
+// sequence whose rows come from several recordings (decoding steps, beam ancestors). `input`: the
+// block's input when r refers to the previous block's output instead of holding it (block_input,
+// model/trace.h); null: r.input.
+void append_block_rows(BlockStat& out, const ResidualTrace& r, const AttentionTrace* attn, const std::vector<int>& rows,
+                       const Mat* input = nullptr);
 
 // Statistics of the whole encoder recording.
 std::vector<LayerStat> encoder_stats(const EncoderTrace& t);

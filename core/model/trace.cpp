@@ -1,6 +1,8 @@
 #include "model/trace.h"
 
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 namespace sf {
 
@@ -51,6 +53,20 @@ void restore_copies(ResidualTrace& block, const Mat& out, NormPlacement norm) {
   restore_if_dropped(block.sublayer_out, out);
 }
 
+// The residual blocks a decoder recording ran, in running order (a layer's cross-attention block
+// only in an encoder-decoder's, its feed-forward block only when it has one).
+template <class Trace>
+auto blocks_in_order(Trace& t) {
+  using Block = std::conditional_t<std::is_const_v<Trace>, const ResidualTrace, ResidualTrace>;
+  std::vector<Block*> out;
+  for (auto& l : t.layers) {
+    out.push_back(&l.self_block);
+    if (!l.cross_attn.masks.empty()) out.push_back(&l.cross_block);
+    if (t.ffn) out.push_back(&l.ffn_block);
+  }
+  return out;
+}
+
 }  // namespace
 
 void drop_block_copies(DecoderTrace& t, NormPlacement norm) {
@@ -59,14 +75,26 @@ void drop_block_copies(DecoderTrace& t, NormPlacement norm) {
     drop_copies(l.cross_block, l.cross_attn.out, norm);
     drop_copies(l.ffn_block, l.ffn.out, norm);
   }
+  const std::vector<ResidualTrace*> blocks = blocks_in_order(t);
+  for (size_t i = 1; i < blocks.size(); ++i) drop_if_same(blocks[i]->input, blocks[i - 1]->output);
 }
 
 void restore_block_copies(DecoderTrace& t, NormPlacement norm) {
+  const std::vector<ResidualTrace*> blocks = blocks_in_order(t);
+  for (size_t i = 1; i < blocks.size(); ++i) restore_if_dropped(blocks[i]->input, blocks[i - 1]->output);
   for (DecoderLayerTrace& l : t.layers) {
     restore_copies(l.self_block, l.self_attn.out, norm);
     restore_copies(l.cross_block, l.cross_attn.out, norm);
     restore_copies(l.ffn_block, l.ffn.out, norm);
   }
+}
+
+const Mat& block_input(const DecoderTrace& t, const ResidualTrace& block) {
+  if (block.input.size() > 0) return block.input;
+  const std::vector<const ResidualTrace*> blocks = blocks_in_order(t);
+  for (size_t i = 1; i < blocks.size(); ++i)
+    if (blocks[i] == &block) return blocks[i - 1]->output;
+  return block.input;
 }
 
 Mat log_softmax_rows(const Mat& logits) {

@@ -87,12 +87,16 @@ void spread_kind(DecoderTrace& t);
 
 // The matrices a decoder recording's residual blocks hold twice, bit for bit: the sum x + f(x) of a
 // pre-LN block (its output), the LayerNorm's output (pre-LN: the sublayer's input; post-LN: the
-// block's output) and the sublayer's output (the attention's or feed-forward's own `out`).
-// drop_block_copies empties each one that equals its twin (a kept step of a long input: 6 of a
+// block's output), the sublayer's output (the attention's or feed-forward's own `out`) and a
+// block's input (the output of the block before it, the residual stream passed on).
+// drop_block_copies empties each one that equals its twin (a kept step of a long input: 8 of a
 // GPT-2 layer's ~20 (n, d) matrices); restore_block_copies copies the twins back, so the recording
 // is again the one the run made. `norm` is the model's placement (Config::norm).
 void drop_block_copies(DecoderTrace& t, NormPlacement norm);
 void restore_block_copies(DecoderTrace& t, NormPlacement norm);
+// A block of t's (one of its layers' self_block, cross_block, ffn_block) as the run fed it: its
+// own `input`, or when drop_block_copies emptied it, the output of the block before it it equals.
+const Mat& block_input(const DecoderTrace& t, const ResidualTrace& block);
 
 // Row-wise log-softmax and softmax, computed in a numerically safe way (max subtracted).
 Mat log_softmax_rows(const Mat& logits);

@@ -51,8 +51,9 @@ RowVec last_row(const Mat& m) { return m.bottomRows(1); }
 //    forward's own head_attention;
 //  - no FFN hidden activations, log_probs or probs (~1 MB per GPT-2 step): each is recomputed from
 //    what is kept, by the same code, in Session::whole_trace;
-//  - no second copy of a matrix a residual block holds twice (drop_block_copies, model/trace.h):
-//    6 of a GPT-2 layer's ~20 (n, d) matrices, 225 MB of a 1,020-token prefill;
+//  - no second copy of a matrix a residual block holds twice (drop_block_copies, model/trace.h),
+//    its input included (the previous block's output): 8 of a GPT-2 layer's ~20 (n, d) matrices,
+//    about 300 MB of a 1,020-token prefill;
 //  - one attention mask per kind, which every layer's recording shares (MaskList).
 // Beam search keeps its recordings whole: its hypotheses' rows come from different parents.
 void compact(DecoderTrace& tr, int step, int position0, int fed, NormPlacement norm) {
