@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <memory>
+
 #include "actions.h"
+#include "analysis/mask_tables.h"
 #include "app.h"
 #include "model/mask.h"
 #include "ui.h"
@@ -122,21 +125,24 @@ class MasksPanel : public Panel {
     const int pad_key = self_dec ? decoder_pad_key(cfg) : source_pad_key(cfg);
     const std::vector<int>& key_ids = v.k_ids();
     // The rules of the mask the forward built (make_mask's), one by one; a sliding window (Mistral)
-    // bands the causal mask.
+    // bands the causal mask. Computed once per view and head (core's mask_tables), drawn every frame.
     const int window = self_dec ? cfg.sliding_window : 0;
-    const MaskParts parts = mask_parts(nq, key_ids, pad_key, self_dec, 0, window);
-    const Mat& pad = parts.padding;
-    const Mat causal = window > 0 ? Mat(parts.future + parts.outside_window) : parts.future;
-    const Mat* out = window > 0 ? &parts.outside_window : nullptr;
+    if (!tables_.same(v.data) || tables_.head != c.ui.head || tables_.window != window) {
+      tables_.view = v.data;
+      tables_.head = c.ui.head;
+      tables_.window = window;
+      tables_.t = mask_tables(a, head.raw, key_ids, pad_key, self_dec, window);
+      symmetric_range(tables_.t.scores.data(), static_cast<size_t>(tables_.t.scores.size()), tables_.lo, tables_.hi);
+    }
+    const MaskTables& t = tables_.t;
+    const Mat& pad = t.padding;
+    const Mat& causal = t.causal;
+    const Mat* out = window > 0 ? &t.outside_window : nullptr;
     const Mat& combined = a.masks[0];
-    const Mat sc = head.raw * a.scale;  // AttentionTrace::scores
-    Mat masked = sc + combined;
-    for (Eigen::Index i = 0; i < masked.rows(); ++i)
-      for (Eigen::Index j = 0; j < masked.cols(); ++j)
-        if (std::isinf(combined(i, j))) masked(i, j) = combined(i, j);
+    const Mat& sc = t.scores;
+    const Mat& masked = t.masked;
     const Mat& w = head.weights;
-    float slo, shi;
-    symmetric_range(sc.data(), static_cast<size_t>(sc.size()), slo, shi);
+    const float slo = tables_.lo, shi = tables_.hi;
 
     const uint64_t key =
         mix_key(mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(&v)), static_cast<uint64_t>(c.ui.head));
@@ -364,6 +370,17 @@ class MasksPanel : public Panel {
   }
 
   Heatmap maps_[6], leak_[2], batch_[8];
+  // The tables of the view and head drawn last. The view is watched, not kept: its control block
+  // outlives it, so a later view never compares equal to it.
+  struct Tables {
+    std::weak_ptr<const AttnData> view;
+    bool same(const std::shared_ptr<const AttnData>& v) const {
+      return !view.owner_before(v) && !v.owner_before(view) && !view.expired();
+    }
+    int head = -1, window = 0;
+    MaskTables t;
+    float lo = 0, hi = 0;
+  } tables_;
 };
 
 }  // namespace
