@@ -15,6 +15,7 @@
 #include <string>
 
 #include "gfx/imgui_math.h"
+#include "label_stride.h"
 
 namespace sf::gui {
 
@@ -339,8 +340,20 @@ HeatmapLayout heatmap_layout(const Heatmap& hm, const HeatmapOpts& o) {
   return L;
 }
 
-// Axis titles and every label: in a smaller size when the cells are smaller than the text, and
-// abbreviated when longer than its gutter.
+// The labels' size along a row or column axis and how many cells apart they go: every cell in a
+// size that fits it (down to half the label size); cells smaller than that get a label in the
+// label size every label_stride cells, so that labels never run into one band.
+struct AxisLabels {
+  float size = 0;
+  int stride = 1;
+};
+AxisLabels axis_labels(float cell, float fs) {
+  if (cell * 0.92f >= fs * 0.5f) return {std::min(fs, cell * 0.92f), 1};
+  return {fs, label_stride(cell, fs)};
+}
+
+// Axis titles and every label that fits (axis_labels): in a smaller size when the cells are
+// smaller than the text, and abbreviated when longer than its gutter.
 void draw_heatmap_labels(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& hm, const HeatmapOpts& o) {
   const Palette& pal = palette();
   ImFont* small = L.small;
@@ -349,8 +362,9 @@ void draw_heatmap_labels(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& 
   if (o.col_title) dl->AddText(small, fs, ImVec2(img0.x, L.p0.y), pal.text_dim, o.col_title);
   if (o.row_title) text_rotated(dl, small, fs, ImVec2(L.p0.x, L.img1.y), pal.text_dim, o.row_title, -1.5707963f);
   if (o.row_labels) {
-    const float lfs = std::min(fs, std::max(ch * 0.92f, fs * 0.5f));
-    for (int r = 0; r < hm.rows() && r < static_cast<int>(o.row_labels->size()); ++r) {
+    const AxisLabels ax = axis_labels(ch, fs);
+    const float lfs = ax.size;
+    for (int r = 0; r < hm.rows() && r < static_cast<int>(o.row_labels->size()); r += ax.stride) {
       const std::string s = fit_text(small, lfs, (*o.row_labels)[static_cast<size_t>(r)], L.row_w);
       drawn_labels().note(s);
       const float w = small->CalcTextSizeA(lfs, FLT_MAX, 0, s.c_str()).x;
@@ -360,8 +374,9 @@ void draw_heatmap_labels(ImDrawList* dl, const HeatmapLayout& L, const Heatmap& 
     }
   }
   if (o.col_labels) {
-    const float lfs = L.rotate ? std::min(fs, std::max(cw * 0.92f, fs * 0.5f)) : fs;
-    for (int c = 0; c < hm.cols() && c < static_cast<int>(o.col_labels->size()); ++c) {
+    const AxisLabels ax = L.rotate ? axis_labels(cw, fs) : AxisLabels{fs, 1};
+    const float lfs = ax.size;
+    for (int c = 0; c < hm.cols() && c < static_cast<int>(o.col_labels->size()); c += ax.stride) {
       const std::string s = fit_text(small, lfs, (*o.col_labels)[static_cast<size_t>(c)], L.rotate ? L.col_w : cw);
       drawn_labels().note(s);
       const bool isnew = c >= o.new_col0 && c < o.new_col0 + o.new_cols;

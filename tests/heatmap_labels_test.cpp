@@ -1,0 +1,42 @@
+// The heatmap's axis labels (gui/label_stride.h): a label per cell when it fits, else a
+// "nice" stride that leaves a label's extent free between two labels, so a 1023 × 1023 map's
+// labels never run into one band.
+#include <gtest/gtest.h>
+
+#include "label_stride.h"
+
+namespace sf::gui {
+namespace {
+
+TEST(HeatmapLabels, EveryCellWhenTheLabelFits) {
+  EXPECT_EQ(label_stride(20, 12), 1);
+  EXPECT_EQ(label_stride(13.05f, 12), 1);
+}
+
+TEST(HeatmapLabels, StrideLeavesALabelsRoomBetweenLabels) {
+  for (float extent : {6.5f, 12.0f, 19.5f}) {
+    for (float cell : {0.3f, 0.68f, 1.0f, 2.5f, 7.0f, 11.0f}) {
+      if (cell * 0.92f >= extent) continue;
+      const int k = label_stride(cell, extent);
+      EXPECT_GE(static_cast<float>(k) * cell, 2 * extent) << cell << " " << extent;
+      // The smallest such stride of 1, 2, 5 × 10^n: the one below it leaves less room.
+      int below = 0;
+      for (int s : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000})
+        if (s < k) below = s;
+      if (below > 0) {
+        EXPECT_LT(static_cast<float>(below) * cell, 2 * extent) << cell << " " << extent;
+      }
+      EXPECT_TRUE(k == 1 || k == 2 || k == 5 || k == 10 || k == 20 || k == 50 || k == 100 || k == 200 || k == 500 ||
+                  k == 1000)
+          << k;
+    }
+  }
+  // 1023 rows in 700 pixels, 13-pixel labels: every 50th row, 21 labels 34 pixels apart.
+  const float cell = 700.0f / 1023.0f;
+  const int k = label_stride(cell, 13);
+  EXPECT_EQ(k, 50);
+  EXPECT_EQ((1023 + k - 1) / k, 21);
+}
+
+}  // namespace
+}  // namespace sf::gui
