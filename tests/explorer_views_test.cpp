@@ -102,5 +102,46 @@ TEST(ExplorerViews, ANewInputSharesNothing) {
     EXPECT_NE(b->attn_view(AttnKind::DecoderSelf, l)->data, a->attn_view(AttnKind::DecoderSelf, l)->data);
 }
 
+// A snapshot holds the gathered K/V and the masks once: the KV cache view points into the
+// attention views' K and V, and the attention views of one kind share one mask, at the end of a
+// run and mid-step (where the layers not reached yet hold a row fewer).
+TEST(ExplorerViews, KvCacheAndMasksAreHeldOnce) {
+  auto m = std::make_shared<const Model>(test::load_fixture_model("encdec_pre_relu_sin"));
+  const Config& c = m->config;
+  ASSERT_GE(c.n_decoder_layers, 2);
+  DecodeSettings greedy;
+  greedy.max_len = 4;
+  auto made = Session::create(m, c.src_vocab.token(5) + " " + c.src_vocab.token(6), "", greedy, true);
+  ASSERT_TRUE(made.ok()) << made.error();
+  Session s = std::move(*made);
+  s.run_to_end();
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "end of the run" : "mid-step");
+    auto sn = snapshot_of(s);
+    build_views(*sn);
+    ASSERT_EQ(sn->kv.layers.size(), static_cast<size_t>(c.n_decoder_layers));
+    for (int l = 0; l < c.n_decoder_layers; ++l) {
+      const AttnView* self = sn->attn_view(AttnKind::DecoderSelf, l);
+      const AttnView* cross = sn->attn_view(AttnKind::Cross, l);
+      ASSERT_TRUE(self && cross) << l;
+      const KvLayerView& kv = sn->kv.layers[static_cast<size_t>(l)];
+      EXPECT_EQ(kv.self_k, &self->trace().k) << l;
+      EXPECT_EQ(kv.self_v, &self->trace().v) << l;
+      EXPECT_EQ(kv.cross_k, &cross->trace().k) << l;
+      EXPECT_EQ(kv.cross_v, &cross->trace().v) << l;
+      if (l == 0) continue;
+      const AttnView* prev = sn->attn_view(AttnKind::DecoderSelf, l - 1);
+      const bool same_rows = prev->trace().q.rows() == self->trace().q.rows();
+      EXPECT_EQ(self->trace().masks.storage() == prev->trace().masks.storage(), same_rows) << l;
+      EXPECT_EQ(cross->trace().masks.storage() == sn->attn_view(AttnKind::Cross, l - 1)->trace().masks.storage(),
+                sn->attn_view(AttnKind::Cross, l - 1)->trace().q.rows() == cross->trace().q.rows())
+          << l;
+    }
+    // Mid-step: the last step's layer 1 self-attention, layer 0 holds the newest row, layer 1 not.
+    while (!(s.current().kind == StageKind::SelfAttention && s.current().layer == 1)) ASSERT_TRUE(s.back());
+    ASSERT_TRUE(s.back());
+  }
+}
+
 }  // namespace
 }  // namespace sf::gui
