@@ -234,7 +234,8 @@ void build_views(Snapshot& s, const Snapshot* prev) {
   s.attn[0].assign(static_cast<size_t>(c.n_encoder_layers), nullptr);
   if (se.encoder()) {
     std::vector<std::string> toks;
-    for (int id : se.encoder()->src_ids) toks.push_back(display_token(c.src_vocab, id));
+    const auto enc = se.encoder();  // held while its ids are read
+    for (int id : enc->src_ids) toks.push_back(display_token(c.src_vocab, id));
     for (int l = 0; l < c.n_encoder_layers; ++l) {
       const int at = idx.find(Side::Encoder, StageKind::SelfAttention, l, -1);
       if (at < 0 || cur < at) continue;

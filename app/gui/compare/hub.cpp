@@ -225,11 +225,14 @@ uint64_t PrePostHub::move(const std::string& what, int times) {
 
 bool PrePostHub::start_training() {
   if (job) {
+    // The progress is held while it is read: the job thread may publish a new one meanwhile and
+    // drop its own reference (a range-for over job->progress()->runs reads a freed object).
+    const auto progress = job->progress();
     if (keep_history)
-      for (const RunCurves& r : job->progress()->runs)
+      for (const RunCurves& r : progress->runs)
         if (!r.step.empty()) history.push_back(r);
     if (history.size() > 8) history.erase(history.begin(), history.begin() + static_cast<long>(history.size() - 8));
-    if (job->progress()->active()) {
+    if (progress->active()) {
       job->cancel();
       retiring_.push_back(std::move(job));
     }
@@ -256,8 +259,10 @@ std::vector<RunCurves> PrePostHub::plotted_runs() const {
     }
   if (show_recorded)
     for (const RunCurves& r : recorded) out.push_back(r);
-  if (job)
-    for (const RunCurves& r : job->progress()->runs) out.push_back(r);
+  if (job) {
+    const auto progress = job->progress();  // held while its runs are read: the job may replace it
+    for (const RunCurves& r : progress->runs) out.push_back(r);
+  }
   return out;
 }
 

@@ -246,8 +246,8 @@ class KvCachePanel : public Panel {
                        (st == 0 && prefill > 1 ? " ·prefill" : " ·t" + std::to_string(st)));
     }
     std::vector<std::string> src;
-    if (s.session->encoder())
-      for (int id : s.session->encoder()->src_ids) src.push_back(display_token(s.model->config.src_vocab, id));
+    if (const auto enc = s.session->encoder())  // held while its ids are read
+      for (int id : enc->src_ids) src.push_back(display_token(s.model->config.src_vocab, id));
     const uint64_t key =
         mix_key(mix_key(s.generation, static_cast<uint64_t>(l)), static_cast<uint64_t>(c.ui.head * 2 + all_heads_));
     const float fs = ImGui::GetFontSize();
