@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "snapshot.h"
@@ -19,16 +20,24 @@ std::shared_ptr<Snapshot> snapshot_of(const Session& s) {
   return out;
 }
 
-TEST(ExplorerViews, ViewsWhoseRowsDidNotChangeAreSharedWithThePreviousSnapshot) {
-  auto m = std::make_shared<const Model>(test::load_fixture_model("deconly_pre_gelu"));
-  const Config& c = m->config;
-  ASSERT_GE(c.n_decoder_layers, 2);
+// A greedy run of fixture `name` on its vocabulary's words 5 and 6 (the source's, or the target's
+// for a decoder-only model), at most max_len tokens, stepped to its end.
+Session finished_run(const std::string& name, int max_len) {
+  auto m = std::make_shared<const Model>(test::load_fixture_model(name));
+  const Vocab& v = m->config.has_encoder() ? m->config.src_vocab : m->config.tgt_vocab;
   DecodeSettings greedy;
-  greedy.max_len = 3;
-  auto made = Session::create(m, c.tgt_vocab.token(5) + " " + c.tgt_vocab.token(6), "", greedy, true);
-  ASSERT_TRUE(made.ok()) << made.error();
+  greedy.max_len = max_len;
+  auto made = Session::create(m, v.token(5) + " " + v.token(6), "", greedy, true);
+  if (!made.ok()) throw std::runtime_error(name + ": " + made.error());
   Session s = std::move(*made);
   s.run_to_end();
+  return s;
+}
+
+TEST(ExplorerViews, ViewsWhoseRowsDidNotChangeAreSharedWithThePreviousSnapshot) {
+  Session s = finished_run("deconly_pre_gelu", 3);
+  const Config& c = s.model_ptr()->config;
+  ASSERT_GE(c.n_decoder_layers, 2);
 
   auto a = snapshot_of(s);
   build_views(*a);
@@ -106,15 +115,9 @@ TEST(ExplorerViews, ANewInputSharesNothing) {
 // attention views' K and V, and the attention views of one kind share one mask, at the end of a
 // run and mid-step (where the layers not reached yet hold a row fewer).
 TEST(ExplorerViews, KvCacheAndMasksAreHeldOnce) {
-  auto m = std::make_shared<const Model>(test::load_fixture_model("encdec_pre_relu_sin"));
-  const Config& c = m->config;
+  Session s = finished_run("encdec_pre_relu_sin", 4);
+  const Config& c = s.model_ptr()->config;
   ASSERT_GE(c.n_decoder_layers, 2);
-  DecodeSettings greedy;
-  greedy.max_len = 4;
-  auto made = Session::create(m, c.src_vocab.token(5) + " " + c.src_vocab.token(6), "", greedy, true);
-  ASSERT_TRUE(made.ok()) << made.error();
-  Session s = std::move(*made);
-  s.run_to_end();
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "end of the run" : "mid-step");
     auto sn = snapshot_of(s);
