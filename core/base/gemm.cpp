@@ -387,6 +387,34 @@ Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, In
   return {own, NR};
 }
 
+// The memory a panel's packing reads: NR rows of W (B = Wᵀ, float32 or 16-bit), `bytes` each, `row`
+// bytes apart. While one panel's tiles run, the next panel's rows are prefetched into L2, a slice
+// before each tile, so that its packing reads L2 rather than memory: a forward over a model larger
+// than the caches (GPT-2, the Llama-style shapes) reads every weight from memory once.
+struct PanelSource {
+  const char* first = nullptr;  // nullptr: nothing to prefetch (packed ahead, in place, or the last panel)
+  Index row = 0, bytes = 0, rows = 0;
+
+  // Slice s of `slices`: its share of the lines, row by row.
+  void prefetch(Index s, Index slices) const {
+    if (!first) return;
+    const Index per_row = ceil_div(bytes, 64), total = rows * per_row;
+    const Index i1 = std::min(total, ceil_div(total * (s + 1), slices));
+    for (Index i = total * s / slices; i < i1; ++i)
+      __builtin_prefetch(first + (i / per_row) * row + (i % per_row) * 64, 0, 2);
+  }
+};
+
+PanelSource panel_source(const MatRef* b, const HalfMat* hw, Index n, Index k, Index p) {
+  const Index c0 = p * NR;
+  if (c0 >= n) return {};
+  const Index rows = std::min<Index>(NR, n - c0);
+  if (hw) return {reinterpret_cast<const char*>(hw->row(c0)), hw->cols * 2, k * 2, rows};
+  if (b && b->row_stride == 1 && b->col_stride != 1)
+    return {reinterpret_cast<const char*>(b->data + c0 * b->col_stride), b->col_stride * 4, k * 4, rows};
+  return {};
+}
+
 // How the kernel reads A: packed into row groups (ap), or in place, row-major (a_stride = row
 // stride) or transposed (consecutive rows: k steps of col_stride).
 struct ASource {
@@ -543,8 +571,12 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   // Otherwise panel by panel: B's panel stays in L1/L2 while the row groups of A stream past.
   auto body = [&](Index p) {
     const Panel bp = b_panel(b, pb, hw, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
+    const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
     for (Index kb = 0; kb < blocks; ++kb)
-      for (Index g = 0; g < groups; ++g) tile(g, p, kb, bp);
+      for (Index g = 0; g < groups; ++g) {
+        next.prefetch(kb * groups + g, blocks * groups);
+        tile(g, p, kb, bp);
+      }
   };
   if (T <= 1) {
     for (Index p = 0; p < panels; ++p) body(p);
