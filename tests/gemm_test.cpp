@@ -141,6 +141,36 @@ TEST(Gemm, LongABlockedByRowsGivesTheSameBits) {
   }
 }
 
+// Rows are grouped by the kernel's height, a short last group sharing rows with the one before it
+// (64 rows: …, 12, 8, 8 with AVX-512): whatever group computes a row, its elements are the same
+// sums. Every row count up to 40 and 64 against the same product cut into pairs of rows (each pair
+// one group of 2), bit for bit, for a row-major A read in place (up to 40 rows) and packed (64), a transposed A, and a
+// ReLU-gated epilogue (its gate read at the group's rows).
+TEST(Gemm, AnyRowGroupingGivesTheSameBits) {
+  const ScopedThreads t(1);
+  const int n = 40, k = 300;
+  std::vector<int> rows(40);
+  for (int m = 1; m <= 40; ++m) rows[static_cast<size_t>(m - 1)] = m;
+  rows.push_back(64);
+  for (int m : rows) {
+    const Mat a = Mat::Random(m, k), at = Mat::Random(k, m), w = Mat::Random(n, k), gate = Mat::Random(m, n);
+    const PackedB p = pack_b(mat_ref_t(w), k, n);
+    for (const MatRef av : {mat_ref(a), mat_ref_t(at)})
+      for (const Epilogue& ep : {Epilogue{}, Epilogue{Epilogue::Kind::ReluGate, gate.data(), n}}) {
+        Mat whole(m, n), pairs(m, n);
+        gemm(m, av, p, whole.data(), n, GemmOut::Overwrite, nullptr, ep);
+        for (int r0 = 0; r0 < m; r0 += 2) {
+          const int r = std::min(2, m - r0);
+          const MatRef ar{av.data + r0 * av.row_stride, av.row_stride, av.col_stride};
+          const Epilogue ep_r = ep.gate ? Epilogue{Epilogue::Kind::ReluGate, gate.data() + r0 * n, n} : ep;
+          gemm(r, ar, p, pairs.data() + r0 * n, n, GemmOut::Overwrite, nullptr, ep_r);
+        }
+        ASSERT_TRUE(whole == pairs) << m << " rows, " << (av.col_stride == 1 ? "row-major A" : "transposed A")
+                                    << (ep.gate ? ", gated" : "");
+      }
+  }
+}
+
 // A fused epilogue gives the bits of the product followed by its pass: ReLU (fc1 and its
 // activation) and ReLU's backward gate (dh = dy W2, kept where the ReLU's output is > 0), on one
 // tile, short groups and panels, several depth blocks (it must act once, on the last), a single

@@ -269,11 +269,29 @@ void copy_into(const float* s, Index ss, Index lines, Index width, float* d, Ind
     for (Index i = 0; i < width; ++i) d[j * ds + i] = s[j * ss + i];
 }
 
-// Row group g of A (rows g·MR …, all k), packed as k × MR: ap[kk·MR + r] = A(g·MR + r, kk). The
-// slots of rows past m are left as they are: a short group runs a kernel for its own row count,
-// which never reads them.
-void pack_a_group(MatRef a, Index m, Index k, Index g, float* ap) {
-  const Index r0 = g * MR, rows = std::min<Index>(MR, m - r0);
+// A's rows in groups of MR, the kernel's height; a last group of fewer than ⅔ MR rows shares the
+// rows of the two last groups evenly instead (64 rows: 12, 12, 12, 12, 8, 8 rather than …, 12, 4).
+// A kernel of few rows has too few accumulators to hide the FMA latency and reads B's rows for
+// little arithmetic: 4 rows run at two thirds of the rate of 8 or 12. Each element's sum is the
+// same whichever group computes it: the same bits.
+struct RowGroups {
+  Index m, count;
+  bool split;  // the two last groups share their rows
+
+  explicit RowGroups(Index rows)
+      : m(rows), count(ceil_div(rows, MR)), split(count >= 2 && 3 * (rows - (count - 1) * MR) < 2 * MR) {}
+  Index start(Index g) const {
+    if (!split || g < count - 1) return g * MR;
+    return (count - 2) * MR + ceil_div(m - (count - 2) * MR, 2);  // the last of a shared pair
+  }
+  int rows(Index g) const { return static_cast<int>((g + 1 < count ? start(g + 1) : m) - start(g)); }
+};
+
+// Row group g of A (rows start(g) …, all k), packed as k × MR: ap[kk·MR + r] = A(start(g) + r, kk).
+// The slots of rows past the group's are left as they are: a short group runs a kernel for its own
+// row count, which never reads them.
+void pack_a_group(MatRef a, const RowGroups& rg, Index k, Index g, float* ap) {
+  const Index r0 = rg.start(g), rows = rg.rows(g);
   if (a.col_stride == 1) {
     transpose_copy(a.data + r0 * a.row_stride, a.row_stride, rows, k, ap, MR);
   } else if (a.row_stride == 1) {  // a transposed view: row kk of the group is `rows` consecutive floats
@@ -421,11 +439,12 @@ struct ASource {
   MatRef a;
   const float* ap;  // packed groups, or nullptr
   bool row_major;   // in place with unit col_stride
+  const RowGroups& rg;
   // Row group g from depth k0: the kernel's (a, a_stride, a_kstep).
   const float* at(Index g, Index k, Index k0) const {
     if (ap) return ap + g * k * MR + k0 * MR;
-    if (row_major) return a.data + g * MR * a.row_stride + k0;
-    return a.data + g * MR + k0 * a.col_stride;
+    if (row_major) return a.data + rg.start(g) * a.row_stride + k0;
+    return a.data + rg.start(g) + k0 * a.col_stride;
   }
   Index stride() const { return !ap && row_major ? a.row_stride : 0; }
   Index kstep() const { return ap ? MR : a.col_stride; }
@@ -451,7 +470,8 @@ bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, In
   const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
   if (m < 2 || m > MR || n < 1 || n > NR || k < 1 || k > KC || !b_in_place(b, n) || !(row_major || transposed))
     return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
-  const ASource src{a, nullptr, row_major};
+  const RowGroups rg(m);
+  const ASource src{a, nullptr, row_major, rg};
   kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](k, src.at(0, k, 0), src.stride(), src.kstep(), b.data,
                                                       b.row_stride, c, ldc, static_cast<int>(n),
                                                       out == GemmOut::Accumulate, bias, ep.kind, ep.gate, ep.gate_ld);
@@ -485,7 +505,8 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   }
   const bool transposed = a.row_stride == 1 && a.col_stride != 1;
   const bool row_major = a.col_stride == 1;
-  const Index groups = ceil_div(m, MR), panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
+  const RowGroups rg(m);
+  const Index groups = rg.count, panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
   // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
   // split); a product too small to pay for waking them runs on the calling thread alone.
   int T = 1;  // (the size test first: an attention head's products run by the thousand)
@@ -503,20 +524,21 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   // the same L1 sets and defeat the prefetchers.
   const bool in_place = transposed || (row_major && (resident || m * k <= (Index{1} << 14)));
   float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
-  const ASource src{a, ap, row_major};
+  const ASource src{a, ap, row_major, rg};
   auto tile = [&](Index g, Index p, Index kb, Panel bp) {  // C's MR × NR tile (g, p) over depth block kb
     const Index k0 = kb * KC, kc = std::min(KC, k - k0);
-    const int rows = static_cast<int>(std::min<Index>(MR, m - g * MR));
+    const int rows = rg.rows(g);
+    const Index r0 = rg.start(g);
     const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
     const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
     const bool last = kb == blocks - 1;
-    const float* tile_gate = last && ep.gate ? ep.gate + g * MR * ep.gate_ld + p * NR : nullptr;
+    const float* tile_gate = last && ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr;
     kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
-        kc, src.at(g, k, k0), src.stride(), src.kstep(), bp.data + k0 * bp.stride, bp.stride, c + g * MR * ldc + p * NR,
+        kc, src.at(g, k, k0), src.stride(), src.kstep(), bp.data + k0 * bp.stride, bp.stride, c + r0 * ldc + p * NR,
         ldc, nc, kb > 0 || accumulate, tile_bias, last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld);
   };
   if (!in_place && T <= 1)
-    for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
+    for (Index g = 0; g < groups; ++g) pack_a_group(a, rg, k, g, ap + g * k * MR);
 
   if (resident) {  // every row group against every panel, depth block by depth block
     thread_local std::vector<Panel> bps;
@@ -559,7 +581,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     {
       if (!in_place) {
 #pragma omp for schedule(static)
-        for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
+        for (Index g = 0; g < groups; ++g) pack_a_group(a, rg, k, g, ap + g * k * MR);
       }
       const Index t = omp_get_thread_num(), nt = omp_get_num_threads();
       errors.run([&] { range(panels * t / nt, panels * (t + 1) / nt); });
@@ -588,7 +610,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   {
     if (!in_place) {
 #pragma omp for schedule(static)
-      for (Index g = 0; g < groups; ++g) pack_a_group(a, m, k, g, ap + g * k * MR);
+      for (Index g = 0; g < groups; ++g) pack_a_group(a, rg, k, g, ap + g * k * MR);
     }
 #pragma omp for schedule(static)
     for (Index p = 0; p < panels; ++p) errors.run([&] { body(p); });
