@@ -1,5 +1,5 @@
 // gemm_test.cpp — base/gemm.h against a double-precision product on every edge of its blocking:
-// row groups (MR), column panels (NR), depth blocks (KC = 256), strided and transposed operands,
+// row groups (MR), column panels (NR), depth blocks (at most 256, of equal size), strided and transposed operands,
 // bias, accumulation, empty shapes; and the same bits on any thread count.
 #include <gtest/gtest.h>
 
@@ -169,6 +169,28 @@ TEST(Gemm, AnyRowGroupingGivesTheSameBits) {
                                     << (ep.gate ? ", gated" : "");
       }
   }
+}
+
+// Depth blocks split k evenly (576 = 3 × 192); every element's FMA chain runs over k in order
+// across them, so a product equals the same product run as two calls that cut k anywhere, the
+// second accumulating onto the first, bit for bit: for a weight read in place and packed.
+TEST(Gemm, AnyDepthBlockingGivesTheSameBits) {
+  const ScopedThreads t(1);
+  const int m = 30, n = 70;
+  for (int k : {300, 576, 600, 896})
+    for (int cut : {1, 100, 256, 257}) {
+      const Mat a = Mat::Random(m, k), w = Mat::Random(n, k);
+      const RowVec bias = RowVec::Random(n);
+      Mat whole(m, n), twice(m, n);
+      gemm(m, n, k, mat_ref(a), mat_ref_t(w), whole.data(), n, GemmOut::Overwrite, bias.data());
+      gemm(m, n, cut, {a.data(), k, 1}, {w.data(), 1, k}, twice.data(), n, GemmOut::Overwrite, bias.data());
+      gemm(m, n, k - cut, {a.data() + cut, k, 1}, {w.data() + cut, 1, k}, twice.data(), n, GemmOut::Accumulate);
+      ASSERT_TRUE(whole == twice) << "k " << k << " cut at " << cut;
+      const PackedB p = pack_b(mat_ref_t(w), k, n);
+      Mat packed(m, n);
+      gemm(m, mat_ref(a), p, packed.data(), n, GemmOut::Overwrite, bias.data());
+      ASSERT_TRUE(packed == whole) << "packed, k " << k;
+    }
 }
 
 // A fused epilogue gives the bits of the product followed by its pass: ReLU (fc1 and its

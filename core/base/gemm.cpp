@@ -507,6 +507,10 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   const bool row_major = a.col_stride == 1;
   const RowGroups rg(m);
   const Index groups = rg.count, panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
+  // Depth blocks of equal size (576 = 3 × 192, not 256 + 256 + 64): a tile's loads and stores of C
+  // are then spread over as many steps as the blocks allow. Each element's FMA chain runs over k
+  // in order across the blocks whatever their size: the same bits.
+  const Index kcb = ceil_div(k, blocks);
   // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
   // split); a product too small to pay for waking them runs on the calling thread alone.
   int T = 1;  // (the size test first: an attention head's products run by the thousand)
@@ -526,7 +530,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
   const ASource src{a, ap, row_major, rg};
   auto tile = [&](Index g, Index p, Index kb, Panel bp) {  // C's MR × NR tile (g, p) over depth block kb
-    const Index k0 = kb * KC, kc = std::min(KC, k - k0);
+    const Index k0 = kb * kcb, kc = std::min(kcb, k - k0);
     const int rows = rg.rows(g);
     const Index r0 = rg.start(g);
     const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
