@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "base/gemm.h"
+#include "base/matvec.h"
 #include "base/phase_timer.h"
 #include "base/threads.h"
 
@@ -14,9 +15,9 @@ namespace {
 bool worth_splitting(int T, int64_t weights) { return T > 1 && weights >= (int64_t{1} << 18); }
 
 // A one-row product y (1, out) = x Wᵀ split between T threads by rows of W: kernel(r0, r1) writes
-// outputs [r0, r1). Every thread but the last takes a multiple of 16 rows, so each output comes from
-// the same matrix-vector kernel as without the split. An exception a kernel throws (Eigen's product
-// allocates its blocks) is rethrown here, after the region.
+// outputs [r0, r1). Every thread but the last takes a multiple of 16 rows (whole cache lines of y);
+// each output's sum does not depend on the rows a call covers. An exception a kernel throws is
+// rethrown here, after the region.
 template <typename Kernel>
 void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
   const Eigen::Index block = 16;
@@ -45,13 +46,11 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
          bias ? bias->data() : nullptr, ep);
     return;
   }
+  y.resize(1, out);
   if (!worth_splitting(T, weight.size())) {
-    y.noalias() = x * weight.transpose();
+    matvec(x.data(), weight, 0, out, y.data());
   } else {
-    y.resize(x.rows(), out);
-    split_rows(out, T, [&](Eigen::Index r0, Eigen::Index r1) {
-      y.middleCols(r0, r1 - r0).noalias() = x * weight.middleRows(r0, r1 - r0).transpose();
-    });
+    split_rows(out, T, [&](Eigen::Index r0, Eigen::Index r1) { matvec(x.data(), weight, r0, r1, y.data()); });
   }
   if (bias) y += *bias;
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());

@@ -8,10 +8,9 @@
 namespace sf {
 
 // y = x Wᵀ: x (n, in), weight (out, in) -> y (n, out), on base/gemm.h's kernel; a single row (a
-// cached decoding step) is a matrix-vector product instead, which Eigen runs on one core: that one
-// is split between the cores by rows of W, at multiples of 16 rows, so that every output comes
-// from the same matrix-vector kernel as without the split. With `bias` (out): y = x Wᵀ + b; then
-// the epilogue (a fused ReLU).
+// cached decoding step) is base/matvec.h's matrix-vector product instead, split between the cores
+// by rows of W, at multiples of 16 rows (each output's sum does not depend on the split). With `bias` (out): y = x Wᵀ +
+// b; then the epilogue (a fused ReLU).
 void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias = nullptr, const Epilogue& ep = {});
 
 // y = x Wᵀ with W (out, in) kept 16-bit (base/half.h): a single row is matvec_half, split between

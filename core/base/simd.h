@@ -1,0 +1,146 @@
+// simd.h — the vector registers of the matrix-vector kernels (base/matvec.cpp for float32
+// weights, base/half.cpp for 16-bit ones) and the row loop both run. Included by those two .cpp
+// files only: the build's instruction set (-march) chooses V's form — AVX-512, AVX2 with FMA, or
+// none (SF_SIMD undefined: the kernels' portable forms run).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include "base/half.h"
+
+namespace sf::simd {
+
+#if defined(__AVX512F__)
+// 16 lanes; BF16 widened by a shift, F16 by vcvtph2ps (both exact).
+struct V {
+  using R = __m512;
+  static constexpr int W = 16;
+  static const char* name(WeightStorage) { return "avx512"; }
+  static constexpr bool has(WeightStorage) { return true; }
+  template <WeightStorage S>
+  static R load_half(const uint16_t* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if constexpr (S == WeightStorage::BF16)
+      return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    else
+      return _mm512_cvtph_ps(h);
+  }
+  static R zero() { return _mm512_setzero_ps(); }
+  static R load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  static float sum(R v) {  // the lanes in order (GCC 12's _mm512_reduce_add_ps trips -Wuninitialized)
+    alignas(64) float t[W];
+    _mm512_store_ps(t, v);
+    float s = 0.0f;
+    for (float x : t) s += x;
+    return s;
+  }
+};
+#define SF_SIMD 1
+#elif defined(__AVX2__) && defined(__FMA__)
+// 8 lanes; F16 needs F16C's vcvtph2ps, else the portable path runs.
+struct V {
+  using R = __m256;
+  static constexpr int W = 8;
+#if defined(__F16C__)
+  static constexpr bool has(WeightStorage) { return true; }
+  static const char* name(WeightStorage s) { return s == WeightStorage::F16 ? "avx2+f16c" : "avx2"; }
+#else
+  static constexpr bool has(WeightStorage s) { return s == WeightStorage::BF16; }
+  static const char* name(WeightStorage s) { return s == WeightStorage::F16 ? "portable" : "avx2"; }
+#endif
+  template <WeightStorage S>
+  static R load_half(const uint16_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (S == WeightStorage::BF16) {
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    } else {
+#if defined(__F16C__)
+      return _mm256_cvtph_ps(h);
+#else
+      return zero();  // never called: has(F16) is false
+#endif
+    }
+  }
+  static R zero() { return _mm256_setzero_ps(); }
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
+  static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static float sum(R v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+  }
+};
+#define SF_SIMD 1
+#endif
+
+// A cached decoding step reads each weight matrix once, one after another: the hardware
+// prefetchers see a fresh stream on every product and stop at every 4 KiB page until they ramp up
+// again, so a short matrix (512 × 512 float32: 1 MiB) spends much of its product waiting. The row
+// loop asks for the bytes kAhead ahead of those it reads, up to the end of the rows it covers, and
+// for the first kAhead bytes before it starts. Into the L2 cache (locality 2, prefetcht1): asking
+// for the L1 slows the long streams (GPT-2's 150 MB output projection) below the plain loop.
+constexpr int64_t kLine = 64;     // bytes of a cache line
+constexpr int64_t kAhead = 2048;  // bytes read ahead of the kernel
+
+inline void prefetch_lines(uintptr_t from, uintptr_t to) {
+  for (uintptr_t p = from; p < to; p += kLine) __builtin_prefetch(reinterpret_cast<const void*>(p), 0, 2);
+}
+
+#ifdef SF_SIMD
+// One row w (k values of type T, Load turning W of them into a register) against x: four
+// accumulators of W lanes over blocks of 4·W values (four independent FMA chains on one
+// sequential stream), then single registers into the first, then a tail shorter than a register
+// as one more step on zero-padded copies; the four added pairwise, then the lanes in order. The
+// order depends on k alone, not on which rows a call covers. With Prefetch, lines up to `end` (an
+// address) are prefetched kAhead bytes ahead; prefetching changes no value.
+template <bool Prefetch, typename T, typename Load>
+float row_dot(const float* x, const T* w, Eigen::Index k, uintptr_t end, Load load) {
+  using R = typename V::R;
+  constexpr int W = V::W;
+  constexpr int64_t block_bytes = 4 * W * static_cast<int64_t>(sizeof(T));
+  R a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+  Eigen::Index i = 0;
+  for (; i + 4 * W <= k; i += 4 * W) {
+    const uintptr_t ahead = reinterpret_cast<uintptr_t>(w + i) + kAhead;
+    if (Prefetch && ahead < end) prefetch_lines(ahead, std::min<uintptr_t>(end, ahead + block_bytes));
+    a0 = V::fma(V::load(x + i), load(w + i), a0);
+    a1 = V::fma(V::load(x + i + W), load(w + i + W), a1);
+    a2 = V::fma(V::load(x + i + 2 * W), load(w + i + 2 * W), a2);
+    a3 = V::fma(V::load(x + i + 3 * W), load(w + i + 3 * W), a3);
+  }
+  for (; i + W <= k; i += W) a0 = V::fma(V::load(x + i), load(w + i), a0);
+  if (i < k) {
+    alignas(64) float xt[W] = {};
+    alignas(64) T wt[W] = {};
+    for (Eigen::Index j = i; j < k; ++j) {
+      xt[j - i] = x[j];
+      wt[j - i] = w[j];
+    }
+    a0 = V::fma(V::load(xt), load(wt), a0);
+  }
+  return V::sum(V::add(V::add(a0, a1), V::add(a2, a3)));
+}
+
+// y[r] = row r of w (rows of k values, consecutive) · x for r in [r0, r1), row by row; with
+// Prefetch, the rows' bytes prefetched as one stream.
+template <bool Prefetch, typename T, typename Load>
+void matvec_rows(const float* x, const T* w, Eigen::Index k, Eigen::Index r0, Eigen::Index r1, float* y, Load load) {
+  if (r1 <= r0) return;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(w + r0 * k), end = reinterpret_cast<uintptr_t>(w + r1 * k);
+  if (Prefetch) prefetch_lines(begin, std::min<uintptr_t>(end, begin + kAhead));
+  for (Eigen::Index r = r0; r < r1; ++r) y[r] = row_dot<Prefetch>(x, w + r * k, k, end, load);
+}
+#endif
+
+}  // namespace sf::simd

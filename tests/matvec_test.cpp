@@ -1,0 +1,94 @@
+// matvec_test.cpp — the float32 matrix-vector kernel of a cached decoding step (base/matvec.h):
+// the build's SIMD form and the portable form, which every machine runs, against the product
+// summed in double precision, within the float32 error of a sum of k products in any order; the
+// same bits whatever range of rows a call covers; and matmul_transposed's one-row product, split
+// between threads or not, giving the kernel's bits plus the bias.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "base/matvec.h"
+#include "base/threads.h"
+#include "model/linear.h"
+
+namespace sf {
+namespace {
+
+// Σ_i x[i]·W(r, i) in double: each product of two floats is exact in double, and k ≤ 2^10 sums
+// round at 2^-53 relative, far below the float32 bound below.
+double exact_row(const float* x, const Mat& w, Eigen::Index r) {
+  double s = 0;
+  for (Eigen::Index i = 0; i < w.cols(); ++i) s += static_cast<double>(x[i]) * w(r, i);
+  return s;
+}
+
+// |float32 sum − exact| for a sum of k products in any order, each addition (or fused multiply-add)
+// rounding once at 2^-24 relative: at most (k + 1)·2^-24·Σ|x_i w_i| (k − 1 additions along any
+// path of the summation tree, plus one for the lanes' final additions).
+double order_bound(const float* x, const Mat& w, Eigen::Index r) {
+  double s = 0;
+  for (Eigen::Index i = 0; i < w.cols(); ++i) s += std::fabs(static_cast<double>(x[i]) * w(r, i));
+  return static_cast<double>(w.cols() + 1) * std::ldexp(1.0, -24) * s + 1e-30;
+}
+
+TEST(MatVec, EqualsTheDoublePrecisionProductWithinTheFloat32Bound) {
+  // Columns: shorter than one register, one register, odd tails, several blocks and a tail;
+  // rows: one, a few, many.
+  const std::pair<int, int> shapes[] = {{1, 1},   {1, 513},  {3, 7},    {5, 16},   {9, 17},
+                                        {4, 100}, {13, 257}, {33, 896}, {70, 1031}};
+  for (auto [rows, cols] : shapes) {
+    const Mat w = Mat::Random(rows, cols);
+    const Mat x = Mat::Random(1, cols);
+    std::vector<float> fast(static_cast<size_t>(rows)), plain(static_cast<size_t>(rows));
+    matvec(x.data(), w, 0, rows, fast.data());
+    portable::matvec(x.data(), w, 0, rows, plain.data());
+    for (int r = 0; r < rows; ++r) {
+      const double want = exact_row(x.data(), w, r), tol = order_bound(x.data(), w, r);
+      EXPECT_LE(std::fabs(fast[static_cast<size_t>(r)] - want), tol)
+          << rows << "x" << cols << " row " << r << " (" << matvec_kernel_name() << ")";
+      EXPECT_LE(std::fabs(plain[static_cast<size_t>(r)] - want), tol)
+          << "portable " << rows << "x" << cols << " row " << r;
+    }
+  }
+}
+
+TEST(MatVec, AnyRangeOfRowsGivesTheSameBits) {
+  const Mat w = Mat::Random(37, 211);
+  const Mat x = Mat::Random(1, 211);
+  std::vector<float> whole(37), parts(37), plain_whole(37), plain_parts(37);
+  matvec(x.data(), w, 0, 37, whole.data());
+  portable::matvec(x.data(), w, 0, 37, plain_whole.data());
+  for (auto [r0, r1] : {std::pair<int, int>{0, 3}, {3, 16}, {16, 17}, {17, 37}}) {
+    matvec(x.data(), w, r0, r1, parts.data());
+    portable::matvec(x.data(), w, r0, r1, plain_parts.data());
+  }
+  EXPECT_EQ(whole, parts);
+  EXPECT_EQ(plain_whole, plain_parts);
+}
+
+TEST(MatVec, LinearOneRowIsTheKernelPlusBiasOnOneThreadOrTwo) {
+  // 515 × 517 = 266,255 weights: above the size at which two threads split the rows, 515 rows
+  // not a multiple of the 16-row blocks, 517 columns not a multiple of any vector width.
+  const int before = threads();
+  const Mat w = Mat::Random(515, 517);
+  const Mat x = Mat::Random(1, 517);
+  const RowVec bias = RowVec::Random(515);
+  std::vector<float> kernel(515);
+  matvec(x.data(), w, 0, 515, kernel.data());
+  Mat want(1, 515);
+  for (int r = 0; r < 515; ++r) want(0, r) = kernel[static_cast<size_t>(r)] + bias[r];
+  for (int T : {1, 2}) {
+    set_threads(T);
+    Mat y;
+    linear_forward(x, w, bias, y);
+    ASSERT_EQ(y.rows(), 1);
+    ASSERT_EQ(y.cols(), 515);
+    EXPECT_TRUE(y == want) << T << " threads";
+  }
+  set_threads(before);
+}
+
+}  // namespace
+}  // namespace sf
