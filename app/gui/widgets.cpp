@@ -553,6 +553,12 @@ bool token_chip(const Fonts& f, const std::string& text, int id, ChipKind kind, 
   ImGui::PushID(id * 7919 + static_cast<int>(ImGui::GetCursorPosX()));
   const bool clicked = ImGui::InvisibleButton("chip", size);
   ImGui::PopID();
+  // A chip scrolled out of view keeps its place in the flow but draws nothing: a long prompt's
+  // chips would otherwise all reach the rasteriser every frame, clipped only there.
+  if (!ImGui::IsItemVisible()) {
+    ImGui::SameLine(0, fs * 0.3f);
+    return clicked;
+  }
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 bg = kind == ChipKind::Unknown   ? pal.chip_unk
                    : kind == ChipKind::Special ? pal.chip_special
