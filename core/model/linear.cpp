@@ -34,43 +34,46 @@ void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
   errors.rethrow();
 }
 
+// A one-row product y (1, out) = x Wᵀ (+ bias, then the epilogue) for a weight of `out` rows and
+// `weights` entries: kernel(r0, r1) writes outputs [r0, r1), on this thread or split by split_rows.
+template <typename Kernel>
+void one_row_product(Eigen::Index out, int64_t weights, Mat& y, const RowVec* bias, const Epilogue& ep,
+                     const Kernel& kernel) {
+  y.resize(1, out);
+  const int T = threads();
+  if (!worth_splitting(T, weights)) {
+    kernel(0, out);
+  } else {
+    split_rows(out, T, kernel);
+  }
+  if (bias) y += *bias;
+  apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
+}
+
 }  // namespace
 
 void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
   const ScopedPhase phase(Phase::ProjectionForward);
   const Eigen::Index out = weight.rows();
-  const int T = threads();
   if (x.rows() != 1) {
     y.resize(x.rows(), out);
     gemm(x.rows(), out, weight.cols(), mat_ref(x), mat_ref_t(weight), y.data(), out, GemmOut::Overwrite,
          bias ? bias->data() : nullptr, ep);
     return;
   }
-  y.resize(1, out);
-  if (!worth_splitting(T, weight.size())) {
-    matvec(x.data(), weight, 0, out, y.data());
-  } else {
-    split_rows(out, T, [&](Eigen::Index r0, Eigen::Index r1) { matvec(x.data(), weight, r0, r1, y.data()); });
-  }
-  if (bias) y += *bias;
-  apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
+  one_row_product(out, weight.size(), y, bias, ep,
+                  [&](Eigen::Index r0, Eigen::Index r1) { matvec(x.data(), weight, r0, r1, y.data()); });
 }
 
 void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
   const Eigen::Index out = weight.rows;
-  y.resize(x.rows(), out);
   if (x.rows() != 1) {
+    y.resize(x.rows(), out);
     gemm(x.rows(), mat_ref(x), weight, y.data(), out, GemmOut::Overwrite, bias ? bias->data() : nullptr, ep);
     return;
   }
-  const int T = threads();
-  if (!worth_splitting(T, weight.size())) {
-    matvec_half(x.data(), weight, 0, out, y.data());
-  } else {
-    split_rows(out, T, [&](Eigen::Index r0, Eigen::Index r1) { matvec_half(x.data(), weight, r0, r1, y.data()); });
-  }
-  if (bias) y += *bias;
-  apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
+  one_row_product(out, weight.size(), y, bias, ep,
+                  [&](Eigen::Index r0, Eigen::Index r1) { matvec_half(x.data(), weight, r0, r1, y.data()); });
 }
 
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,
