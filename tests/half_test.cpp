@@ -22,6 +22,7 @@
 #include "reference/decoder_family.h"
 #include "reference/half_linear.h"
 #include "reference/linear.h"
+#include "row_ranges.h"
 #include "test_util.h"
 
 namespace sf {
@@ -111,17 +112,12 @@ TEST(Half, MatVecEqualsTheReferenceProductUpToSummationOrder) {
 
 TEST(Half, AnyRangeOfRowsGivesTheSameBits) {
   for (WeightStorage s : kBoth) {
-    const HalfMat w = random_half(37, 211, s, 7);
+    const HalfMat w = random_half(kRangeRows, 211, s, 7);
     const Mat x = Mat::Random(1, 211);
-    std::vector<float> whole(37), parts(37), plain_whole(37), plain_parts(37);
-    matvec_half(x.data(), w, 0, 37, whole.data());
-    portable::matvec_half(x.data(), w, 0, 37, plain_whole.data());
-    for (auto [r0, r1] : {std::pair<int, int>{0, 3}, {3, 16}, {16, 17}, {17, 37}}) {
-      matvec_half(x.data(), w, r0, r1, parts.data());
-      portable::matvec_half(x.data(), w, r0, r1, plain_parts.data());
-    }
-    EXPECT_EQ(whole, parts) << to_string(s);
-    EXPECT_EQ(plain_whole, plain_parts) << to_string(s);
+    expect_same_bits_in_parts([&](int r0, int r1, float* y) { matvec_half(x.data(), w, r0, r1, y); },
+                              std::string(to_string(s)) + " " + half_kernel_name(s));
+    expect_same_bits_in_parts([&](int r0, int r1, float* y) { portable::matvec_half(x.data(), w, r0, r1, y); },
+                              std::string(to_string(s)) + " portable");
   }
 }
 

@@ -12,6 +12,7 @@
 #include "base/matvec.h"
 #include "base/threads.h"
 #include "model/linear.h"
+#include "row_ranges.h"
 
 namespace sf {
 namespace {
@@ -55,17 +56,10 @@ TEST(MatVec, EqualsTheDoublePrecisionProductWithinTheFloat32Bound) {
 }
 
 TEST(MatVec, AnyRangeOfRowsGivesTheSameBits) {
-  const Mat w = Mat::Random(37, 211);
+  const Mat w = Mat::Random(kRangeRows, 211);
   const Mat x = Mat::Random(1, 211);
-  std::vector<float> whole(37), parts(37), plain_whole(37), plain_parts(37);
-  matvec(x.data(), w, 0, 37, whole.data());
-  portable::matvec(x.data(), w, 0, 37, plain_whole.data());
-  for (auto [r0, r1] : {std::pair<int, int>{0, 3}, {3, 16}, {16, 17}, {17, 37}}) {
-    matvec(x.data(), w, r0, r1, parts.data());
-    portable::matvec(x.data(), w, r0, r1, plain_parts.data());
-  }
-  EXPECT_EQ(whole, parts);
-  EXPECT_EQ(plain_whole, plain_parts);
+  expect_same_bits_in_parts([&](int r0, int r1, float* y) { matvec(x.data(), w, r0, r1, y); }, matvec_kernel_name());
+  expect_same_bits_in_parts([&](int r0, int r1, float* y) { portable::matvec(x.data(), w, r0, r1, y); }, "portable");
 }
 
 TEST(MatVec, LinearOneRowIsTheKernelPlusBiasOnOneThreadOrTwo) {
