@@ -16,7 +16,12 @@ The host's limits come from host_limits_bench and its twin torch_host_limits.py 
   compute limit (per thread count) = the higher of our kernel's and OpenBLAS's (torch.mm) rate on
                                      the 1024³ product at that thread count;
   decode floor                     = the step's bytes ÷ the streaming read rate (a plain sum over
-                                     512 MiB) at that thread count.
+                                     512 MiB) at that thread count, measured by the decode
+                                     benchmark right after each of its runs (counter read_rate;
+                                     tests/bench/stream_read.h), else the run's limit row.
+A decode figure's ratio to its floor is the best over its runs of the run's time ÷ the floor at
+that run's read rate: a shared host's memory bandwidth drifts by a third within minutes, so a
+floor read once at the start of the run would judge each step against another moment's memory.
 """
 
 import glob
@@ -36,6 +41,12 @@ class Figure:
     def __init__(self):
         self.times = []
         self.counters = {}
+        self.read_rates = []  # per run, beside times: the streaming read rate measured after it
+
+    def floor_runs(self, nbytes):
+        """(time ÷ floor, floor ms, read rate) of each run with a read rate of its own."""
+        return [(t / (nbytes / r * 1e3), nbytes / r * 1e3, r)
+                for t, r in zip(self.times, self.read_rates) if r]
 
     @property
     def min(self):
@@ -67,6 +78,7 @@ def stepformer_figures(workdir):
                                 if not re.match(r"(real_time|manual_time|min_time:|repeats:|iterations:)", p))
                 fig = out.setdefault(name, Figure())
                 fig.times.append(b["real_time"] * UNIT_MS[b.get("time_unit", "ns")])
+                fig.read_rates.append(b.get("read_rate"))
                 for k in ("flops", "bytes", "kv_bytes", "mha_bytes", "width_bits", "threads", "cpu_mhz",
                           "peak_rss_MB", "rss_after_MB", "f32_MB", "file_MB"):
                     if k in b:
@@ -176,6 +188,19 @@ def limits_table(lim, sf, context):
     print("| FMA peak: register-resident loop, %s-bit vectors | %s%s | %s |"
           % (int(width) if width else "?", gflops(lim.fma(1)), per_cycle, gflops(lim.fma(0))))
     print("| streaming read: a float sum over 512 MiB | %s | %s |" % (gbps(lim.stream(1)), gbps(lim.stream(0))))
+    beside = {}
+    for name, fig in sf.items():
+        n = fig.counters.get("threads")
+        for r in fig.read_rates:
+            if r and n:
+                beside.setdefault(0 if n == ALL else int(n), []).append(r)
+
+    def span(threads):
+        rates = beside.get(threads)
+        return "–" if not rates else "%.1f – %.1f GB/s" % (min(rates) / 1e9, max(rates) / 1e9)
+
+    print("| streaming read beside the decode runs, lowest – highest (their floors) | %s | %s |"
+          % (span(1), span(0)))
     c1, w1 = lim.compute(1)
     c0, w0 = lim.compute(0)
     print("| **compute limit**: the higher of our GEMM and OpenBLAS on 1024³ | **%s** (%s) | **%s** (%s) |"
@@ -256,7 +281,9 @@ def main():
     print("minimum time; **of limit** is that rate as a fraction of this host's limit measured in the same")
     print("run (below): for compute figures the higher of our GEMM's and OpenBLAS's rate on a 1024³")
     print("product at the same thread count; for decode steps the step's bytes ÷ the streaming read rate")
-    print("(the step's floor) divided by its time. PyTorch ÷ stepformer compares minimum times (above 1:")
+    print("(the step's floor) divided by its time, the read rate measured right after each run at the")
+    print("same thread count (a shared host's memory bandwidth drifts by a third within minutes; the best")
+    print("run against its own floor counts). PyTorch ÷ stepformer compares minimum times (above 1:")
     print("stepformer is faster).")
     print()
     print("**Reading it across hosts.** Compare the *of limit* column between machines, not the PyTorch")
@@ -310,9 +337,15 @@ def main():
             r = rate(s, "bytes")
             bw = lim.stream(limit_threads)
             rate_text = gbps(r)
-            if nbytes and bw:
+            runs = s.floor_runs(nbytes) if nbytes else []
+            if runs:
+                x, floor_ms, read = min(runs)
+                frac = 1 / x
+                frac_text = "%.0f %% (floor %s at %s read beside the run)" % (100 * frac, fmt_ms(floor_ms), gbps(read))
+            elif nbytes and bw:
                 floor_ms = nbytes / bw * 1e3
-                frac = floor_ms / s.min
+                x = s.min / floor_ms
+                frac = 1 / x
                 frac_text = "%.0f %% (floor %s)" % (100 * frac, fmt_ms(floor_ms))
         ratio = "%.2f×" % (p.min / s.min) if s and p and s.times and p.times else "–"
         goal_text = ""
@@ -324,7 +357,7 @@ def main():
             elif goal[0] == "floor":
                 goal_text = "≤ %.2f × its floor" % goal[1]
                 if floor_ms:
-                    x = s.min / floor_ms
+                    x = 1 / frac
                     goal_text = "%.2f × floor; goal ≤ %.2f× %s" % (x, goal[1], "✓" if x <= goal[1] else "✗")
             elif goal[0] == "speedup":
                 one = sf.get(goal[1])

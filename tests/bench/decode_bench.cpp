@@ -11,6 +11,7 @@
 #include "base/threads.h"
 #include "bench_common.h"
 #include "decoder_timing.h"
+#include "stream_read.h"
 
 namespace sf {
 namespace {
@@ -32,6 +33,8 @@ void step_cached(benchmark::State& state) {
     drop_last_row(h.cache);
   }
   step_counters(state, b.model.config, static_cast<int>(b.src.size()), t);
+  state.counters["threads"] = threads();
+  state.counters["read_rate"] = stream_read_rate(threads());  // this run's floor (stream_read.h)
   state.counters["cache_MiB"] = static_cast<double>(h.cache.bytes() + 2LL * 6 * 512 * 4) / (1 << 20);
 }
 

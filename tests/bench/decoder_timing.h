@@ -18,6 +18,7 @@
 
 #include "base/threads.h"
 #include "bench_common.h"
+#include "stream_read.h"
 #include "stepper/decoding.h"
 
 namespace sf {
@@ -54,7 +55,9 @@ inline void prime_cached_step(const Model& m, const EncoderContext& enc, const s
 
 // One cached step after the prompt: position prompt + 1 through every layer, the output
 // projection and argmax, on state.range(0) threads. The cache is rolled back after each step. The
-// step's bytes count the weight matrices at the width they are held (16-bit when kept so).
+// step's bytes count the weight matrices at the width they are held (16-bit when kept so); the
+// host's streaming read rate on as many threads, measured right after the steps, gives the floor
+// of this run (stream_read.h).
 inline void time_cached_step(benchmark::State& state, const Model& m, const std::vector<int>& prompt) {
   set_threads(static_cast<int>(state.range(0)));
   Hypothesis h;
@@ -68,6 +71,7 @@ inline void time_cached_step(benchmark::State& state, const Model& m, const std:
   }
   step_counters(state, m.config, 0, static_cast<int>(prompt.size()) + 1, bytes_per_weight(m.weights.matrix_storage()));
   state.counters["threads"] = threads();
+  state.counters["read_rate"] = stream_read_rate(threads());
 }
 
 // A tensor of a hub file: its name and shape.

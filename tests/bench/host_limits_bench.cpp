@@ -24,12 +24,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/allocator.h"
 #include "base/gemm.h"
 #include "base/threads.h"
+#include "stream_read.h"
 
 namespace sf {
 namespace {
@@ -92,15 +92,6 @@ constexpr int64_t kFmaLoops = 1 << 20;
   return s;
 }
 
-// Runs body(thread index) on `n` threads (the calling thread is index 0) and waits for all.
-template <class F>
-void on_threads(int n, const F& body) {
-  std::vector<std::thread> pool;
-  for (int i = 1; i < n; ++i) pool.emplace_back([&body, i] { body(i); });
-  body(0);
-  for (std::thread& t : pool) t.join();
-}
-
 int thread_count(int arg) { return arg > 0 ? arg : hardware_threads(); }
 
 // The clock /proc/cpuinfo states for the first core, MHz (0 when absent). A virtual machine often
@@ -127,25 +118,15 @@ void fma_peak(benchmark::State& state) {
   state.counters["cpu_mhz"] = stated_mhz();
 }
 
-constexpr int64_t kStreamFloats = int64_t{128} << 20;  // 512 MiB
-
 void stream_read(benchmark::State& state) {
   const int n = thread_count(static_cast<int>(state.range(0)));
-  static const std::vector<float> buf = [] {
-    std::vector<float> b(static_cast<size_t>(kStreamFloats));
-    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i & 1023) * 1e-3f;
-    return b;
-  }();
-  std::vector<float> sums(static_cast<size_t>(n));
-  const int64_t part = kStreamFloats / n;
+  std::vector<float> sums;
+  stream_pass(n, sums);  // fills the buffer (stream_read.h)
   for (auto _ : state) {
-    on_threads(n, [&](int i) {
-      const float* p = buf.data() + part * i;
-      sums[static_cast<size_t>(i)] = Eigen::Map<const Eigen::VectorXf>(p, part).sum();
-    });
+    stream_pass(n, sums);
     benchmark::DoNotOptimize(sums.data());
   }
-  state.counters["bytes"] = static_cast<double>(part * n * 4);
+  state.counters["bytes"] = static_cast<double>(stream_pass_bytes(n));
   state.counters["threads"] = n;
 }
 
