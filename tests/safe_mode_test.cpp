@@ -145,6 +145,27 @@ TEST(SafeMode, ExportsFolderFollowsXdgDataHome) {
     unsetenv("XDG_DATA_HOME");
 }
 
+TEST(SafeMode, PathsUnderHomeAreShownFromTilde) {
+  const char* old = std::getenv("HOME");
+  const std::string keep = old ? old : "";
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(shown_path("/home/u/.local/share/stepformer/exports"), "~/.local/share/stepformer/exports");
+  EXPECT_EQ(shown_path("/home/u"), "~");
+  EXPECT_EQ(shown_path("/home/user/exports"), "/home/user/exports");  // a longer name, not below HOME
+  EXPECT_EQ(shown_path("/data/exports"), "/data/exports");
+  EXPECT_EQ(shown_path("stepformer-exports"), "stepformer-exports");
+  setenv("HOME", "/home/u/", 1);  // a trailing slash names the same folder
+  EXPECT_EQ(shown_path("/home/u/x"), "~/x");
+  setenv("HOME", "/", 1);  // every absolute path is under "/": none is rewritten
+  EXPECT_EQ(shown_path("/data/exports"), "/data/exports");
+  setenv("HOME", "relative", 1);
+  EXPECT_EQ(shown_path("relative/x"), "relative/x");
+  if (old)
+    setenv("HOME", keep.c_str(), 1);
+  else
+    unsetenv("HOME");
+}
+
 TEST(SafeMode, MakeDirsRefusesAFileInThePath) {
   Sandbox s;
   std::ofstream(s.root + "/file") << "x";

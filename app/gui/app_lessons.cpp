@@ -53,7 +53,8 @@ void App::lesson_tick() {
       lesson_ = std::move(pending_lesson_);
       settings_frozen_ = true;
       notify(Message::Info, "lesson: " + lesson_->title() + " (" + lesson_->path() + "), " +
-                                std::to_string(lesson_->steps()) + " steps; its exports go to " + lesson_->exports());
+                                std::to_string(lesson_->steps()) + " steps; its exports go to " +
+                                shown_path(lesson_->exports()));
       lesson_->go(*this, 0);
     } else if (r.kind == LessonRequest::Close) {
       lesson_.reset();

@@ -19,6 +19,16 @@ std::string exports_dir() {
   return "stepformer-exports";
 }
 
+std::string shown_path(const std::string& path) {
+  const char* h = std::getenv("HOME");
+  if (!h || *h != '/') return path;
+  std::string home = h;
+  while (home.size() > 1 && home.back() == '/') home.pop_back();
+  if (home == "/" || path.compare(0, home.size(), home) != 0) return path;
+  if (path.size() == home.size()) return "~";
+  return path[home.size()] == '/' ? "~" + path.substr(home.size()) : path;
+}
+
 Result<bool> make_dirs(const std::string& dir) {
   for (size_t i = 1; i <= dir.size(); ++i) {
     if (i < dir.size() && dir[i] != '/') continue;

@@ -35,6 +35,11 @@ struct SafeLimits {
 // $HOME/.local/share/stepformer/exports (else ./stepformer-exports). Not created here.
 std::string exports_dir();
 
+// `path` as the explorer writes it for the user: a path under $HOME starts with "~" (the exports
+// folder reads ~/.local/share/stepformer/exports, as docs/lessons.md names it); any other path,
+// and every path when $HOME is not an absolute folder other than "/", is unchanged.
+std::string shown_path(const std::string& path);
+
 // Creates `dir` and its missing parents (mode 0755). Error names the component that is not a folder.
 Result<bool> make_dirs(const std::string& dir);
 

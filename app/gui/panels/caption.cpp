@@ -4,6 +4,7 @@
 #include <string>
 
 #include "app.h"
+#include "safe_mode.h"
 #include "ui.h"
 #include "widgets.h"
 
@@ -60,7 +61,7 @@ class CaptionPanel : public Panel {
       ImGui::Spacing();
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       note_item("safe mode " + text_wrapped_words("This lesson runs in safe mode: the files it exports go to " +
-                                                  lesson->exports() + " (and nowhere else)."));
+                                                  shown_path(lesson->exports()) + " (and nowhere else)."));
       ImGui::PopStyleColor();
     }
     // The height the text needs: the layout gives the caption band exactly that.
