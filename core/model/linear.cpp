@@ -1,11 +1,13 @@
 #include "model/linear.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "base/gemm.h"
 #include "base/matvec.h"
 #include "base/phase_timer.h"
+#include "base/split_governor.h"
 #include "base/threads.h"
 
 namespace sf {
@@ -14,15 +16,26 @@ namespace {
 // Split a one-row product only where it is worth a fork: ≥ 256 Ki weights.
 bool worth_splitting(int T, int64_t weights) { return T > 1 && weights >= (int64_t{1} << 18); }
 
+// The calling thread's governor: the explorer's worker, the CLI's main thread and each test
+// thread decide for their own products.
+thread_local SplitGovernor t_governor;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // A one-row product y (1, out) = x Wᵀ split between T threads by rows of W: kernel(r0, r1) writes
 // outputs [r0, r1). Every thread but the last takes a multiple of 16 rows (whole cache lines of y);
 // each output's sum does not depend on the rows a call covers. An exception a kernel throws is
-// rethrown here, after the region.
+// rethrown here, after the region. The governor learns how long the region took against the time
+// the calling thread spent on its own rows.
 template <typename Kernel>
 void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
   const Eigen::Index block = 16;
   const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
   RegionErrors errors;
+  const auto t0 = std::chrono::steady_clock::now();
+  double first_share = 0;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
 #endif
@@ -30,8 +43,10 @@ void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
     const Eigen::Index r0 = std::min(out, t * per_thread);
     const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
     if (r1 > r0) errors.run([&] { kernel(r0, r1); });
+    if (t == 0) first_share = seconds_since(t0);
   }
   errors.rethrow();
+  t_governor.record(seconds_since(t0), first_share, T);
 }
 
 // A one-row product y (1, out) = x Wᵀ (+ bias, then the epilogue) for a weight of `out` rows and
@@ -41,7 +56,7 @@ void one_row_product(Eigen::Index out, int64_t weights, Mat& y, const RowVec* bi
                      const Kernel& kernel) {
   y.resize(1, out);
   const int T = threads();
-  if (!worth_splitting(T, weights)) {
+  if (!worth_splitting(T, weights) || !t_governor.should_split()) {
     kernel(0, out);
   } else {
     split_rows(out, T, kernel);

@@ -281,7 +281,8 @@ void measure(Figure& f, int runs) {
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_allocator();  // as the stepformer executable does
+  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::tune_allocator();        // as the stepformer executable does
   int runs = 5, n_threads = 1;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {

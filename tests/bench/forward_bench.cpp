@@ -43,7 +43,8 @@ BENCHMARK_CAPTURE(forward, base_recorded_all_cores, 512, 8, 6, 2048, 64, true, 0
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_allocator();  // as the stepformer executable does
+  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::tune_allocator();        // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "base/threads.h"
 #include "stepper/cost.h"
 #include "copy_task.h"
 #include "train/trainer.h"
@@ -83,4 +84,11 @@ BENCHMARK(StepsTo99)->ArgNames({"pre"})->Arg(1)->Arg(0)->Iterations(1)->Unit(ben
 }  // namespace
 }  // namespace sf
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  sf::tune_openmp_wait(argv);  // as the stepformer executable does (first: it may start the program again)
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -22,6 +22,7 @@
 
 #include "allocation_phase.h"
 #include "base/phase_timer.h"
+#include "base/threads.h"
 #include "stepper/cost.h"
 #include "copy_task.h"
 #include "train/trainer.h"
@@ -151,4 +152,7 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace sf
 
-int main(int argc, char** argv) { return sf::run(argc, argv); }
+int main(int argc, char** argv) {
+  sf::tune_openmp_wait(argv);  // as the stepformer executable does (first: it may start the program again)
+  return sf::run(argc, argv);
+}
