@@ -44,8 +44,8 @@ class Figure:
         self.read_rates = []  # per run, beside times: the streaming read rate measured after it
 
     def floor_runs(self, nbytes):
-        """(time ÷ floor, floor ms, read rate) of each run with a read rate of its own."""
-        return [(t / (nbytes / r * 1e3), nbytes / r * 1e3, r)
+        """(time ÷ floor, floor ms, read rate, time ms) of each run with a read rate of its own."""
+        return [(t / (nbytes / r * 1e3), nbytes / r * 1e3, r, t)
                 for t, r in zip(self.times, self.read_rates) if r]
 
     @property
@@ -339,9 +339,10 @@ def main():
             rate_text = gbps(r)
             runs = s.floor_runs(nbytes) if nbytes else []
             if runs:
-                x, floor_ms, read = min(runs)
+                x, floor_ms, read, t = min(runs)
                 frac = 1 / x
-                frac_text = "%.0f %% (floor %s at %s read beside the run)" % (100 * frac, fmt_ms(floor_ms), gbps(read))
+                frac_text = "%.0f %% (the best run: %s, its floor %s at %s read beside it)" % (
+                    100 * frac, fmt_ms(t), fmt_ms(floor_ms), gbps(read))
             elif nbytes and bw:
                 floor_ms = nbytes / bw * 1e3
                 x = s.min / floor_ms
