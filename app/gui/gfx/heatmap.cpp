@@ -91,7 +91,9 @@ Heatmap& Heatmap::operator=(Heatmap&& o) noexcept {
     rows_ = o.rows_, cols_ = o.cols_, w_ = o.w_, h_ = o.h_, key_ = o.key_;
     map_ = o.map_, lo_ = o.lo_, hi_ = o.hi_;
     tex_values_ = o.tex_values_, colour_ = o.colour_;
+    version_ = o.version_;
     o.tex_values_ = o.colour_ = 0;
+    o.version_ = 0;
     o.rows_ = o.cols_ = 0;
   }
   return *this;
@@ -164,6 +166,8 @@ void Heatmap::update(const float* values, int rows, int cols, uint64_t key, Colo
   }
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(prev_tex));
   glPixelStorei(GL_UNPACK_ALIGNMENT, prev_unpack);
+  static uint64_t colourings = 0;
+  version_ = ++colourings;
 }
 
 bool Heatmap::write_png(const std::string& path, std::string& error) const {
@@ -180,6 +184,78 @@ bool Heatmap::write_png(const std::string& path, std::string& error) const {
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(prev_tex));
   // Texture row 0 is the matrix's first row, which is also the top of the PNG: no flip.
   return write_png_rgba(path, px.data(), w_, h_, error);
+}
+
+// [SECTION] atlas
+
+HeatmapAtlas::~HeatmapAtlas() {
+  if (tex_) glDeleteTextures(1, &tex_);
+  if (read_fbo_) glDeleteFramebuffers(1, &read_fbo_);
+  if (draw_fbo_) glDeleteFramebuffers(1, &draw_fbo_);
+}
+
+bool HeatmapAtlas::fit(int slots, int w, int h) {
+  if (tex_ && slots == layout_.slots && w <= layout_.w && h <= layout_.h) return true;
+  const AtlasLayout a = atlas_layout(slots, std::max(w, layout_.w), std::max(h, layout_.h));
+  GLint max_side = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_side);
+  if (slots <= 0 || a.width() > max_side || a.height() > max_side) return false;
+  GLint prev_tex = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev_tex);
+  if (!tex_) glGenTextures(1, &tex_);
+  glBindTexture(GL_TEXTURE_2D, tex_);
+  // As each heatmap's own texture: shrinking blends neighbouring cells, enlarging keeps them sharp.
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, a.width(), a.height(), 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(prev_tex));
+  if (!read_fbo_) glGenFramebuffers(1, &read_fbo_);
+  if (!draw_fbo_) glGenFramebuffers(1, &draw_fbo_);
+  layout_ = a;
+  held_.assign(static_cast<size_t>(slots), 0);  // every slot is copied in again
+  return true;
+}
+
+bool HeatmapAtlas::put(int i, const Heatmap& hm, ImVec2& uv0, ImVec2& uv1) {
+  const int w = hm.width_px(), h = hm.height_px();
+  if (!tex_ || i < 0 || i >= layout_.slots || hm.empty() || !hm.colour_texture() || w <= 0 || h <= 0 || w > layout_.w ||
+      h > layout_.h)
+    return false;
+  float uv[4];
+  layout_.uv(i, w, h, uv);
+  uv0 = ImVec2(uv[0], uv[1]), uv1 = ImVec2(uv[2], uv[3]);
+  if (held_[static_cast<size_t>(i)] == hm.version()) return true;
+  GLint prev_read = 0, prev_draw = 0;
+  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &prev_read);
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &prev_draw);
+  const GLboolean scissor = glIsEnabled(GL_SCISSOR_TEST);
+  glDisable(GL_SCISSOR_TEST);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, read_fbo_);
+  glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, hm.colour_texture(), 0);
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, draw_fbo_);
+  glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex_, 0);
+  const int x = layout_.x(i), y = layout_.y(i);
+  // Source rectangle (x0, y0, x1, y1) of the image to its place at (dx, dy), texel for texel.
+  const auto copy = [&](int x0, int y0, int x1, int y1, int dx, int dy) {
+    glBlitFramebuffer(x0, y0, x1, y1, dx, dy, dx + (x1 - x0), dy + (y1 - y0), GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  };
+  copy(0, 0, w, h, x, y);
+  // The border: edges and corners repeated.
+  copy(0, 0, 1, h, x - 1, y);
+  copy(w - 1, 0, w, h, x + w, y);
+  copy(0, 0, w, 1, x, y - 1);
+  copy(0, h - 1, w, h, x, y + h);
+  copy(0, 0, 1, 1, x - 1, y - 1);
+  copy(w - 1, 0, w, 1, x + w, y - 1);
+  copy(0, h - 1, 1, h, x - 1, y + h);
+  copy(w - 1, h - 1, w, h, x + w, y + h);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(prev_read));
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, static_cast<GLuint>(prev_draw));
+  if (scissor) glEnable(GL_SCISSOR_TEST);
+  held_[static_cast<size_t>(i)] = hm.version();
+  return true;
 }
 
 // [SECTION] ranges

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gfx/atlas_layout.h"
 #include "gfx/gl.h"
 #include "imgui.h"
 
@@ -66,14 +67,43 @@ class Heatmap {
   // Writes the coloured texture (one image pixel per texture pixel) to a PNG.
   bool write_png(const std::string& path, std::string& error) const;
 
+  // Changes whenever the coloured texture does (unique across heatmaps; 0: never coloured).
+  uint64_t version() const { return version_; }
+  GLuint colour_texture() const { return colour_; }
+
  private:
   void release();
+  uint64_t version_ = 0;
   std::vector<float> values_;
   int rows_ = 0, cols_ = 0, w_ = 0, h_ = 0;
   uint64_t key_ = ~0ULL;
   Colormap map_ = Colormap::Viridis;
   float lo_ = 0, hi_ = 1;
   GLuint tex_values_ = 0, colour_ = 0;
+};
+
+// Many heatmaps of one size in one texture (atlas_layout.h), copied in when they change: a grid of
+// thumbnails is then drawn with one texture. Under a software rasteriser (Mesa llvmpipe) every
+// change of texture between draws costs more than drawing a small image.
+class HeatmapAtlas {
+ public:
+  HeatmapAtlas() = default;
+  ~HeatmapAtlas();
+  HeatmapAtlas(const HeatmapAtlas&) = delete;
+  HeatmapAtlas& operator=(const HeatmapAtlas&) = delete;
+
+  // Makes room for `slots` images of up to w × h texels (keeping what it holds when they fit);
+  // false when they do not fit one texture.
+  bool fit(int slots, int w, int h);
+  // Copies heatmap hm into slot i unless the slot already holds its current colours; uv0, uv1:
+  // where it lies in texture(). False when it does not fit (empty, or larger than a slot).
+  bool put(int i, const Heatmap& hm, ImVec2& uv0, ImVec2& uv1);
+  ImTextureID texture() const { return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex_)); }
+
+ private:
+  AtlasLayout layout_;
+  GLuint tex_ = 0, read_fbo_ = 0, draw_fbo_ = 0;
+  std::vector<uint64_t> held_;  // [slot] the version of the heatmap copied in
 };
 
 // The heatmaps drawn since the last reset, counted where they are drawn: what a --bench-frames

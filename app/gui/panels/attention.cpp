@@ -318,6 +318,27 @@ class AttentionPanel : public Panel {
       dl->AddText(small, sfs, ImVec2(p.x + label_w + h * (cell + gap), p.y), pal.text_dim, txt);
     }
     const float y0 = p.y + sfs + 4;
+    // The thumbnails ready are coloured first, then copied into one atlas texture and drawn from it
+    // (one texture for the whole grid). Each is scaled to its own maximum (as BertViz's model
+    // view): with many tokens the weights are small and a fixed 0..1 scale would show every map
+    // nearly black. Coloured when the thumbnail changes (its address, while the snapshot holds
+    // it), not per frame.
+    int atlas_w = 0, atlas_h = 0;
+    for (int l = 0; l < layers; ++l) {
+      const AttnView* v = c.snap.attn_view(ui.kind, l);
+      for (int h = 0; v && h < H && h < v->trace().n_heads; ++h) {
+        const HeadThumbnail* tp = v->thumb(h);
+        if (!tp) continue;
+        const Mat& w = tp->map;
+        Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
+        hm.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()),
+                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(tp)), Colormap::Viridis, 0.0f,
+                  std::max(1e-6f, tp->max), std::max(64, static_cast<int>(cell)));
+        atlas_w = std::max(atlas_w, hm.width_px()), atlas_h = std::max(atlas_h, hm.height_px());
+      }
+    }
+    HeatmapAtlas& atlas = atlas_[static_cast<int>(ui.kind)];
+    const bool use_atlas = atlas_w > 0 && atlas.fit(layers * H, atlas_w, atlas_h);
     // Thumbnails are computed on the worker's thumbnail thread, for the views that lack them (on a
     // long input a thumbnail is a whole map computed and shrunk); until then a cell shows "…".
     std::vector<std::shared_ptr<const AttnData>> missing;
@@ -343,19 +364,16 @@ class AttentionPanel : public Panel {
           continue;
         }
         const HeadThumbnail& th = *tp;
-        const Mat& w = th.map;
-        Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
-        // Each thumbnail is scaled to its own maximum (as BertViz's model view): with many tokens
-        // the weights are small and a fixed 0..1 scale would show every map nearly black. Uploaded
-        // when the thumbnail changes (its address, while the snapshot holds it), not per frame.
-        hm.update(w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()),
-                  mix_key(c.snap.generation, reinterpret_cast<uintptr_t>(tp)), Colormap::Viridis, 0.0f,
-                  std::max(1e-6f, th.max), std::max(64, static_cast<int>(cell)));
+        const Heatmap& hm = thumbs[static_cast<size_t>(l * H + h)];
         // Keep the map's aspect ratio inside the square.
         const float rw = static_cast<float>(th.cols), rh = static_cast<float>(th.rows);
         const float k = cell / std::max(rw, rh);
         const ImVec2 a2(a.x, a.y), b2(a.x + rw * k, a.y + rh * k);
-        dl->AddImage(hm.texture(), a2, b2);
+        ImVec2 uv0, uv1;
+        if (use_atlas && atlas.put(l * H + h, hm, uv0, uv1))
+          dl->AddImage(atlas.texture(), a2, b2, uv0, uv1);
+        else
+          dl->AddImage(hm.texture(), a2, b2);
         drawn_heatmaps().note(hm);
         const bool sel = l == ui.layer && h == ui.head;
         if (ImGui::IsMouseHoveringRect(a, b)) {
@@ -567,6 +585,7 @@ class AttentionPanel : public Panel {
   uint64_t rollout_key_ = 0;
   float rollout_hi_ = 1.0f;
   std::vector<Heatmap> thumbs_[kAttnKinds];
+  HeatmapAtlas atlas_[kAttnKinds];  // the thumbnails' copies drawn
   std::vector<bool> head_on_;
   bool stretch_ = false;
   float hi_ = 1.0f;  // the colour scale's top of the last map drawn
