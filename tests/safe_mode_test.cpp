@@ -73,6 +73,8 @@ TEST(SafeMode, HostileNamesAreRewrittenInsideTheFolder) {
       {"sub/../../x.png", "x.png"},
       {"", "export-2"},
       {"~/.bashrc", "bashrc"},
+      // A long name whose last 120 characters start with dots: cut first, then the dots go.
+      {std::string(200, 'x') + std::string(20, '.') + std::string(100, 'y'), std::string(100, 'y')},
   };
   for (const auto& [req, name] : cases) {
     auto p = place_export(s.exports, req, false);

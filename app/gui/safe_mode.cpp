@@ -55,16 +55,17 @@ bool plain_name(const std::string& s) {
   return true;
 }
 
-// The last component of `requested`, every character that is not plain replaced by '_', a
-// leading '.' too (no hidden names, no "..").
+// The last component of `requested` (its last 120 characters), every character that is not plain
+// replaced by '_', then its leading '.' and '_' removed (no hidden names, no "..") — after the cut,
+// which could otherwise leave a name starting with '.'.
 std::string sanitised(const std::string& requested) {
   std::string s = requested;
   while (!s.empty() && s.back() == '/') s.pop_back();
   if (const size_t slash = s.find_last_of('/'); slash != std::string::npos) s = s.substr(slash + 1);
   for (char& c : s)
     if (!plain_char(c)) c = '_';
-  while (!s.empty() && (s[0] == '.' || s[0] == '_')) s.erase(0, 1);
   if (s.size() > 120) s = s.substr(s.size() - 120);
+  while (!s.empty() && (s[0] == '.' || s[0] == '_')) s.erase(0, 1);
   if (s.empty() || s.find_first_not_of("._-") == std::string::npos) s = "export";
   return s;
 }
