@@ -28,7 +28,7 @@ void matvec(const float* x, const Mat& w, Index r0, Index r1, float* y) {
 
 void matvec(const float* x, const Mat& w, Index r0, Index r1, float* y) {
 #ifdef SF_SIMD
-  simd::matvec_rows<true>(x, w.data(), w.cols(), r0, r1, y, [](const float* p) { return simd::V::load(p); });
+  simd::matvec_rows<true, 1>(x, w.data(), w.cols(), r0, r1, y, [](const float* p) { return simd::V::load(p); });
 #else
   portable::matvec(x, w, r0, r1, y);
 #endif
