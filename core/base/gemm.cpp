@@ -323,6 +323,50 @@ void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
 // for a float32 Wᵀ — the same floats in the same slots.
 void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
   const Index c0 = p * NR, cols = std::min<Index>(NR, n - c0);
+#if defined(__AVX2__)
+  // BF16 on AVX2: 8 rows × 8 steps of W widened in registers (a BF16 is the upper half of its
+  // float) and transposed there, straight into the panel: no float block to write and read back.
+  // The rows and steps past the last full 8 go through half_to_float: the same floats.
+  if (w.storage == WeightStorage::BF16) {
+    const Index c8 = cols / 8 * 8, k8 = k / 8 * 8;
+    auto wide = [](const uint16_t* q) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    };
+    for (Index i0 = 0; i0 < c8; i0 += 8) {
+      const uint16_t* s = w.row(c0 + i0);
+      const Index ss = w.cols;
+      for (Index j0 = 0; j0 < k8; j0 += 8) {
+        const uint16_t* q = s + j0;
+        const __m256 r0 = wide(q), r1 = wide(q + ss), r2 = wide(q + 2 * ss), r3 = wide(q + 3 * ss),
+                     r4 = wide(q + 4 * ss), r5 = wide(q + 5 * ss), r6 = wide(q + 6 * ss), r7 = wide(q + 7 * ss);
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+                     t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                     t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+                     u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+                     u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                     u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+        float* d = bp + j0 * NR + i0;
+        _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+        _mm256_storeu_ps(d + NR, _mm256_permute2f128_ps(u1, u5, 0x20));
+        _mm256_storeu_ps(d + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
+        _mm256_storeu_ps(d + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
+        _mm256_storeu_ps(d + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
+        _mm256_storeu_ps(d + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
+        _mm256_storeu_ps(d + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
+        _mm256_storeu_ps(d + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+      }
+      for (Index i = i0; i < i0 + 8; ++i)
+        for (Index j = k8; j < k; ++j) bp[j * NR + i] = half_to_float(s[(i - i0) * ss + j], w.storage);
+    }
+    for (Index i = c8; i < cols; ++i) {
+      const uint16_t* r = w.row(c0 + i);
+      for (Index j = 0; j < k; ++j) bp[j * NR + i] = half_to_float(r[j], w.storage);
+    }
+    return;
+  }
+#endif
   thread_local std::vector<float, Eigen::aligned_allocator<float>> block;
   if (static_cast<Index>(block.size()) < NR * KC) block.resize(static_cast<size_t>(NR * KC));
   for (Index k0 = 0; k0 < k; k0 += KC) {
