@@ -215,6 +215,30 @@ constexpr std::array<std::array<std::array<Kernel, MR>, 2>, 2> kKernels = {{
 
 }  // namespace
 
+#if defined(__AVX__)
+namespace {
+// Rows r[0..8) of an 8 × 8 block, stored transposed: q[c·ds + i] = r[i][c].
+void store_transposed8(const __m256 (&r)[8], float* q, Index ds) {
+  const __m256 r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], r4 = r[4], r5 = r[5], r6 = r[6], r7 = r[7];
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+               t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+               t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+               u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+               u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+               u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(q, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(q + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(q + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(q + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(q + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(q + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(q + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(q + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+}  // namespace
+#endif
+
 // Both packings transpose (rows of a row-major A become its group's columns; rows of W become
 // columns of a Wᵀ panel). 8 × 8 blocks go through registers, so that reads and writes both run
 // along rows.
@@ -225,25 +249,10 @@ void transpose_copy(const float* s, Index ss, Index rows, Index cols, float* d, 
     Index j0 = 0;
     for (; j0 + 8 <= cols; j0 += 8) {
       const float* p = s + i0 * ss + j0;
-      const __m256 r0 = _mm256_loadu_ps(p), r1 = _mm256_loadu_ps(p + ss), r2 = _mm256_loadu_ps(p + 2 * ss),
-                   r3 = _mm256_loadu_ps(p + 3 * ss), r4 = _mm256_loadu_ps(p + 4 * ss), r5 = _mm256_loadu_ps(p + 5 * ss),
-                   r6 = _mm256_loadu_ps(p + 6 * ss), r7 = _mm256_loadu_ps(p + 7 * ss);
-      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
-                   u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
-                   u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
-                   u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-      float* q = d + j0 * ds + i0;
-      _mm256_storeu_ps(q, _mm256_permute2f128_ps(u0, u4, 0x20));
-      _mm256_storeu_ps(q + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-      _mm256_storeu_ps(q + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-      _mm256_storeu_ps(q + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-      _mm256_storeu_ps(q + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-      _mm256_storeu_ps(q + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-      _mm256_storeu_ps(q + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-      _mm256_storeu_ps(q + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+      const __m256 r[8] = {_mm256_loadu_ps(p),          _mm256_loadu_ps(p + ss),     _mm256_loadu_ps(p + 2 * ss),
+                           _mm256_loadu_ps(p + 3 * ss), _mm256_loadu_ps(p + 4 * ss), _mm256_loadu_ps(p + 5 * ss),
+                           _mm256_loadu_ps(p + 6 * ss), _mm256_loadu_ps(p + 7 * ss)};
+      store_transposed8(r, d + j0 * ds + i0, ds);
     }
     for (Index i = i0; i < i0 + 8; ++i)
       for (Index j = j0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
@@ -338,24 +347,9 @@ void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
       const Index ss = w.cols;
       for (Index j0 = 0; j0 < k8; j0 += 8) {
         const uint16_t* q = s + j0;
-        const __m256 r0 = wide(q), r1 = wide(q + ss), r2 = wide(q + 2 * ss), r3 = wide(q + 3 * ss),
-                     r4 = wide(q + 4 * ss), r5 = wide(q + 5 * ss), r6 = wide(q + 6 * ss), r7 = wide(q + 7 * ss);
-        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-                     t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-                     t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
-                     u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
-                     u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
-                     u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-        float* d = bp + j0 * NR + i0;
-        _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-        _mm256_storeu_ps(d + NR, _mm256_permute2f128_ps(u1, u5, 0x20));
-        _mm256_storeu_ps(d + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
-        _mm256_storeu_ps(d + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
-        _mm256_storeu_ps(d + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
-        _mm256_storeu_ps(d + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
-        _mm256_storeu_ps(d + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
-        _mm256_storeu_ps(d + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+        const __m256 r[8] = {wide(q),          wide(q + ss),     wide(q + 2 * ss), wide(q + 3 * ss),
+                             wide(q + 4 * ss), wide(q + 5 * ss), wide(q + 6 * ss), wide(q + 7 * ss)};
+        store_transposed8(r, bp + j0 * NR + i0, NR);
       }
       for (Index i = i0; i < i0 + 8; ++i)
         for (Index j = k8; j < k; ++j) bp[j * NR + i] = half_to_float(s[(i - i0) * ss + j], w.storage);
