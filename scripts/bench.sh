@@ -62,14 +62,28 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "bench.sh: expected PyTorch for $PY (Debian: apt-get install python3-torch libopenblas0-openmp); found none" >&2
   exit 1
 fi
-# Debian's PyTorch calls the system BLAS (libblas.so.3): the reference BLAS makes its products
-# ~20x slower than OpenBLAS, which would make every ratio meaningless.
+# Debian's PyTorch calls the system BLAS (libblas.so.3), and installing python3-torch alone may
+# bring the reference BLAS, whose products run ~25x slower than OpenBLAS's (3 against 77 GFLOP/s
+# on a 1024³ product): every ratio would be meaningless, so the run stops before it starts.
 blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
 case "$blas" in
   *openblas*) ;;
-  *) echo "bench.sh: warning: PyTorch's BLAS is $blas, not OpenBLAS (apt-get install libopenblas0-openmp)" >&2 ;;
+  *)
+    echo "bench.sh: expected PyTorch's BLAS (libblas.so.3) to be OpenBLAS; found $blas" >&2
+    echo "          (apt-get install libopenblas0-openmp)" >&2
+    exit 1
+    ;;
 esac
 
+# The kernel family OpenBLAS chose for this CPU (SkylakeX, Haswell, Zen, …): what the PyTorch
+# column ran.
+openblas_core() {
+  "$PY" -c 'import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).openblas_get_corename; f.restype = ctypes.c_char_p; print(f().decode())' \
+    "$blas" 2>/dev/null || echo unknown
+}
+# The aggregate CPU line of /proc/stat: user nice system idle iowait irq softirq steal (jiffies).
+cpu_times() { head -1 /proc/stat | cut -d' ' -f3-10; }
+cpu_start=$(cpu_times)
 cpuinfo() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'; }
 eigen=$(awk '/#define EIGEN_(WORLD|MAJOR|MINOR)_VERSION/ {printf "%s%s", sep, $3; sep="."}' \
   /usr/include/eigen3/Eigen/src/Core/util/Macros.h 2>/dev/null || true)
@@ -78,7 +92,7 @@ flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx51
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "CPU: $(cpuinfo 'model name'), $(cpuinfo vendor_id) family $(cpuinfo 'cpu family') model $(cpuinfo model) stepping $(cpuinfo stepping), $(nproc) logical cores, L3 $(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo '?'); flags: ${flags:-none of avx2/fma/avx512f}"
   echo "stepformer: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $("${CXX:-c++}" --version | head -1), Eigen ${eigen:-?}, OpenMP: $(grep -q '^OpenMP_CXX_FLAGS:STRING=-fopenmp' "$BUILD/CMakeCache.txt" && echo yes || echo no)"
-  echo "PyTorch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $blas"
+  echo "PyTorch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $blas (OpenBLAS kernels: $(openblas_core))"
   echo "threads: '1' pins both sides to one thread; all cores is $(nproc) (stepformer set_threads(0), torch.set_num_threads($(nproc))); training threads are stepformer's batch shards and torch's intra-op threads"
   echo "rounds: $ROUNDS interleaved (stepformer, PyTorch, stepformer, …); stepformer repetitions per round: $REPS (GPT-2 and the Llama shapes at most 2, training one 5 s run)"
 } > "$work/machine.txt"
@@ -131,6 +145,15 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/machine.txt"
+# A virtual machine's cores can be taken by the hypervisor for other guests ("steal"): time no
+# code here can use, which the figures (all cores most) then include.
+read -r -a t0 <<<"$cpu_start"
+read -r -a t1 <<<"$(cpu_times)"
+busy=0
+for i in 0 1 2 5 6 7; do busy=$((busy + t1[i] - t0[i])); done
+steal=$((t1[7] - t0[7]))
+echo "CPU time taken by the hypervisor (steal) during the run: $(awk -v s="$steal" -v b="$busy" \
+  'BEGIN { printf "%.1f %% of the busy time", b > 0 ? 100 * s / b : 0 }')" >> "$work/machine.txt"
 "$PY" scripts/bench_table.py "$work" > "$work/table.md"
 mkdir -p "$(dirname "$OUT_MD")"
 marker='<!-- Sections below are not written by scripts/bench.sh. -->'
