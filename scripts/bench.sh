@@ -153,7 +153,7 @@ busy=0
 for i in 0 1 2 5 6 7; do busy=$((busy + t1[i] - t0[i])); done
 steal=$((t1[7] - t0[7]))
 echo "CPU time taken by the hypervisor (steal) during the run: $(awk -v s="$steal" -v b="$busy" \
-  'BEGIN { printf "%.1f %% of the busy time", b > 0 ? 100 * s / b : 0 }')" >> "$work/machine.txt"
+  'BEGIN { printf "%.1f %% of the busy time", (b > 0 ? 100 * s / b : 0) }')" >> "$work/machine.txt"
 "$PY" scripts/bench_table.py "$work" > "$work/table.md"
 mkdir -p "$(dirname "$OUT_MD")"
 marker='<!-- Sections below are not written by scripts/bench.sh. -->'
