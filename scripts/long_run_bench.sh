@@ -63,7 +63,8 @@ screenshot $work/s2.png
 EOF
 
 peak_mb() { awk '/Maximum resident set size/ { printf "%d", $NF / 1024 }' "$1"; }
-mtime() { stat -c %.3Y "$1"; }
+# Seconds between two files' modification times (screenshots written by the script).
+seconds_between() { awk -v a="$(stat -c %.3Y "$1")" -v b="$(stat -c %.3Y "$2")" 'BEGIN { printf "%.2f", b - a }'; }
 echo "explorer, GPT-2 small's shape, 1,019-word prompt, greedy to max-len 4 (load average $(cut -d' ' -f1 /proc/loadavg)):"
 for r in $(seq 1 "$RUNS"); do
   rm -f "$work"/s?.png
@@ -73,8 +74,8 @@ for r in $(seq 1 "$RUNS"); do
     cat "$work/out.txt" >&2
     exit 1
   fi
-  first=$(awk -v a="$(mtime "$work/s0.png")" -v b="$(mtime "$work/s1.png")" 'BEGIN { printf "%.2f", b - a }')
-  view=$(awk -v a="$(mtime "$work/s0.png")" -v b="$(mtime "$work/s2.png")" 'BEGIN { printf "%.2f", b - a }')
+  first=$(seconds_between "$work/s0.png" "$work/s1.png")
+  view=$(seconds_between "$work/s0.png" "$work/s2.png")
   frames=$(grep -m1 '^mean ' "$work/out.txt")
   echo "  run $r: peak RSS $(peak_mb "$work/time.txt") MB, first map ${first} s, model view ${view} s, frames: $frames"
 done
