@@ -16,8 +16,9 @@
 #                 fresh process, a 128-token forward, a cached decoding step.
 # scripts/bench_table.py then states every figure's work (FLOPs or bytes, from the shapes), its
 # minimum and median time over all rounds, its rate, its fraction of the host's limit and its ratio
-# to PyTorch, with the CPU (vendor, family, model, stepping), SIMD flags, thread counts and load,
-# and writes it to docs/benchmarks.md, keeping that file's sections below its marker line (the other
+# to PyTorch, with the CPU (vendor, family, model, stepping), SIMD flags, the OpenBLAS kernels
+# PyTorch ran, thread counts, load and the share of the busy time the hypervisor took (steal), and
+# writes it to docs/benchmarks.md, keeping that file's sections below its marker line (the other
 # measurements, each with its own command). Run it on an otherwise idle machine.
 #
 # Environment:

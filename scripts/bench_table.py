@@ -80,7 +80,7 @@ def stepformer_figures(workdir):
                 fig.times.append(b["real_time"] * UNIT_MS[b.get("time_unit", "ns")])
                 fig.read_rates.append(b.get("read_rate"))
                 for k in ("flops", "bytes", "kv_bytes", "mha_bytes", "width_bits", "threads", "cpu_mhz",
-                          "peak_rss_MB", "rss_after_MB", "f32_MB", "file_MB"):
+                          "peak_rss_MB", "rss_after_MB", "f32_MB", "held_MB", "file_MB"):
                     if k in b:
                         fig.counters[k] = max(b[k], fig.counters.get(k, b[k])) if k == "peak_rss_MB" else b[k]
     return out, context
@@ -291,9 +291,9 @@ def main():
     print("**Reading it across hosts.** Compare the *of limit* column between machines, not the PyTorch")
     print("ratio. The ratio mixes our code with the host and with the OpenBLAS kernel that host gets")
     print("(Debian 12 ships OpenBLAS 0.3.21, which picks its kernels by CPU model): on a full-width AVX-512")
-    print("core newer than that release (two 512-bit FMA pipes, 64 single-precision FLOPs per cycle)")
-    print("OpenBLAS falls back to its AVX2 kernels while our kernel runs its AVX-512 path, so PyTorch falls")
-    print("about 2× behind; on a core it knows, such as Ice Lake server (its SkylakeX kernels), both run")
+    print("core newer than that release (two 512-bit FMA pipes, 64 single-precision FLOPs per cycle), such")
+    print("as Zen 5 (AMD family 26), OpenBLAS falls back to its AVX2 (Haswell) kernels while our kernel runs")
+    print("its AVX-512 path, so PyTorch falls about 2× behind; on a core it knows, such as Ice Lake server (its SkylakeX kernels), both run")
     print("512-bit code and OpenBLAS can lead on a large square product; on Zen 4, which executes a 512-bit")
     print("FMA as two 256-bit halves (32 FLOPs per cycle), both reach about the same rate; on an AVX2-only")
     print("core both run 256-bit code. The fraction of the host's own limit — the best large product either")
