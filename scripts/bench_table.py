@@ -289,20 +289,19 @@ def main():
     print("minimum times (above 1: stepformer is faster).")
     print()
     print("**Reading it across hosts.** Compare the *of limit* column between machines, not the PyTorch")
-    print("ratio. The ratio mixes our code with the host and with the OpenBLAS kernel that host gets")
-    print("(Debian 12 ships OpenBLAS 0.3.21, which picks its kernels by CPU model): on a full-width AVX-512")
-    print("core newer than that release (two 512-bit FMA pipes, 64 single-precision FLOPs per cycle), such")
-    print("as Zen 5 (AMD family 26), OpenBLAS falls back to its AVX2 (Haswell) kernels while our kernel")
-    print("runs its AVX-512 path, so PyTorch falls about 2× behind; on a core it knows, such as Ice Lake")
-    print("server (its SkylakeX kernels), both run 512-bit code and OpenBLAS can lead on a large square")
-    print("product; on Zen 4, which executes a 512-bit FMA as two 256-bit halves (32 FLOPs per cycle),")
-    print("both reach about the same rate; on an AVX2-only")
-    print("core both run 256-bit code. The fraction of the host's own limit — the best large product either")
-    print("library reaches on that host, at the same thread count, and its streaming read rate for")
-    print("decoding — says how much of the machine stepformer uses, whatever the vector width and whichever")
-    print("library leads, and is the figure the goals are stated in. The FMA peak row shows the width the")
-    print("build uses and what the cores deliver at it (a register-resident loop: the ceiling no product")
-    print("reaches).")
+    print("ratio. The ratio mixes our code with the host and with the OpenBLAS kernel that host gets (Debian")
+    print("12 ships OpenBLAS 0.3.21, which picks its kernels by CPU model): on a full-width AVX-512 core")
+    print("newer than that release (two 512-bit FMA pipes, 64 single-precision FLOPs per cycle), such as Zen")
+    print("5 (AMD family 26), OpenBLAS falls back to its AVX2 (Haswell) kernels while our kernel runs its")
+    print("AVX-512 path, so PyTorch falls about 2× behind; on a core it knows, such as Ice Lake server (its")
+    print("SkylakeX kernels), both run 512-bit code and OpenBLAS can lead on a large square product; on Zen")
+    print("4, which executes a 512-bit FMA as two 256-bit halves (32 FLOPs per cycle), both reach about the")
+    print("same rate; on an AVX2-only core both run 256-bit code. The fraction of the host's own limit — the")
+    print("best large product either library reaches on that host, at the same thread count, and its")
+    print("streaming read rate for decoding — says how much of the machine stepformer uses, whatever the")
+    print("vector width and whichever library leads, and is the figure the goals are stated in. The FMA peak")
+    print("row shows the width the build uses and what the cores deliver at it (a register-resident loop: the")
+    print("ceiling no product reaches).")
     print()
     for line in machine:
         print("- " + line)
@@ -394,7 +393,7 @@ def load_table(sf, pt):
     for key, name in rows:
         s, p = sf["llama_load/%s" % key], pt.get("torch_load/%s" % key)
         c = s.counters
-        held = c.get("held_MB", c.get("f32_MB", 0))
+        held = c.get("held_MB", 0)  # missing: the goal shows ✗, not the float32 size
         extra = c.get("peak_rss_MB", 0) - held
         ok = extra <= 0.25 * c.get("file_MB", 0)
         print("| %s | %.0f MB | %.0f MB | %.0f MB | %s | %.0f MB | %.0f MB | %s | %s | peak − weights held = "
