@@ -38,8 +38,7 @@ void apply_norm(std::vector<Part>& parts, Part& norm_bias, const LayerNormTrace&
 void attention_parts(std::vector<Part>& parts, const AttentionTrace& a, const AttentionWeights& w, int layer, Block b) {
   const Eigen::Index n = a.concat.rows(), d = a.concat.cols();
   const int dk = static_cast<int>(d) / a.n_heads;
-  const Mat widened = w.o_proj.storage() == WeightStorage::F32 ? Mat() : w.o_proj.half.widened();
-  const Mat& wo = w.o_proj.storage() == WeightStorage::F32 ? w.o_proj.weight : widened;  // (d, h·dk)
+  const Mat wo = float_weight(w.o_proj);  // (d, h·dk)
   for (int h = 0; h < a.n_heads; ++h) {
     Part p;
     p.label = {PartKind::Head, layer, b, h, 0};

@@ -688,6 +688,35 @@ PackedB pack_b(MatRef b, Index k, Index n) {
   return p;
 }
 
+void unpack_bt_rows(const PackedB& b, Index j0, Index rows, float* out) {
+  for (Index j = j0; j < j0 + rows; ++j) {
+    const float* panel = b.data.data() + j / NR * b.k * NR + j % NR;  // column j of B: every NR-th float
+    for (Index i = 0; i < b.k; ++i) out[(j - j0) * b.k + i] = panel[i * NR];
+  }
+}
+
+void matvec_packed(const float* x, const PackedB& b, Index j0, Index j1, float* y) {
+  // Panel by panel, each read front to back (the panels follow one another in memory: one stream),
+  // kPrefetchRows rows ahead as the kernel reads them; a panel's NR sums in two registers.
+  for (Index p = j0 / NR; p * NR < j1; ++p) {
+    const float* bp = b.data.data() + p * b.k * NR;
+    typename Vec::R acc0 = Vec::zero(), acc1 = Vec::zero();
+    for (Index i = 0; i < b.k; ++i, bp += NR) {
+      __builtin_prefetch(bp + kPrefetchRows * NR);
+      __builtin_prefetch(bp + kPrefetchRows * NR + NR / 2);
+      const typename Vec::R xi = Vec::bcast(x + i);
+      acc0 = Vec::fma(xi, Vec::load(bp), acc0);
+      acc1 = Vec::fma(xi, Vec::load(bp + Vec::W), acc1);
+    }
+    alignas(64) float sums[NR];
+    Vec::store_n(sums, acc0, Vec::W);
+    Vec::store_n(sums + Vec::W, acc1, Vec::W);
+    for (Index j = std::max(j0, p * NR); j < std::min(j1, (p + 1) * NR); ++j) y[j] = sums[j - p * NR];
+  }
+}
+
+Index packed_panel_width() { return NR; }
+
 void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias,
           const Epilogue& ep) {
   if (one_tile(m, n, k, a, b, c, ldc, out, bias, ep)) return;

@@ -45,6 +45,9 @@ struct PackedB {
 
 // Packs b (k, n): b.at(i, j) for i < k, j < n.
 PackedB pack_b(MatRef b, Eigen::Index k, Eigen::Index n);
+// Rows [j0, j0 + rows) of Bᵀ (n, k) read back from B's packing into out (rows, k), row-major: the
+// rows of W when B = Wᵀ. The packing's own order, element by element: the same floats.
+void unpack_bt_rows(const PackedB& b, Eigen::Index j0, Eigen::Index rows, float* out);
 
 // What the product does with C (m, n), row stride ldc.
 enum class GemmOut : uint8_t {
@@ -83,6 +86,13 @@ void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc
 // holding the same values (the result has the same bits). One row (m = 1) is matvec_half.
 void gemm(Eigen::Index m, MatRef a, const HalfMat& w, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr, const Epilogue& ep = {});
+// One row of A times a packed B: y[j] = Σ_i x[i]·B(i, j) for columns j in [j0, j1) (a cached
+// decoding step on a weight held packed only: B = Wᵀ). Each output's sum runs i = 0, 1, … as one
+// FMA chain, as in gemm: whichever columns a call covers, the same bits. A range that starts or
+// ends inside a panel computes the whole panel and keeps its own columns.
+void matvec_packed(const float* x, const PackedB& b, Eigen::Index j0, Eigen::Index j1, float* y);
+// How many columns of B a packed panel holds (32 with AVX-512, 16 otherwise).
+Eigen::Index packed_panel_width();
 // The epilogue as a pass of its own over C (m, n), row stride ldc: for a product made elsewhere
 // (Eigen's matrix-vector product of a cached step).
 void apply_epilogue(const Epilogue& ep, Eigen::Index m, Eigen::Index n, float* c, Eigen::Index ldc);

@@ -25,13 +25,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // A one-row product y (1, out) = x Wᵀ split between T threads by rows of W: kernel(r0, r1) writes
-// outputs [r0, r1). Every thread but the last takes a multiple of 16 rows (whole cache lines of y);
-// each output's sum does not depend on the rows a call covers. An exception a kernel throws is
-// rethrown here, after the region. The governor learns how long the region took against the time
-// the calling thread spent on its own rows.
+// outputs [r0, r1). Every thread but the last takes a multiple of `block` rows (16: whole cache
+// lines of y; a packed weight's panel width: whole panels); each output's sum does not depend on
+// the rows a call covers. An exception a kernel throws is rethrown here, after the region. The
+// governor learns how long the region took against the time the calling thread spent on its own
+// rows.
 template <typename Kernel>
-void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
-  const Eigen::Index block = 16;
+void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kernel) {
   const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
   RegionErrors errors;
   const auto t0 = std::chrono::steady_clock::now();
@@ -53,13 +53,13 @@ void split_rows(Eigen::Index out, int T, const Kernel& kernel) {
 // `weights` entries: kernel(r0, r1) writes outputs [r0, r1), on this thread or split by split_rows.
 template <typename Kernel>
 void one_row_product(Eigen::Index out, int64_t weights, Mat& y, const RowVec* bias, const Epilogue& ep,
-                     const Kernel& kernel) {
+                     const Kernel& kernel, Eigen::Index block = 16) {
   y.resize(1, out);
   const int T = threads();
   if (!worth_splitting(T, weights) || !t_governor.should_split()) {
     kernel(0, out);
   } else {
-    split_rows(out, T, kernel);
+    split_rows(out, T, block, kernel);
   }
   if (bias) y += *bias;
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
@@ -89,6 +89,18 @@ void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec
   }
   one_row_product(out, weight.size(), y, bias, ep,
                   [&](Eigen::Index r0, Eigen::Index r1) { matvec_half(x.data(), weight, r0, r1, y.data()); });
+}
+
+void matmul_transposed(const Mat& x, const PackedWeight& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
+  if (x.rows() != 1) {
+    packed_product(x, weight, y, bias, ep);
+    return;
+  }
+  const ScopedPhase phase(Phase::ProjectionForward);
+  const PackedB& b = weight.wt;
+  one_row_product(
+      b.n, b.n * b.k, y, bias, ep,
+      [&](Eigen::Index r0, Eigen::Index r1) { matvec_packed(x.data(), b, r0, r1, y.data()); }, packed_panel_width());
 }
 
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,

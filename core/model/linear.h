@@ -20,21 +20,27 @@ void matmul_transposed(const Mat& x, const Mat& weight, Mat& y, const RowVec* bi
 void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec* bias = nullptr,
                        const Epilogue& ep = {});
 
+// y = x Wᵀ with W (out, in) packed (packed_gemm.h): several rows are packed_product; a single row
+// is matvec_packed (base/gemm.h), split between the cores by whole panels like matmul_transposed.
+// With `bias` (out): y = x Wᵀ + b; then the epilogue.
+void matmul_transposed(const Mat& x, const PackedWeight& weight, Mat& y, const RowVec* bias = nullptr,
+                       const Epilogue& ep = {});
+
 // x (n, in) -> y (n, out)
 inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, Mat& y, const Epilogue& ep = {}) {
   matmul_transposed(x, weight, y, &bias, ep);
 }
 // The one place a Linear's storage (WeightStorage) chooses the product. Float32: with
 // Linear::packed present, a product over several rows runs on it (no packing of the weight); a
-// single row (a cached step) stays a matrix-vector product over weight, which packs nothing.
-// BF16/F16: the 16-bit products above.
+// single row (a cached step) is a matrix-vector product over weight, which packs nothing, or on
+// the packing when that is all the Linear holds. BF16/F16: the 16-bit products above.
 inline void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep = {}) {
   if (l.storage() != WeightStorage::F32) {
     matmul_transposed(x, l.half, y, &l.bias, ep);
     return;
   }
-  if (x.rows() > 1 && l.packed) {
-    packed_product(x, *l.packed, y, &l.bias, ep);
+  if (l.packed && (x.rows() > 1 || l.packed_only())) {
+    matmul_transposed(x, *l.packed, y, &l.bias, ep);
     return;
   }
   linear_forward(x, l.weight, l.bias, y, ep);

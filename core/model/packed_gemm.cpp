@@ -6,6 +6,12 @@ namespace sf {
 
 PackedWeight pack_weight(const Mat& w) { return {pack_b(mat_ref_t(w), w.cols(), w.rows())}; }
 
+Mat unpacked(const PackedWeight& w) {
+  Mat out(w.wt.n, w.wt.k);
+  unpack_bt_rows(w.wt, 0, w.wt.n, out.data());
+  return out;
+}
+
 void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias, const Epilogue& ep) {
   const ScopedPhase phase(Phase::ProjectionForward);
   y.resize(x.rows(), w.wt.n);

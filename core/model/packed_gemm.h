@@ -16,9 +16,12 @@ struct PackedWeight {
 
 // Packs w (out, in).
 PackedWeight pack_weight(const Mat& w);
+// W (out, in) read back from its packing: the same floats.
+Mat unpacked(const PackedWeight& w);
 
-// y (n, out) = x (n, in) Wᵀ (+ bias (out), when given), for any n ≥ 0 (a single row is better
-// served by a matrix-vector product: linear_forward keeps those on the unpacked weight).
+// y (n, out) = x (n, in) Wᵀ (+ bias (out), when given), for any n ≥ 0. A single row reads every
+// panel once, in order, like a matrix-vector product; linear_forward runs one on W's rows instead
+// when the Linear keeps them (Linear::weight).
 void packed_product(const Mat& x, const PackedWeight& w, Mat& y, const RowVec* bias = nullptr, const Epilogue& ep = {});
 
 }  // namespace sf

@@ -56,11 +56,18 @@ struct Table {
     else
       refs.push_back({name, m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols()), false, k});
   }
+  void packed(const std::string& name, const PackedWeight& p) {  // W (out, in) = (wt.n, wt.k)
+    refs.push_back(
+        {name, nullptr, static_cast<int>(p.wt.n), static_cast<int>(p.wt.k), false, ParamRef::Matrix, nullptr, &p});
+  }
   void vec(const std::string& name, RowVec& v, ParamRef::Kind k) {
     refs.push_back({name, v.data(), 1, static_cast<int>(v.size()), true, k});
   }
   void linear(const std::string& p, Linear& l, bool bias = true) {
-    mat(p + ".weight", l.weight, ParamRef::Matrix, &l.half);
+    if (l.packed_only())
+      packed(p + ".weight", *l.packed);
+    else
+      mat(p + ".weight", l.weight, ParamRef::Matrix, &l.half);
     if (bias) vec(p + ".bias", l.bias, ParamRef::Bias);
   }
   void norm(const std::string& p, LayerNormWeights& n) {
@@ -162,9 +169,10 @@ std::vector<ParamRef> param_table(Weights& w, const Config& c) {
 
 namespace {
 
-// Every Linear of `w`, present or not (an absent one has an empty weight).
+// Every Linear inside the layers, and the MLM head's dense, present or not (an absent one has an
+// empty weight): all but the output projection.
 template <class F>
-void for_each_linear(Weights& w, F f) {
+void for_each_layer_linear(Weights& w, F f) {
   const auto attention = [&](AttentionWeights& a) {
     for (Linear* l : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) f(*l);
   };
@@ -181,8 +189,9 @@ void for_each_linear(Weights& w, F f) {
     f(l.ffn.gate);
   }
   f(w.mlm.dense);
-  f(w.generator);
 }
+
+int64_t float_bytes(const Mat& m) { return m.size() * static_cast<int64_t>(sizeof(float)); }
 
 }  // namespace
 
@@ -190,29 +199,42 @@ std::vector<float> ParamRef::values() const {
   std::vector<float> v(static_cast<size_t>(numel()));
   if (half)
     half->widen_rows(0, half->rows, v.data());
+  else if (packed)
+    unpack_bt_rows(packed->wt, 0, rows, v.data());
   else
     std::copy(data, data + numel(), v.begin());
   return v;
 }
 
-bool pack_for_inference(Weights& w) {
-  int64_t bytes = 0;
-  for_each_linear(w, [&](Linear& l) { bytes += l.weight.size() * static_cast<int64_t>(sizeof(float)); });
+void pack_for_inference(Weights& w, int64_t second_copy_bytes) {
+  const auto pack = [](const Mat& m) { return std::make_shared<const PackedWeight>(pack_weight(m)); };
   // A generator tied to the target embedding has no weight of its own: its packed copy is the
   // embedding's (the output projection reads it as its weight: generator_forward).
   const bool tied =
       w.generator.weight.size() == 0 && w.generator.bias.size() > 0 && w.tgt_embed.rows() == w.generator.bias.size();
-  if (tied) bytes += w.tgt_embed.size() * static_cast<int64_t>(sizeof(float));
-  if (bytes > (int64_t{256} << 20)) return false;
-  for_each_linear(w, [](Linear& l) {
-    l.packed = l.weight.size() > 0 ? std::make_shared<const PackedWeight>(pack_weight(l.weight)) : nullptr;
+  const Mat& out = tied ? w.tgt_embed : w.generator.weight;  // the output projection's rows, or empty
+  int64_t layer_bytes = 0;
+  for_each_layer_linear(w, [&](Linear& l) { layer_bytes += float_bytes(l.weight); });
+  const bool second_copies = layer_bytes + float_bytes(out) <= second_copy_bytes;
+  for_each_layer_linear(w, [&](Linear& l) {
+    if (l.weight.size() == 0) return;
+    l.packed = pack(l.weight);
+    if (!second_copies) l.weight = Mat();  // held once, packed (the peak grows by one matrix)
   });
-  if (tied) w.generator.packed = std::make_shared<const PackedWeight>(pack_weight(w.tgt_embed));
-  return true;
+  if (out.size() > 0 && float_bytes(out) <= second_copy_bytes) w.generator.packed = pack(out);
 }
 
 void drop_packed(Weights& w) {
-  for_each_linear(w, [](Linear& l) { l.packed.reset(); });
+  for_each_layer_linear(w, [](Linear& l) {
+    if (l.packed_only()) l.weight = unpacked(*l.packed);
+    l.packed.reset();
+  });
+  w.generator.packed.reset();
+}
+
+Mat float_weight(const Linear& l) {
+  if (l.storage() != WeightStorage::F32) return l.half.widened();
+  return l.packed_only() ? unpacked(*l.packed) : l.weight;
 }
 
 void init_xavier(Weights& w, const Config& c, uint64_t seed) {

@@ -17,19 +17,22 @@
 namespace sf {
 
 struct Linear {
-  Mat weight;   // (out, in); empty when the weight is kept 16-bit (`half`)
+  Mat weight;   // (out, in); empty when the weight is kept 16-bit (`half`) or held as `packed` only
   RowVec bias;  // (out)
-  // `weight` packed for Eigen's matrix kernel (packed_gemm.h), for inference only: made by
-  // pack_for_inference (load_model does) and read by linear_forward when present; not a parameter
-  // (not in param_table, not in files), shared by copies of the model. Whatever changes `weight`
-  // afterwards must call drop_packed first, or the products read the old values (the trainer never
-  // packs).
+  // `weight` packed for the matrix kernel (packed_gemm.h), for inference only: made by
+  // pack_for_inference (load_model does) and read by linear_forward when present; shared by copies
+  // of the model. Beside `weight` (a second copy) in a model small enough to afford one; instead
+  // of it (`weight` empty) in a bigger one, where every product runs on it and param_table reads
+  // the rows back from it. Whatever changes the weight afterwards must call drop_packed first, or
+  // the products read the old values (the trainer never packs).
   std::shared_ptr<const PackedWeight> packed;
   // The weight as a BF16/F16 checkpoint stores it, (out, in), instead of `weight`: a hub model
   // loaded from a 16-bit file keeps its matrices so (io/hf_model.h). linear_forward reads it
   // widened in registers (base/half.h); nothing trains it.
   HalfMat half;
   WeightStorage storage() const { return half.empty() ? WeightStorage::F32 : half.storage; }
+  // Held as `packed` only: no float32 rows of its own.
+  bool packed_only() const { return weight.size() == 0 && packed != nullptr; }
 };
 
 struct LayerNormWeights {
@@ -115,6 +118,8 @@ struct ParamRef {
   bool vector;  // 1-D in the file: shape (cols)
   enum Kind { Embedding, Matrix, Bias, NormGain, NormBias } kind;
   const HalfMat* half = nullptr;  // the 16-bit values instead of `data` (a 16-bit hub checkpoint's matrices)
+  const PackedWeight* packed =
+      nullptr;  // the values instead of `data`, in the kernel's panel order (Linear::packed_only)
   int64_t numel() const { return int64_t{rows} * cols; }
   std::vector<float> values() const;  // the values as float32, whatever the storage
 };
@@ -129,12 +134,23 @@ inline std::vector<ParamRef> param_table(const Weights& w, const Config& c) {
   return param_table(const_cast<Weights&>(w), c);
 }
 
-// Packs every projection (attention, feed-forward, MLM dense, the generator — tied to the target
-// embedding or not) into Linear::packed when they total at most 256 MiB: small and base models run faster for a second
-// copy of those weights; bigger models (GPT-2 and up) keep one copy. Returns whether it did.
-bool pack_for_inference(Weights& w);
-// Drops every Linear::packed (before changing weights in place).
+// The most a model holds in second copies of its weights for inference (pack_for_inference).
+constexpr int64_t kSecondCopyBytes = int64_t{256} << 20;
+
+// Packs every float32 projection (attention, feed-forward, MLM dense, the generator — tied to the
+// target embedding or not) into Linear::packed, so a forward packs only its activations. When they
+// total at most `second_copy_bytes` (small and base models), each keeps its rows too. Beyond that
+// (GPT-2 and up) a second copy would cost more memory than it saves time: the layers' projections
+// and the MLM dense trade their rows for the packing (held once; Linear::packed_only), one at a
+// time, and the output projection — whose rows the embedding, a cached step and attribution
+// read — keeps them, with a packed copy beside them when it alone fits the bound. 16-bit
+// matrices stay as they are.
+void pack_for_inference(Weights& w, int64_t second_copy_bytes = kSecondCopyBytes);
+// Drops every Linear::packed (before changing weights in place), unpacking the rows of one held
+// as packed only.
 void drop_packed(Weights& w);
+// W (out, in) as float32: its rows, read back from its packing, or widened from 16 bits.
+Mat float_weight(const Linear& l);
 
 // Xavier-uniform for every matrix (embeddings included, as the Annotated Transformer does), zero
 // biases, unit LayerNorm gains. Deterministic for a seed on every platform (own RNG).

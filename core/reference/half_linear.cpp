@@ -28,7 +28,10 @@ Mat half_linear(const Mat& x, const HalfMat& w, const RowVec& b) {
   return y;
 }
 
-Mat weight(const Linear& l) { return l.storage() == WeightStorage::F32 ? l.weight : widen(l.half); }
+Mat weight(const Linear& l) {
+  if (l.storage() != WeightStorage::F32) return widen(l.half);
+  return l.packed_only() ? unpacked(*l.packed) : l.weight;  // W read back from the kernel's panels
+}
 
 Mat target_table(const Weights& w) { return w.tgt_embed_half.empty() ? w.tgt_embed : widen(w.tgt_embed_half); }
 

@@ -3,8 +3,9 @@
 // attention heads' products, softmax, LayerNorm, K transposes, embeddings and masks, recording
 // copies, allocation, the rest; and the kernel time (page faults of fresh memory, mmap) of the runs.
 //   ./build/tests/bench/breakdown_bench [--runs N] [--threads N] [FIGURE ...]
-// FIGURE: small, base, base_unrecorded, gpt2_128, gpt2_1024, smollm2_128, qwen_128, base_decode,
-// gpt2_decode (default: all but qwen_128, whose weights take 4 GB with their packed copy). Each
+// FIGURE: small, base, base_unrecorded, gpt2_128, gpt2_128_rows, gpt2_1024, smollm2_128, qwen_128,
+// base_decode, gpt2_decode (default: all but gpt2_128_rows, a second GPT-2 held in rows to compare
+// with gpt2_128, and qwen_128, whose weights take 4 GB with their packed copy). Each
 // figure is the workload of the benchmark of the same name in forward_bench, gpt2_bench,
 // llama_bench and decode_bench, with random weights.
 //
@@ -165,11 +166,21 @@ Figure gpt2_decode() {
   return cached_step("gpt2_decode", "GPT-2 small cached decode step at t = 129", gpt2(), EncoderContext{}, ids);
 }
 
+// GPT-2 small with its projections in rows only, as the trainer holds them: every product packs
+// the panels of W as it reaches them (against gpt2(), whose projections load_model holds packed).
+std::shared_ptr<const Model> gpt2_rows() {
+  auto m = std::make_shared<Model>(*gpt2());
+  drop_packed(m->weights);
+  return m;
+}
+
 Figure make_figure(const std::string& name) {
   if (name == "small") return seq2seq_figure(name, 128, 4, 2, 512, 32, true);
   if (name == "base") return seq2seq_figure(name, 512, 8, 6, 2048, 64, true);
   if (name == "base_unrecorded") return seq2seq_figure(name, 512, 8, 6, 2048, 64, false);
   if (name == "gpt2_128") return decoder_forward(name, "GPT-2 small forward, 128 tokens", gpt2(), 128);
+  if (name == "gpt2_128_rows")
+    return decoder_forward(name, "GPT-2 small forward, 128 tokens, weights in rows", gpt2_rows(), 128);
   if (name == "gpt2_1024") return decoder_forward(name, "GPT-2 small forward, 1,024 tokens", gpt2(), 1024);
   if (name == "smollm2_128")
     return decoder_forward(name, "SmolLM2-135M shape forward, 128 tokens", llama("smollm2_135m"), 128);
@@ -178,8 +189,8 @@ Figure make_figure(const std::string& name) {
   if (name == "base_decode") return base_decode();
   if (name == "gpt2_decode") return gpt2_decode();
   std::fprintf(stderr,
-               "breakdown_bench: expected a figure (small, base, base_unrecorded, gpt2_128, gpt2_1024, smollm2_128, "
-               "qwen_128, base_decode, gpt2_decode), found '%s'\n",
+               "breakdown_bench: expected a figure (small, base, base_unrecorded, gpt2_128, gpt2_128_rows, gpt2_1024, "
+               "smollm2_128, qwen_128, base_decode, gpt2_decode), found '%s'\n",
                name.c_str());
   std::exit(2);
 }
