@@ -117,9 +117,8 @@ struct ParamRef {
   int cols;
   bool vector;  // 1-D in the file: shape (cols)
   enum Kind { Embedding, Matrix, Bias, NormGain, NormBias } kind;
-  const HalfMat* half = nullptr;  // the 16-bit values instead of `data` (a 16-bit hub checkpoint's matrices)
-  const PackedWeight* packed =
-      nullptr;  // the values instead of `data`, in the kernel's panel order (Linear::packed_only)
+  const HalfMat* half = nullptr;         // instead of `data`: a 16-bit hub checkpoint's values
+  const PackedWeight* packed = nullptr;  // instead of `data`: the panels of a Linear::packed_only
   int64_t numel() const { return int64_t{rows} * cols; }
   std::vector<float> values() const;  // the values as float32, whatever the storage
 };
