@@ -32,7 +32,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // rows.
 template <typename Kernel>
 void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kernel) {
-  const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of 16 rows
+  const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of `block` rows
   RegionErrors errors;
   const auto t0 = std::chrono::steady_clock::now();
   double first_share = 0;

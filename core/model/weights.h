@@ -139,11 +139,10 @@ constexpr int64_t kSecondCopyBytes = int64_t{256} << 20;
 // Packs every float32 projection (attention, feed-forward, MLM dense, the generator — tied to the
 // target embedding or not) into Linear::packed, so a forward packs only its activations. When they
 // total at most `second_copy_bytes` (small and base models), each keeps its rows too. Beyond that
-// (GPT-2 and up) a second copy would cost more memory than it saves time: the layers' projections
-// and the MLM dense trade their rows for the packing (held once; Linear::packed_only), one at a
-// time, and the output projection — whose rows the embedding, a cached step and attribution
-// read — keeps them, with a packed copy beside them when it alone fits the bound. 16-bit
-// matrices stay as they are.
+// (GPT-2 and up) the layers' projections and the MLM dense trade their rows for the packing, one
+// at a time (held once: Linear::packed_only), and the output projection — whose rows the
+// embedding, a cached step and attribution read — keeps them, with a packed copy beside them when
+// it alone fits the bound. 16-bit matrices stay as they are.
 void pack_for_inference(Weights& w, int64_t second_copy_bytes = kSecondCopyBytes);
 // Drops every Linear::packed (before changing weights in place), unpacking the rows of one held
 // as packed only.
