@@ -17,7 +17,9 @@ HARNESSES=("$@")
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Line tables only (-g1), as in CMakeLists.txt's fuzz options: what a report's stack trace reads.
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_FUZZ=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DSTEPFORMER_WERROR="${STEPFORMER_WERROR:-OFF}" "${LAUNCHER[@]}" >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${HARNESSES[@]/#/fuzz_}"
 

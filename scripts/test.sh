@@ -8,6 +8,8 @@
 #      instruction set (x86-64-v3 = AVX2 + FMA where the CPU has them, else x86-64-v2), so that
 #      every machine also runs the suite on a second SIMD code path (docs/reliability.md,
 #      "Numerics across builds"); GUI tests included, leak checks off for them (Mesa leaks at exit);
+#      with line tables only (-g1: what a sanitizer's stack trace reads; full debug information
+#      nearly doubles the compile time) and without the benchmarks, which no test runs;
 #   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 20; scripts/fuzz.sh).
 # All three builds treat a warning in the project's code as an error (-DSTEPFORMER_WERROR=ON).
 # Tests write under each build's test-scratch/ folder (tests/CMakeLists.txt); at the end the run
@@ -24,7 +26,8 @@ bash scripts/check-includes.sh
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then MARCH=x86-64-v3; else MARCH=x86-64-v2; fi
 echo "== sanitizer build (ASan + UBSan, -march=$MARCH) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_NATIVE=OFF \
-  -DSTEPFORMER_MARCH="$MARCH" -DSTEPFORMER_WERROR=ON
+  -DSTEPFORMER_MARCH="$MARCH" -DSTEPFORMER_WERROR=ON -DSTEPFORMER_BENCHMARKS=OFF \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build-asan -j"$(nproc)"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)" -LE "slow|package")
 
