@@ -1,14 +1,18 @@
 // threads_test.cpp — inference on several cores gives the one-core results (base/threads.h):
 // matrix products split by Eigen (a forward over many tokens) and by matmul_transposed (the
-// matrix-vector products of a cached step) agree with one thread to float rounding, and cached
-// decoding still equals recomputation. `--threads` values are checked.
+// matrix-vector products of a cached step) agree with one thread to float rounding, an activation
+// split between cores gives the one-core bits, and cached decoding still equals recomputation.
+// `--threads` values are checked.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <new>
+#include <utility>
 
 #include "base/threads.h"
 #include "model/encoder.h"
+#include "model/feed_forward.h"
 #include "model/linear.h"
 #include "stepper/decoding.h"
 
@@ -88,6 +92,46 @@ TEST(Threads, MatrixVectorSplitCoversEveryOutput) {
     ASSERT_EQ(y.cols(), 1000) << t;
     EXPECT_LE((y - expected).cwiseAbs().maxCoeff(), 1e-4f) << t << " threads";
   }
+}
+
+// An activation over a large block runs split between cores, bit for bit what one core computes:
+// sizes that are not a multiple of a line, a register or the thread count, around the split's
+// threshold (65,536 floats).
+TEST(Threads, ActivationSplitGivesTheOneCoreBits) {
+  for (const Activation a : {Activation::Relu, Activation::Gelu, Activation::GeluTanh, Activation::Swish})
+    for (const auto& [rows, cols] : {std::pair{300, 257}, std::pair{256, 256}, std::pair{1, 70001}, std::pair{3, 5}}) {
+      const Mat x = Mat::Random(rows, cols) * 4.0f;
+      Mat one = x;
+      {
+        const ScopedThreads scope(1);
+        activation_forward(a, one);
+      }
+      for (int t : {2, 3, 7}) {
+        const ScopedThreads scope(t);
+        Mat split = x;
+        activation_forward(a, split);
+        EXPECT_TRUE(same_bits(one, split))
+            << static_cast<int>(a) << " " << rows << "×" << cols << ", " << t << " threads";
+      }
+      EXPECT_FALSE(same_bits(one, x));  // the activation changed the block
+    }
+}
+
+// same_bits compares shapes and bits: +0 and −0 differ, a NaN equals its own copy.
+TEST(Threads, SameBitsComparesBits) {
+  Mat a = Mat::Random(4, 5);
+  Mat b = a;
+  EXPECT_TRUE(same_bits(a, b));
+  b(3, 4) = std::nextafter(b(3, 4), 2.0f);
+  EXPECT_FALSE(same_bits(a, b));
+  a(0, 0) = 0.0f;
+  b = a;
+  b(0, 0) = -0.0f;
+  EXPECT_FALSE(same_bits(a, b));
+  a(0, 0) = b(0, 0) = std::nanf("");
+  EXPECT_TRUE(same_bits(a, b));
+  EXPECT_FALSE(same_bits(a, Mat(a.transpose())));  // the same floats, another shape
+  EXPECT_TRUE(same_bits(Mat(), Mat()));
 }
 
 TEST(Threads, ScopedCountIsRestoredAndValuesAreChecked) {

@@ -101,10 +101,8 @@ const std::vector<Mat>& MaskList::list() const {
 bool share_if_same(MaskList& a, const MaskList& b) {
   if (a.storage() == b.storage()) return true;
   if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const Mat &x = a[i], &y = b[i];
-    if (x.rows() != y.rows() || x.cols() != y.cols() || !(x.array() == y.array()).all()) return false;
-  }
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same_bits(a[i], b[i])) return false;
   a = b;
   return true;
 }

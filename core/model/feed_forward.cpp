@@ -1,7 +1,13 @@
 #include "model/feed_forward.h"
 
+#include <algorithm>
 #include <cmath>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "base/threads.h"
 #include "model/linear.h"
 
 namespace sf {
@@ -18,29 +24,51 @@ float gelu_tanh_grad(float v) {
 }
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
-}  // namespace
-
-void activation_forward(Activation a, Mat& x) {
+// The activation in place on x[0..n), x aligned to a SIMD register's size (an aligned start
+// runs the same floats through Eigen's vector path and its scalar tail as a whole matrix does).
+void activate(Activation a, float* x, Eigen::Index n) {
+  Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> v(x, n);
   switch (a) {
     case Activation::Relu:
-      x = x.cwiseMax(0.0f);
+      v = v.max(0.0f);
       break;
     case Activation::Gelu:
       // std::erf per element: exact to float rounding, like torch's erf-based GELU.
-      x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+      v = v.unaryExpr([](float e) { return 0.5f * e * (1.0f + std::erf(e * 0.70710678118654752f)); });
       break;
-    case Activation::GeluTanh: {
+    case Activation::GeluTanh:
       // Eigen's vectorised tanh and exp (a few ulp from std::tanh/std::exp) instead of one libm
       // call per element: the activation of a GPT-2 layer is 128 × 3072 of them.
-      auto v = x.array();
       v = 0.5f * v * (1.0f + (kSqrt2OverPi * (v + kGeluCubic * v.cube())).tanh());
       break;
-    }
-    case Activation::Swish: {
-      auto v = x.array();
+    case Activation::Swish:
       v = v / (1.0f + (-v).exp());
       break;
-    }
+  }
+}
+
+}  // namespace
+
+void activation_forward(Activation a, Mat& x) {
+  // A large block is split between the cores in runs of whole 64-float lines: each run starts
+  // aligned and all but the last are whole registers long, so every float takes the same path
+  // (vector or scalar tail) as on one core: the same bits. (The exact GELU's erf runs per element:
+  // a 1,024-token GPT-2 layer's is 3 M of them.)
+  const Eigen::Index n = x.size();
+  int T = 1;
+#ifdef _OPENMP
+  if (n >= (Eigen::Index{1} << 16) && !omp_in_parallel()) T = threads();
+#endif
+  if (T <= 1) return activate(a, x.data(), n);
+  constexpr Eigen::Index kLine = 64;
+  const Eigen::Index per_thread = (n / kLine + T - 1) / T * kLine;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int t = 0; t < T; ++t) {
+    const Eigen::Index r0 = std::min(n, t * per_thread);
+    const Eigen::Index r1 = t == T - 1 ? n : std::min(n, r0 + per_thread);
+    if (r1 > r0) activate(a, x.data() + r0, r1 - r0);
   }
 }
 

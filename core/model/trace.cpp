@@ -28,12 +28,9 @@ void spread_kind(DecoderTrace& t) {
 
 namespace {
 
-bool same(const Mat& a, const Mat& b) {
-  return a.size() > 0 && a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
-}
-
+// Bit for bit: restore_if_dropped's copy of the twin is then the recording exactly.
 void drop_if_same(Mat& copy, const Mat& twin) {
-  if (same(copy, twin)) copy.resize(0, 0);
+  if (copy.size() > 0 && same_bits(copy, twin)) copy.resize(0, 0);
 }
 
 void restore_if_dropped(Mat& copy, const Mat& twin) {

@@ -30,7 +30,7 @@ Mat half_linear(const Mat& x, const HalfMat& w, const RowVec& b) {
 
 Mat weight(const Linear& l) {
   if (l.storage() != WeightStorage::F32) return widen(l.half);  // each value as its format defines it
-  return float_weight(l);                                        // its rows, or read back from its panels
+  return float_weight(l);                                       // its rows, or read back from its panels
 }
 
 Mat target_table(const Weights& w) { return w.tgt_embed_half.empty() ? w.tgt_embed : widen(w.tgt_embed_half); }
