@@ -196,14 +196,13 @@ std::unique_ptr<LessonDriver> open_lesson(const std::string& path, std::string& 
 
 // One frame: poll (or wait while idle), build the UI, render it, screenshots, swap.
 void run_frame(App& app, GLFWwindow* window, bool headless) {
-  if (app.waiting_on_worker())
-    // At most 20 frames a second while the worker computes (it wakes us when it publishes): a
-    // software rasteriser drawing as fast as it can would take a core from a long input's step.
-    glfwWaitEventsTimeout(0.05);
-  else if (headless || app.busy())
+  // While the worker computes, the screen holds still ("working…") until it publishes, and it wakes
+  // us when it does: sleep as when idle, until input or that wake. A software rasteriser drawing
+  // even 20 frames a second took a fifth of a 2-core machine from a long input's prefill.
+  if ((headless || app.busy()) && !app.waiting_on_worker())
     glfwPollEvents();
   else
-    glfwWaitEventsTimeout(0.25);  // idle: sleep until input or the worker wakes us
+    glfwWaitEventsTimeout(0.25);  // idle or waiting: sleep until input or the worker wakes us
 
   app.before_frame();
   ImGui_ImplOpenGL3_NewFrame();
