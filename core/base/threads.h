@@ -9,6 +9,8 @@
 // it accumulates every output element in one order whatever the count).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 
@@ -77,5 +79,21 @@ class RegionErrors {
   std::mutex mu_;
   std::exception_ptr first_;
 };
+
+// Splits [0, n) between T threads, one share each, every share but the last a whole number of
+// `block`s (whole cache lines, panels or SIMD runs, so that no element's result depends on the
+// split): body(t, i0, i1) runs on thread t for its share [i0, i1), which may be empty.
+template <typename Body>
+void for_each_share(int64_t n, int T, int64_t block, const Body& body) {
+  const int64_t per_thread = (n / block + T - 1) / T * block;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int t = 0; t < T; ++t) {
+    const int64_t i0 = std::min(n, t * per_thread);
+    const int64_t i1 = t == T - 1 ? n : std::min(n, i0 + per_thread);
+    body(t, i0, i1);
+  }
+}
 
 }  // namespace sf

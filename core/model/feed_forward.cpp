@@ -1,6 +1,5 @@
 #include "model/feed_forward.h"
 
-#include <algorithm>
 #include <cmath>
 
 #ifdef _OPENMP
@@ -60,16 +59,9 @@ void activation_forward(Activation a, Mat& x) {
   if (n >= (Eigen::Index{1} << 16) && !omp_in_parallel()) T = threads();
 #endif
   if (T <= 1) return activate(a, x.data(), n);
-  constexpr Eigen::Index kLine = 64;
-  const Eigen::Index per_thread = (n / kLine + T - 1) / T * kLine;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int t = 0; t < T; ++t) {
-    const Eigen::Index r0 = std::min(n, t * per_thread);
-    const Eigen::Index r1 = t == T - 1 ? n : std::min(n, r0 + per_thread);
-    if (r1 > r0) activate(a, x.data() + r0, r1 - r0);
-  }
+  for_each_share(n, T, 64, [&](int, int64_t i0, int64_t i1) {
+    if (i1 > i0) activate(a, x.data() + i0, i1 - i0);
+  });
 }
 
 namespace {

@@ -1,6 +1,5 @@
 #include "model/linear.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -32,19 +31,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // rows.
 template <typename Kernel>
 void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kernel) {
-  const Eigen::Index per_thread = (out / block + T - 1) / T * block;  // a multiple of `block` rows
   RegionErrors errors;
   const auto t0 = std::chrono::steady_clock::now();
   double first_share = 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int t = 0; t < T; ++t) {
-    const Eigen::Index r0 = std::min(out, t * per_thread);
-    const Eigen::Index r1 = t == T - 1 ? out : std::min(out, r0 + per_thread);
+  for_each_share(out, T, block, [&](int t, int64_t r0, int64_t r1) {
     if (r1 > r0) errors.run([&] { kernel(r0, r1); });
     if (t == 0) first_share = seconds_since(t0);
-  }
+  });
   errors.rethrow();
   t_governor.record(seconds_since(t0), first_share, T);
 }
