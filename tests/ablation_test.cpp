@@ -23,14 +23,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Case {
+struct AblationCase {
   Model model;
   TensorFile want;
   PreparedInput in;  // the fixture's source and its target without trailing <pad>s
 };
 
-Case load_case(const std::string& cs) {
-  Case c;
+AblationCase load_case(const std::string& cs) {
+  AblationCase c;
   c.model = test::load_fixture_model(cs);
   TensorFile ex = test::load_expected(cs);
   auto f = read_safetensors(test::fixture("inspect/" + cs + ".inspect.safetensors"));
@@ -52,7 +52,7 @@ double worst_diff(const Mat& have, const Tensor& want) {
 class Ablation : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Ablation, AblatedLogitsAndKlMatchTheReference) {
-  Case c = load_case(GetParam());
+  AblationCase c = load_case(GetParam());
   const char* modes[] = {"zero", "mean"};
   for (int k = 0; k < 2; ++k) {
     auto targets = parse_ablation(c.model, c.want.metadata.at(std::string("ablate.") + modes[k]));
@@ -72,7 +72,7 @@ TEST_P(Ablation, AblatedLogitsAndKlMatchTheReference) {
 }
 
 TEST_P(Ablation, PatchingMatchesTheReference) {
-  Case c = load_case(GetParam());
+  AblationCase c = load_case(GetParam());
   const bool encdec = c.model.config.has_encoder();
   PatchInputs p;
   p.clean = p.corrupt = c.in;

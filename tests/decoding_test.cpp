@@ -17,14 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::shared_ptr<const Model> model(const std::string& cs) {
-  return std::make_shared<const Model>(test::load_fixture_model(cs));
-}
-
 Result<Session> open(const std::string& cs, const DecodeSettings& s, const std::string& src = "",
                      const std::string& tgt = "") {
   const bool enc = cs.rfind("encdec", 0) == 0;
-  return Session::create(model(cs), src.empty() ? (enc ? "a b c d <pad>" : "x0 x1") : src, tgt, s);
+  return Session::create(test::shared_fixture_model(cs), src.empty() ? (enc ? "a b c d <pad>" : "x0 x1") : src, tgt, s);
 }
 
 std::vector<int> decoded(const std::string& cs, const DecodeSettings& s) {
@@ -33,10 +29,6 @@ std::vector<int> decoded(const std::string& cs, const DecodeSettings& s) {
   r->run_to_end();
   return r->steps().back()->tokens;
 }
-
-const char* const kCases[] = {"encdec_post_relu_sin",   "encdec_pre_relu_sin", "encdec_post_gelu_learned",
-                              "encdec_pre_gelu_shared", "deconly_pre_gelu",    "deconly_post_relu_learned",
-                              "encdec_pre_3layer_odd"};
 
 // ---- token choice -------------------------------------------------------------------------------
 
@@ -163,7 +155,7 @@ TEST_P(Strategies, TopKOneSamplingIsGreedy) {
 TEST_P(Strategies, ForcedDecodingMatchesTheTeacherForcedForward) {
   DecodeSettings s;
   s.strategy = Strategy::Forced;
-  const auto m = model(GetParam());
+  const auto m = test::shared_fixture_model(GetParam());
   const Vocab& v = m->config.tgt_vocab;
   std::vector<int> want;
   std::string tgt;
@@ -213,7 +205,7 @@ TEST_P(Strategies, BeamsAreRankedAndInspectable) {
 // greedy decoding of each input alone gives; cache on and off alike. The batch mixes lengths:
 // encoder-decoder sources are padded to the longest, decoder-only prompts grouped by length.
 TEST_P(Strategies, BatchedGreedyEqualsSingleSequenceRuns) {
-  const auto m = model(GetParam());
+  const auto m = test::shared_fixture_model(GetParam());
   const Config& c = m->config;
   const Vocab& v = c.has_encoder() ? c.src_vocab : c.tgt_vocab;
   std::vector<int> ordinary;  // ids that are no special token
@@ -251,7 +243,7 @@ TEST_P(Strategies, BatchedGreedyEqualsSingleSequenceRuns) {
   EXPECT_TRUE(greedy_decode_batch(*m, {}, 5).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFixtures, Strategies, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(AllFixtures, Strategies, ::testing::ValuesIn(test::kDecodingCases));
 
 TEST(Stopping, AtMaxLengthOrEndOfSentence) {
   DecodeSettings s;

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "test_util.h"
 #include "train/grammar.h"
 #include "train/lexicon.h"
 #include "train/tasks.h"
@@ -17,12 +18,6 @@ using namespace lexicon;
 using grammar::Clause;
 using grammar::NounPhrase;
 using grammar::Sentence;
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto& x : v) s += (s.empty() ? "" : " ") + x;
-  return s;
-}
 
 NounPhrase np(const char* det, const char* noun_en, Number n = Number::Sg, const char* adj = nullptr) {
   NounPhrase p;
@@ -49,8 +44,8 @@ Clause clause(const char* pronoun_en, const char* verb_en) {
   return c;
 }
 
-std::string en(const Sentence& s) { return joined(grammar::realise(s).src); }
-std::string de(const Sentence& s) { return joined(grammar::realise(s).tgt); }
+std::string en(const Sentence& s) { return test::joined(grammar::realise(s).src); }
+std::string de(const Sentence& s) { return test::joined(grammar::realise(s).tgt); }
 
 // Article + adjective + noun in one gender, number and case.
 std::string de_np(const char* det, const char* noun_en, Number n, Case c, const char* adj) {
@@ -216,14 +211,14 @@ TEST(Grammar, GeneratedSentencesKeepTheWordOrderRules) {
     ASSERT_LE(static_cast<int>(e.src.size()), grammar::kMaxEnglish);
     ASSERT_LE(static_cast<int>(e.tgt.size()), grammar::kMaxGerman);
     const bool comma = std::find(e.tgt.begin(), e.tgt.end(), ",") != e.tgt.end();
-    EXPECT_EQ(e.tgt.size(), e.src.size() + (comma ? 1 : 0)) << joined(e.src);
+    EXPECT_EQ(e.tgt.size(), e.src.size() + (comma ? 1 : 0)) << test::joined(e.src);
     if (comma) {
       ++subordinate;
-      EXPECT_TRUE(finite.count(e.tgt.back())) << joined(e.tgt);
+      EXPECT_TRUE(finite.count(e.tgt.back())) << test::joined(e.tgt);
     }
     if (adverbs_de.count(e.tgt.front())) {
       ++fronted;
-      EXPECT_TRUE(finite.count(e.tgt[1])) << joined(e.tgt);
+      EXPECT_TRUE(finite.count(e.tgt[1])) << test::joined(e.tgt);
     }
   }
   EXPECT_GT(subordinate, 2000);
@@ -254,10 +249,10 @@ TEST(Grammar, LanguageModelProbesNameTheRightWords) {
           if (e.tgt[static_cast<size_t>(k)] == n.en_sg) head = &n;
           if (e.tgt[static_cast<size_t>(k)] == n.en_pl) head = &n, plural_head = true;
         }
-      ASSERT_TRUE(head) << joined(e.tgt);
+      ASSERT_TRUE(head) << test::joined(e.tgt);
       for (const std::string& w : p.accept) {
-        EXPECT_EQ(plural.count(w), plural_head ? plural.count(w) : 0u) << joined(e.tgt);
-        EXPECT_EQ(singular.count(w), plural_head ? 0u : singular.count(w)) << joined(e.tgt);
+        EXPECT_EQ(plural.count(w), plural_head ? plural.count(w) : 0u) << test::joined(e.tgt);
+        EXPECT_EQ(singular.count(w), plural_head ? 0u : singular.count(w)) << test::joined(e.tgt);
       }
       EXPECT_TRUE(std::find(p.accept.begin(), p.accept.end(), plural_head ? "are" : "is") != p.accept.end());
     } else {
@@ -266,10 +261,10 @@ TEST(Grammar, LanguageModelProbesNameTheRightWords) {
       EXPECT_EQ(e.tgt[static_cast<size_t>(p.at) - 1], "too");
       // The pronoun after "because" names exactly one of the two nouns.
       const std::string pron = e.tgt[static_cast<size_t>(p.at) - 3];
-      EXPECT_TRUE(pron == "he" || pron == "she" || pron == "it" || pron == "they") << joined(e.tgt);
+      EXPECT_TRUE(pron == "he" || pron == "she" || pron == "it" || pron == "they") << test::joined(e.tgt);
       const bool alive = std::find(p.accept.begin(), p.accept.end(), "tired") != p.accept.end();
       if (pron == "he" || pron == "she") {
-        EXPECT_TRUE(alive) << joined(e.tgt);
+        EXPECT_TRUE(alive) << test::joined(e.tgt);
       }
     }
   }
@@ -284,7 +279,7 @@ TEST(Grammar, HandCheckedLanguageModelSentence) {
   int found = 0;
   for (int i = 0; i < 20000 && found < 3; ++i) {
     const Example e = grammar::lm_sentence(rng);
-    const std::string s = joined(e.tgt);
+    const std::string s = test::joined(e.tgt);
     if (s.rfind("the woman didn't cross the street because it was too", 0) == 0) {
       ++found;
       EXPECT_EQ(e.probes[0].accept, (std::vector<std::string>{"wide", "long", "busy"}));
@@ -344,7 +339,7 @@ TEST(Grammar, SentenceTasksSplitDisjointlyAndDeterministically) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     const auto in = lm->example_input(seed);
     ASSERT_GE(in.size(), 3u);
-    EXPECT_TRUE(ends.count(in.back())) << joined(in);
+    EXPECT_TRUE(ends.count(in.back())) << test::joined(in);
   }
 }
 

@@ -56,14 +56,6 @@ HalfMat random_half(Eigen::Index rows, Eigen::Index cols, WeightStorage s, unsig
   return w;
 }
 
-// |fast − reference| allowed for one output: both are float32 sums of the same k products in
-// different orders, each within k·2^-24·Σ|x_i w_i| of the exact sum.
-double order_bound(const float* x, const Mat& w, Eigen::Index row) {
-  double s = 0;
-  for (Eigen::Index i = 0; i < w.cols(); ++i) s += std::fabs(static_cast<double>(x[i]) * w(row, i));
-  return 2.0 * static_cast<double>(w.cols() + 1) * std::ldexp(1.0, -24) * s + 1e-30;
-}
-
 TEST(Half, EveryFiniteValueWidensExactlyAsItsFormatDefines) {
   for (WeightStorage s : kBoth) {
     std::vector<uint16_t> all;
@@ -101,7 +93,7 @@ TEST(Half, MatVecEqualsTheReferenceProductUpToSummationOrder) {
       matvec_half(x.data(), w, 0, rows, fast.data());
       portable::matvec_half(x.data(), w, 0, rows, plain.data());
       for (int r = 0; r < rows; ++r) {
-        const double tol = order_bound(x.data(), wf, r);
+        const double tol = 2 * test::float_sum_bound(x.data(), wf, r);
         EXPECT_LE(std::fabs(fast[static_cast<size_t>(r)] - want(0, r)), tol)
             << to_string(s) << " " << rows << "x" << cols << " row " << r << " (" << half_kernel_name(s) << ")";
         EXPECT_LE(std::fabs(plain[static_cast<size_t>(r)] - want(0, r)), tol)
@@ -164,7 +156,7 @@ TEST(Half, LinearForwardReadsTheStorageItHolds) {
       for (int i = 0; i < rows; ++i)
         for (int r = 0; r < 600; ++r)
           ASSERT_LE(std::fabs(one(i, r) - want(i, r)),
-                    order_bound(x.row(i).data(), f32.weight, r) + 1e-6 * (1 + std::fabs(want(i, r))))
+                    2 * test::float_sum_bound(x.row(i).data(), f32.weight, r) + 1e-6 * (1 + std::fabs(want(i, r))))
               << to_string(s) << " row " << i << " output " << r;
       if (rows > 1) {  // several rows: the float32 kernel on the same values, the same bits
         linear_forward(x, f32, plain);

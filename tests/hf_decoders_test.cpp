@@ -22,8 +22,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string hf_dir(const std::string& name) { return test::fixture("hf/" + name); }
-
 // A vocabulary of the config's size (the tokenizers are tested on their own): the model's numbers
 // do not depend on the token strings.
 Vocab stand_in(int size) {
@@ -43,15 +41,9 @@ Result<Model> open_folder(const std::string& dir) {
 }
 
 Model open_fixture(const std::string& name) {
-  auto m = open_folder(hf_dir(name));
+  auto m = open_folder(test::hf_fixture(name));
   EXPECT_TRUE(m.ok()) << m.error();
   return m.ok() ? std::move(*m) : Model{};
-}
-
-TensorFile expected_of(const std::string& name) {
-  auto f = read_safetensors(hf_dir(name) + "/expected.safetensors");
-  EXPECT_TRUE(f.ok()) << f.error();
-  return f.ok() ? std::move(*f) : TensorFile{};
 }
 
 // Largest |a − b| relative to the larger of 1 and the reference's largest magnitude.
@@ -61,7 +53,7 @@ double scaled_diff(const Tensor& have, const Tensor& want) {
   return test::max_abs_diff(have, want) / mx;
 }
 
-struct Family {
+struct HubFamily {
   const char* folder;
   const char* model_type;
   const char* dtype;
@@ -69,17 +61,17 @@ struct Family {
   int window;
 };
 
-class HfDecoders : public ::testing::TestWithParam<Family> {};
+class HfDecoders : public ::testing::TestWithParam<HubFamily> {};
 
 TEST_P(HfDecoders, TraceMatchesTheReference) {
-  const Family f = GetParam();
+  const HubFamily f = GetParam();
   const Model m = open_fixture(f.folder);
   ASSERT_GT(m.config.n_decoder_layers, 0);
   EXPECT_EQ(m.source.family, f.model_type);
   EXPECT_EQ(m.source.stored_dtype, f.dtype);
   EXPECT_EQ(m.config.kv_heads(), f.kv_heads);
   EXPECT_EQ(m.config.sliding_window, f.window);
-  const TensorFile ex = expected_of(f.folder);
+  const TensorFile ex = test::hf_expected(f.folder);
   const std::vector<int> ids = test::ids_of(*ex.find("tgt_ids"));
   ASSERT_TRUE(check_ids(m, ids, false).ok());
   Trace t;
@@ -107,9 +99,9 @@ TEST_P(HfDecoders, TraceMatchesTheReference) {
 }
 
 TEST_P(HfDecoders, CachedDecodingEqualsAFullRecomputeAtEveryStep) {
-  const Family f = GetParam();
+  const HubFamily f = GetParam();
   const Model m = open_fixture(f.folder);
-  const std::vector<int> ids = test::ids_of(*expected_of(f.folder).find("tgt_ids"));
+  const std::vector<int> ids = test::ids_of(*test::hf_expected(f.folder).find("tgt_ids"));
   KvCache cache;
   cache.reset(m.config.n_decoder_layers, m.config.max_len, m.config.d_kv());
   // The cache holds only the K/V heads: rows of h_kv·dk floats.
@@ -124,10 +116,10 @@ TEST_P(HfDecoders, CachedDecodingEqualsAFullRecomputeAtEveryStep) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfDecoders,
-                         ::testing::Values(Family{"llama-tiny", "llama", "F32", 2, 0},
-                                           Family{"qwen2-tiny-bf16", "qwen2", "BF16", 1, 0},
-                                           Family{"mistral-tiny-sharded", "mistral", "F32", 2, 3},
-                                           Family{"pythia-tiny", "gpt_neox", "F32", 2, 0}),
+                         ::testing::Values(HubFamily{"llama-tiny", "llama", "F32", 2, 0},
+                                           HubFamily{"qwen2-tiny-bf16", "qwen2", "BF16", 1, 0},
+                                           HubFamily{"mistral-tiny-sharded", "mistral", "F32", 2, 3},
+                                           HubFamily{"pythia-tiny", "gpt_neox", "F32", 2, 0}),
                          [](const auto& info) {
                            std::string n = info.param.folder;
                            for (char& ch : n)
@@ -196,7 +188,7 @@ struct ScratchFolder {
   }
 };
 
-std::string load_error(const std::string& dir) {
+std::string folder_error(const std::string& dir) {
   auto m = open_folder(dir);
   return m.ok() ? std::string("(loaded)") : m.error();
 }
@@ -221,42 +213,42 @@ TEST(HfDecodersBadInput, EachRefusedOptionIsNamedWithItsValue) {
       {"pythia-tiny", "rope_scaling", {{"type", "dynamic"}, {"factor", 2.0}}, "rope_scaling type \"dynamic\""},
   };
   for (const Case& c : cases) {
-    ScratchFolder s(hf_dir(c.folder));
+    ScratchFolder s(test::hf_fixture(c.folder));
     s.set(c.key, c.value);
-    EXPECT_THAT(load_error(s.dir), HasSubstr(c.message)) << c.folder << " " << c.key << " = " << c.value.dump();
+    EXPECT_THAT(folder_error(s.dir), HasSubstr(c.message)) << c.folder << " " << c.key << " = " << c.value.dump();
   }
 }
 
 TEST(HfDecodersBadInput, WeightsThatDoNotFitTheConfig) {
   {  // an untied head without lm_head.weight
-    ScratchFolder s(hf_dir("qwen2-tiny-bf16"));
+    ScratchFolder s(test::hf_fixture("qwen2-tiny-bf16"));
     s.set("tie_word_embeddings", false);
-    EXPECT_THAT(load_error(s.dir), HasSubstr("missing tensor 'lm_head.weight' of shape (300, 32)"));
+    EXPECT_THAT(folder_error(s.dir), HasSubstr("missing tensor 'lm_head.weight' of shape (300, 32)"));
   }
   {  // attention_bias promised, not stored
-    ScratchFolder s(hf_dir("llama-tiny"));
+    ScratchFolder s(test::hf_fixture("llama-tiny"));
     s.set("attention_bias", true);
-    EXPECT_THAT(load_error(s.dir), HasSubstr("missing tensor 'layers.0.self_attn.k_proj.bias' of shape (24)"));
+    EXPECT_THAT(folder_error(s.dir), HasSubstr("missing tensor 'layers.0.self_attn.k_proj.bias' of shape (24)"));
   }
   {  // a shard the index names is gone
-    ScratchFolder s(hf_dir("mistral-tiny-sharded"));
+    ScratchFolder s(test::hf_fixture("mistral-tiny-sharded"));
     std::filesystem::remove(s.dir + "/model-00002-of-00002.safetensors");
-    EXPECT_THAT(load_error(s.dir), HasSubstr("names the shard 'model-00002-of-00002.safetensors'"));
+    EXPECT_THAT(folder_error(s.dir), HasSubstr("names the shard 'model-00002-of-00002.safetensors'"));
   }
   {  // an index entry outside the folder
-    ScratchFolder s(hf_dir("mistral-tiny-sharded"));
+    ScratchFolder s(test::hf_fixture("mistral-tiny-sharded"));
     std::ofstream(s.dir + "/model.safetensors.index.json") << R"({"weight_map": {"a": "../x.safetensors"}})";
-    EXPECT_THAT(load_error(s.dir), HasSubstr("expected a .safetensors file name beside the index"));
+    EXPECT_THAT(folder_error(s.dir), HasSubstr("expected a .safetensors file name beside the index"));
   }
   {  // GQA heads that do not divide
-    ScratchFolder s(hf_dir("mistral-tiny-sharded"));
+    ScratchFolder s(test::hf_fixture("mistral-tiny-sharded"));
     s.set("num_key_value_heads", 4);
-    EXPECT_THAT(load_error(s.dir), HasSubstr("shape (16, 32), expected (32, 32)"));
+    EXPECT_THAT(folder_error(s.dir), HasSubstr("shape (16, 32), expected (32, 32)"));
   }
 }
 
 TEST(HfDecodersBadInput, TheCommandLineExitsOneNamingTheOption) {
-  ScratchFolder s(hf_dir("llama-tiny"));
+  ScratchFolder s(test::hf_fixture("llama-tiny"));
   s.set("rope_scaling", {{"rope_type", "longrope"}, {"factor", 4.0}});
   std::string out, err;
   EXPECT_EQ(test::run_stepformer("info " + s.dir, out, err), 1);

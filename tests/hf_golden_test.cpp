@@ -14,14 +14,6 @@
 namespace sf {
 namespace {
 
-std::string hf_dir(const std::string& name) { return test::fixture("hf/" + name); }
-
-TensorFile expected_of(const std::string& name) {
-  auto f = read_safetensors(hf_dir(name) + "/expected.safetensors");
-  EXPECT_TRUE(f.ok()) << f.error();
-  return f.ok() ? std::move(*f) : TensorFile{};
-}
-
 Model load_folder(const std::string& path) {
   auto m = load_model(path);
   EXPECT_TRUE(m.ok()) << m.error();
@@ -74,18 +66,18 @@ int compare(const TensorFile& got, const TensorFile& ex, const std::string& pref
   return compared;
 }
 
-struct Case {
+struct GoldenCase {
   const char* folder;
   const char* prefix;
   int min_compared;  // embed sum + per layer (attention(s) + block output) + stack output(s) + logits
 };
 
-class HfGolden : public ::testing::TestWithParam<Case> {};
+class HfGolden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(HfGolden, WeightsAndConfigMatchTheReference) {
-  const Case c = GetParam();
-  const Model m = load_folder(hf_dir(c.folder));
-  const TensorFile ex = expected_of(c.folder);
+  const GoldenCase c = GetParam();
+  const Model m = load_folder(test::hf_fixture(c.folder));
+  const TensorFile ex = test::hf_expected(c.folder);
   const TensorFile got = run_like_fixture(m, ex, c.prefix);
   EXPECT_GE(compare(got, ex, c.prefix, std::string(c.folder) + "/" + c.prefix), c.min_compared);
 }
@@ -93,26 +85,26 @@ TEST_P(HfGolden, WeightsAndConfigMatchTheReference) {
 // From the folder's own tokenizer to the ids the reference ran: text in, the same tokens.
 TEST(HfGoldenText, TheFoldersTokenizerGivesTheReferenceIds) {
   for (const char* folder : {"gpt2-tiny", "gpt2-tiny-f16"}) {
-    const Model m = load_folder(hf_dir(folder));
-    const TensorFile ex = expected_of(folder);
+    const Model m = load_folder(test::hf_fixture(folder));
+    const TensorFile ex = test::hf_expected(folder);
     EXPECT_EQ(m.config.tgt_vocab.encode(ex.metadata.at("text")).ids, test::ids_of(*ex.find("tgt_ids"))) << folder;
   }
-  const Model marian = load_folder(hf_dir("marian-tiny"));
-  const TensorFile mx = expected_of("marian-tiny");
+  const Model marian = load_folder(test::hf_fixture("marian-tiny"));
+  const TensorFile mx = test::hf_expected("marian-tiny");
   EXPECT_EQ(marian.config.src_vocab.encode(mx.metadata.at("source_text")).ids, test::ids_of(*mx.find("src_ids")));
   // The decoder input: decoder_start_token_id (<pad>), then the target's pieces (labels shifted right).
   std::vector<int> tgt =
       with_bos(marian.config.tgt_vocab, marian.config.tgt_vocab.tokenize(mx.metadata.at("target_text")).ids);
   EXPECT_EQ(tgt, test::ids_of(*mx.find("tgt_ids")));
-  const Model bert = load_folder(hf_dir("bert-tiny"));
-  const TensorFile bx = expected_of("bert-tiny");
+  const Model bert = load_folder(test::hf_fixture("bert-tiny"));
+  const TensorFile bx = test::hf_expected("bert-tiny");
   EXPECT_EQ(bert.config.src_vocab.encode(bx.metadata.at("text")).ids, test::ids_of(*bx.find("src_ids")));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfGolden,
-                         ::testing::Values(Case{"gpt2-tiny", "", 7}, Case{"gpt2-tiny-f16", "", 7},
-                                           Case{"marian-tiny", "", 15}, Case{"bert-tiny", "", 7},
-                                           Case{"bert-tiny", "pair.", 7}),
+                         ::testing::Values(GoldenCase{"gpt2-tiny", "", 7}, GoldenCase{"gpt2-tiny-f16", "", 7},
+                                           GoldenCase{"marian-tiny", "", 15}, GoldenCase{"bert-tiny", "", 7},
+                                           GoldenCase{"bert-tiny", "pair.", 7}),
                          [](const auto& info) {
                            std::string n = std::string(info.param.folder) + info.param.prefix;
                            for (char& ch : n)
@@ -121,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HfGolden,
                          });
 
 TEST(HfLoad, ModelSourceSaysWhereTheWeightsCameFrom) {
-  const Model f32 = load_folder(hf_dir("gpt2-tiny"));
+  const Model f32 = load_folder(test::hf_fixture("gpt2-tiny"));
   EXPECT_EQ(f32.source.family, "gpt2");
   EXPECT_EQ(f32.source.architecture, "GPT2LMHeadModel");
   EXPECT_EQ(f32.source.stored_dtype, "F32");
@@ -129,15 +121,15 @@ TEST(HfLoad, ModelSourceSaysWhereTheWeightsCameFrom) {
   EXPECT_EQ(f32.source.files.size(), 4u);  // model.safetensors, config.json, vocab.json, merges.txt
   EXPECT_FALSE(f32.source.converted);
   EXPECT_TRUE(f32.config.share_embeddings);  // no lm_head.weight: tied to wte
-  const Model f16 = load_folder(hf_dir("gpt2-tiny-f16") + "/model.safetensors");
+  const Model f16 = load_folder(test::hf_fixture("gpt2-tiny-f16") + "/model.safetensors");
   EXPECT_EQ(f16.source.stored_dtype, "F16");
   EXPECT_TRUE(f16.source.converted);
-  const Model bert = load_folder(hf_dir("bert-tiny"));
+  const Model bert = load_folder(test::hf_fixture("bert-tiny"));
   EXPECT_EQ(bert.source.family, "bert");
   EXPECT_TRUE(bert.config.mlm_head);
   EXPECT_EQ(bert.source.tokenizer, "WordPiece");
   EXPECT_EQ(bert.config.arch, Arch::EncoderOnly);
-  const Model marian = load_folder(hf_dir("marian-tiny"));
+  const Model marian = load_folder(test::hf_fixture("marian-tiny"));
   EXPECT_EQ(marian.config.encoder_heads(), 4);
   EXPECT_EQ(marian.config.n_heads, 2);
   EXPECT_EQ(marian.config.encoder_d_ff(), 48);

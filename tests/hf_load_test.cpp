@@ -70,20 +70,20 @@ Raw f32_raw(const std::string& name, const Mat& m, std::vector<int64_t> shape) {
 }
 
 // A scratch copy of a fixture folder, removed at the end of the test.
-struct Scratch {
+struct FixtureCopy {
   std::string dir;
-  explicit Scratch(const std::string& fixture, const std::string& name) {
+  explicit FixtureCopy(const std::string& fixture, const std::string& name) {
     dir = test::temp_path(name);
     fs::remove_all(dir);
     fs::copy(test::fixture("hf/" + fixture), dir);
   }
-  ~Scratch() { fs::remove_all(dir); }
+  ~FixtureCopy() { fs::remove_all(dir); }
   std::string model() const { return dir + "/model.safetensors"; }
 };
 
 Result<Model> load_weights(const std::string& path) { return load_model(path); }
 
-std::string load_error(const std::string& path) {
+std::string weights_error(const std::string& path) {
   auto m = load_weights(path);
   EXPECT_FALSE(m.ok());
   return m.ok() ? "" : m.error();
@@ -101,7 +101,7 @@ Mat expected_logits(const std::string& fixture) {
 }
 
 TEST(HfVariants, Gpt2WithTransformerPrefixAndExplicitTiedHead) {
-  Scratch s("gpt2-tiny", "gpt2_prefix");
+  FixtureCopy s("gpt2-tiny", "gpt2_prefix");
   std::vector<Raw> t = read_raw(s.model());
   for (Raw& r : t) r.name = "transformer." + r.name;
   Raw head = *find(t, "transformer.wte.weight");
@@ -115,7 +115,7 @@ TEST(HfVariants, Gpt2WithTransformerPrefixAndExplicitTiedHead) {
 }
 
 TEST(HfVariants, Gpt2WithItsOwnHead) {
-  Scratch s("gpt2-tiny", "gpt2_head");
+  FixtureCopy s("gpt2-tiny", "gpt2_head");
   std::vector<Raw> t = read_raw(s.model());
   Raw head = *find(t, "wte.weight");
   head.name = "lm_head.weight";
@@ -134,7 +134,7 @@ TEST(HfVariants, Gpt2WithItsOwnHead) {
 }
 
 TEST(HfVariants, BertWithoutPrefixWithTfNamesAndNoPooler) {
-  Scratch s("bert-tiny", "bert_tf");
+  FixtureCopy s("bert-tiny", "bert_tf");
   std::vector<Raw> in = read_raw(s.model()), out;
   for (Raw r : in) {
     if (r.name.rfind("bert.pooler", 0) == 0) continue;
@@ -157,7 +157,7 @@ TEST(HfVariants, BertWithoutPrefixWithTfNamesAndNoPooler) {
 }
 
 TEST(HfVariants, MarianWithStoredPositionTables) {
-  Scratch s("marian-tiny", "marian_pos");
+  FixtureCopy s("marian-tiny", "marian_pos");
   std::vector<Raw> t = read_raw(s.model());
   const Mat table = sinusoidal_halves_pe(64, 32);
   t.push_back(f32_raw("model.encoder.embed_positions.weight", table, {64, 32}));
@@ -167,12 +167,12 @@ TEST(HfVariants, MarianWithStoredPositionTables) {
   // A table that is not Marian's (the interleaved layout) is refused, not silently replaced.
   t.back() = f32_raw("model.decoder.embed_positions.weight", sinusoidal_pe(64, 32), {64, 32});
   write_raw(s.model(), t);
-  EXPECT_THAT(load_error(s.dir), HasSubstr("'model.decoder.embed_positions.weight': differs from Marian's fixed "
-                                           "sinusoidal table"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("'model.decoder.embed_positions.weight': differs from Marian's fixed "
+                                              "sinusoidal table"));
 }
 
 TEST(HfVariants, Bf16IsWidenedExactly) {
-  Scratch s("gpt2-tiny", "gpt2_bf16");
+  FixtureCopy s("gpt2-tiny", "gpt2_bf16");
   std::vector<Raw> t = read_raw(s.model());
   for (Raw& r : t) {
     std::string b;
@@ -199,7 +199,7 @@ TEST(HfVariants, Bf16IsWidenedExactly) {
 }
 
 TEST(HfVariants, Gpt2WithOnlyTokenizerJson) {
-  Scratch s("gpt2-tiny", "gpt2_tokjson");
+  FixtureCopy s("gpt2-tiny", "gpt2_tokjson");
   fs::remove(s.dir + "/vocab.json");
   fs::remove(s.dir + "/merges.txt");
   std::ofstream(s.dir + "/tokenizer.json") << test::gpt2_tokenizer_json(false).dump();
@@ -209,7 +209,7 @@ TEST(HfVariants, Gpt2WithOnlyTokenizerJson) {
   TensorFile ex = *read_safetensors(test::fixture("hf/gpt2-tiny/expected.safetensors"));
   EXPECT_EQ(m->config.tgt_vocab.encode(ex.metadata.at("text")).ids, test::ids_of(*ex.find("tgt_ids")));
   fs::remove(s.dir + "/tokenizer.json");
-  EXPECT_THAT(load_error(s.dir), HasSubstr("missing vocab.json, the gpt2 tokenizer file (or tokenizer.json)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("missing vocab.json, the gpt2 tokenizer file (or tokenizer.json)"));
 }
 
 TEST(HfVariants, ParameterCountsAreHuggingFacesNumParameters) {
@@ -244,67 +244,67 @@ TEST(HfBadInput, AHubModelIsNotSavedAsAFileThatCouldNotBeReopened) {
 }
 
 TEST(HfBadInput, PickleAndOtherFormatsAreRefusedByName) {
-  Scratch s("gpt2-tiny", "gpt2_pickle");
+  FixtureCopy s("gpt2-tiny", "gpt2_pickle");
   fs::rename(s.model(), s.dir + "/pytorch_model.bin");
-  std::string e = load_error(s.dir);
+  std::string e = weights_error(s.dir);
   EXPECT_THAT(e, HasSubstr("found pytorch_model.bin, a Python pickle; stepformer reads only model.safetensors"));
   EXPECT_THAT(e, HasSubstr("save_pretrained"));
   fs::rename(s.dir + "/pytorch_model.bin", s.dir + "/tf_model.h5");
-  EXPECT_THAT(load_error(s.dir), HasSubstr("found tf_model.h5 (TensorFlow/Keras HDF5)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("found tf_model.h5 (TensorFlow/Keras HDF5)"));
   fs::remove(s.dir + "/tf_model.h5");
-  EXPECT_THAT(load_error(s.dir), HasSubstr("no weights found (expected model.safetensors)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("no weights found (expected model.safetensors)"));
 }
 
 TEST(HfBadInput, NoConfigJsonAndUnsupportedModelType) {
-  Scratch s("gpt2-tiny", "gpt2_cfg");
+  FixtureCopy s("gpt2-tiny", "gpt2_cfg");
   fs::remove(s.dir + "/config.json");
-  EXPECT_THAT(load_error(s.dir), HasSubstr("expected a Hugging Face model folder with config.json, found weights "
-                                           "without config.json"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("expected a Hugging Face model folder with config.json, found weights "
+                                              "without config.json"));
   std::ofstream(s.dir + "/config.json") << R"({"model_type": "t5", "d_model": 64})";
-  EXPECT_THAT(load_error(s.dir), HasSubstr("model_type \"t5\" is not supported; stepformer opens \"gpt2\""));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("model_type \"t5\" is not supported; stepformer opens \"gpt2\""));
   std::ofstream(s.dir + "/config.json") << R"({"model_type": "gpt2", "n_embd": 32})";
-  EXPECT_THAT(load_error(s.dir), HasSubstr("config.json': missing field 'n_head'"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("config.json': missing field 'n_head'"));
   // A config.json of a bigger model: refused before anything is allocated.
   std::string big = test::read_text(test::fixture("hf/gpt2-tiny/config.json"));
   big.replace(big.find("\"n_layer\": 2"), 12, "\"n_layer\": 900");
   big.replace(big.find("\"n_embd\": 32"), 12, "\"n_embd\": 4096");
   std::ofstream(s.dir + "/config.json") << big;
-  EXPECT_THAT(load_error(s.dir), HasSubstr("MB of data; expected the config.json of the same model"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("MB of data; expected the config.json of the same model"));
   std::ofstream(s.dir + "/config.json") << "{ not json";
-  EXPECT_THAT(load_error(s.dir), HasSubstr("expected a JSON object (a Hugging Face config.json)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("expected a JSON object (a Hugging Face config.json)"));
 }
 
 TEST(HfBadInput, MissingMisShapedUnexpectedAndNaNTensors) {
-  Scratch s("gpt2-tiny", "gpt2_tensors");
+  FixtureCopy s("gpt2-tiny", "gpt2_tensors");
   const std::vector<Raw> good = read_raw(s.model());
   std::vector<Raw> t = good;
   t.erase(std::find_if(t.begin(), t.end(), [](const Raw& r) { return r.name == "h.1.mlp.c_fc.weight"; }));
   write_raw(s.model(), t);
-  EXPECT_THAT(load_error(s.dir), HasSubstr("missing tensor 'h.1.mlp.c_fc.weight' of shape (32, 128)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("missing tensor 'h.1.mlp.c_fc.weight' of shape (32, 128)"));
 
   t = good;
   find(t, "wpe.weight")->shape = {16, 64};
   write_raw(s.model(), t);
-  EXPECT_THAT(load_error(s.dir), HasSubstr("tensor 'wpe.weight': shape (16, 64), expected (32, 32)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("tensor 'wpe.weight': shape (16, 64), expected (32, 32)"));
 
   t = good;
   Raw extra = *find(t, "h.1.ln_1.weight");
   extra.name = "h.2.ln_1.weight";
   t.push_back(extra);
   write_raw(s.model(), t);
-  EXPECT_THAT(load_error(s.dir), HasSubstr("unexpected tensor 'h.2.ln_1.weight' in a gpt2 checkpoint "
-                                           "(GPT2LMHeadModel) with 2 layers per config.json"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("unexpected tensor 'h.2.ln_1.weight' in a gpt2 checkpoint "
+                                              "(GPT2LMHeadModel) with 2 layers per config.json"));
 
   t = good;
   const float nan = NAN;
   std::memcpy(find(t, "ln_f.bias")->bytes.data() + 8, &nan, 4);
   write_raw(s.model(), t);
-  EXPECT_THAT(load_error(s.dir), HasSubstr("tensor 'ln_f.bias' holds NaN at flat index 2"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("tensor 'ln_f.bias' holds NaN at flat index 2"));
 
   t = good;
   find(t, "ln_f.bias")->dtype = "I32";
   write_raw(s.model(), t);
-  EXPECT_THAT(load_error(s.dir), HasSubstr("tensor 'ln_f.bias' has dtype I32, expected F32 (or F16, BF16)"));
+  EXPECT_THAT(weights_error(s.dir), HasSubstr("tensor 'ln_f.bias' has dtype I32, expected F32 (or F16, BF16)"));
 }
 
 TEST(HfBadInput, TokenizerSizeMustMatchTheConfig) {
@@ -334,7 +334,7 @@ TEST(HfCli, InfoOnAFolderSaysWhatWasRead) {
   ASSERT_EQ(test::run_stepformer("info " + test::fixture("hf/marian-tiny"), out, err), 0) << err;
   EXPECT_THAT(out, HasSubstr("encoder      n_heads 4   d_ff 48"));
   EXPECT_THAT(out, HasSubstr("tokenizer SentencePiece"));
-  Scratch s("bert-tiny", "bert_cli");
+  FixtureCopy s("bert-tiny", "bert_cli");
   fs::rename(s.model(), s.dir + "/pytorch_model.bin");
   EXPECT_EQ(test::run_stepformer("info " + s.dir, out, err), 1);
   EXPECT_THAT(err, HasSubstr("stepformer info: '" + s.dir + "': found pytorch_model.bin, a Python pickle"));

@@ -16,15 +16,15 @@
 namespace sf {
 namespace {
 
-struct Case {
+struct InspectCase {
   Model model;
   TensorFile want;  // the reference's numbers
   Trace trace;      // the fast path's full recording of the fixture's input
   std::vector<int> tgt;
 };
 
-Case run_case(const std::string& cs) {
-  Case c;
+InspectCase run_case(const std::string& cs) {
+  InspectCase c;
   c.model = test::load_fixture_model(cs);
   TensorFile ex = test::load_expected(cs);
   auto inspect = read_safetensors(test::fixture("inspect/" + cs + ".inspect.safetensors"));
@@ -44,7 +44,7 @@ float at(const TensorFile& f, const std::string& name, size_t i) { return f.find
 class Inspect : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Inspect, LogitLensMatchesTheReferenceAndEndsOnTheLogits) {
-  Case c = run_case(GetParam());
+  InspectCase c = run_case(GetParam());
   const LogitLens lens = logit_lens(c.model, c.trace);
   const Tensor* want = c.want.find("lens.logits");
   ASSERT_TRUE(want);
@@ -64,7 +64,7 @@ TEST_P(Inspect, LogitLensMatchesTheReferenceAndEndsOnTheLogits) {
 }
 
 TEST_P(Inspect, AttributionMatchesTheReferenceAndAddsUpToTheLogitDifference) {
-  Case c = run_case(GetParam());
+  InspectCase c = run_case(GetParam());
   const Tensor* q = c.want.find("dla.query");
   ASSERT_TRUE(q);
   auto a = direct_logit_attribution(c.model, c.trace.decoder, int(q->i64[0]), int(q->i64[1]), int(q->i64[2]));
@@ -96,7 +96,7 @@ TEST_P(Inspect, AttributionMatchesTheReferenceAndAddsUpToTheLogitDifference) {
 }
 
 TEST_P(Inspect, RolloutMatchesTheReference) {
-  Case c = run_case(GetParam());
+  InspectCase c = run_case(GetParam());
   const std::vector<Mat> r = attention_rollout(decoder_self_attention(c.trace.decoder));
   const Tensor* want = c.want.find("rollout.decoder");
   ASSERT_TRUE(want);
@@ -118,7 +118,7 @@ TEST_P(Inspect, RolloutMatchesTheReference) {
 }
 
 TEST_P(Inspect, HeadScoresMatchTheReference) {
-  Case c = run_case(GetParam());
+  InspectCase c = run_case(GetParam());
   const Tensor* want = c.want.find("detect.decoder");
   ASSERT_TRUE(want);
   const int64_t layers = want->shape[1], heads = want->shape[2];
@@ -183,7 +183,7 @@ TEST(HeadDetection, RunsTheRepeatedProbeOnEveryStack) {
 }
 
 TEST(Attribution, RefusesWhatItCannotAttribute) {
-  Case c = run_case("deconly_pre_gelu");
+  InspectCase c = run_case("deconly_pre_gelu");
   auto bad_pos = direct_logit_attribution(c.model, c.trace.decoder, 99, 4);
   ASSERT_FALSE(bad_pos.ok());
   EXPECT_NE(bad_pos.error().find("expected a position in 0.."), std::string::npos) << bad_pos.error();

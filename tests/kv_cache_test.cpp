@@ -16,15 +16,6 @@
 namespace sf {
 namespace {
 
-const char* const kCases[] = {"encdec_post_relu_sin",   "encdec_pre_relu_sin", "encdec_post_gelu_learned",
-                              "encdec_pre_gelu_shared", "deconly_pre_gelu",    "deconly_post_relu_learned",
-                              "encdec_pre_3layer_odd"};
-
-double max_diff(const Mat& a, const Mat& b) {
-  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
-  return a.size() ? static_cast<double>((a - b).cwiseAbs().maxCoeff()) : 0.0;
-}
-
 // Ordinary (non-special) tokens of a vocabulary, in id order.
 std::vector<std::string> words(const Vocab& v) {
   std::vector<std::string> out;
@@ -74,7 +65,7 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
     ASSERT_EQ(a.trace->logits.rows(), 1) << at << ": a kept step holds the last row's logits";
     ASSERT_EQ(on.whole_trace(static_cast<int>(t))->logits.rows(), m) << at;
     ASSERT_EQ(b.trace->logits.rows(), b.position0 + m) << at;
-    EXPECT_LE(max_diff(on.whole_trace(static_cast<int>(t))->logits, b.trace->logits.bottomRows(m)), 1e-5)
+    EXPECT_LE(test::max_abs_diff(on.whole_trace(static_cast<int>(t))->logits, b.trace->logits.bottomRows(m)), 1e-5)
         << at << ": logits";
     for (size_t l = 0; l < a.trace->layers.size(); ++l) {
       const DecoderLayerTrace& la = a.trace->layers[l];
@@ -94,8 +85,8 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
         const Session::Kv kb = off.attended_kv(static_cast<int>(t), li, cross);
         const char* which = cross ? ": cross " : ": self ";
         ASSERT_EQ(ka.k.rows(), kb.k.rows()) << at << ", layer " << l << which << "K rows";
-        EXPECT_LE(max_diff(ka.k, kb.k), 1e-5) << at << ", layer " << l << which << "K";
-        EXPECT_LE(max_diff(ka.v, kb.v), 1e-5) << at << ", layer " << l << which << "V";
+        EXPECT_LE(test::max_abs_diff(ka.k, kb.k), 1e-5) << at << ", layer " << l << which << "K";
+        EXPECT_LE(test::max_abs_diff(ka.v, kb.v), 1e-5) << at << ", layer " << l << which << "V";
       }
       // An export sees the whole K as before.
       const auto whole = on.whole_trace(static_cast<int>(t));
@@ -109,21 +100,15 @@ void expect_same_steps(const Session& on, const Session& off, const std::string&
       const std::vector<Mat> cross = on.model().config.has_encoder() ? on.attention_weights(ti, li, true) : self;
       for (int h = 0; h < la.self_attn.n_heads; ++h) {
         const size_t hs = static_cast<size_t>(h);
-        EXPECT_LE(max_diff(self[hs], lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
+        EXPECT_LE(test::max_abs_diff(self[hs], lb.self_attn.head_weights(0, h).bottomRows(m)), 1e-5)
             << at << ", layer " << l << ", head " << h << ": self-attention weights";
         if (on.model().config.has_encoder()) {
-          EXPECT_LE(max_diff(cross[hs], lb.cross_attn.head_weights(0, h).bottomRows(m)), 1e-5)
+          EXPECT_LE(test::max_abs_diff(cross[hs], lb.cross_attn.head_weights(0, h).bottomRows(m)), 1e-5)
               << at << ", layer " << l << ", head " << h << ": cross-attention weights";
         }
       }
     }
   }
-}
-
-DecodeSettings forced() {
-  DecodeSettings s;
-  s.strategy = Strategy::Forced;
-  return s;
 }
 
 class CacheVsRecompute : public ::testing::TestWithParam<const char*> {};
@@ -161,7 +146,7 @@ TEST_P(CacheVsRecompute, BeamSearchEveryBeam) {
     for (size_t k = 0; k < a.beam_traces.size(); ++k) {
       if (!a.beam_traces[k]) continue;
       const Eigen::Index m = a.beam_traces[k]->logits.rows();
-      EXPECT_LE(max_diff(a.beam_traces[k]->logits, b.beam_traces[k]->logits.bottomRows(m)), 1e-5)
+      EXPECT_LE(test::max_abs_diff(a.beam_traces[k]->logits, b.beam_traces[k]->logits.bottomRows(m)), 1e-5)
           << GetParam() << " step " << t << " beam " << k;
     }
     ASSERT_EQ(a.beams.size(), b.beams.size());
@@ -169,7 +154,7 @@ TEST_P(CacheVsRecompute, BeamSearchEveryBeam) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFixtures, CacheVsRecompute, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(AllFixtures, CacheVsRecompute, ::testing::ValuesIn(test::kDecodingCases));
 
 // Cross-attention K/V are computed once from the memory and then only read.
 TEST(KvCache, CrossKeysComputedOnceAndReused) {
@@ -188,19 +173,19 @@ TEST(KvCache, CrossKeysComputedOnceAndReused) {
     next_logits(m, enc, h, true, nullptr);
   }
   EXPECT_EQ(h.cache.layers[0].cross_k.data(), data0);  // never reallocated
-  EXPECT_EQ(max_diff(h.cache.layers[0].cross_k, k0), 0.0);
+  EXPECT_EQ(test::max_abs_diff(h.cache.layers[0].cross_k, k0), 0.0);
   EXPECT_EQ(h.cache.layers[0].cross_k.rows(), 4);  // (n_src, d), padding rows included
 }
 
 TEST(KvCache, RowsRecordTheStepTheyCameIn) {
   // Decoder-only: the prefill (<s> + 3 prompt tokens) is step 0, then one row per step.
-  Session s = make("deconly_pre_gelu", forced(), true);
+  Session s = make("deconly_pre_gelu", test::forced(), true);
   ASSERT_TRUE(s.jump_to_step(3));
   const std::vector<int> want{0, 0, 0, 0, 1, 2, 3};
   EXPECT_EQ(s.steps()[3]->row_step, want);
   EXPECT_EQ(s.cache().row_step, want);
   // Encoder-decoder: <s> at step 0, then one per step.
-  Session e = make("encdec_post_relu_sin", forced(), true);
+  Session e = make("encdec_post_relu_sin", test::forced(), true);
   ASSERT_TRUE(e.jump_to_step(2));
   EXPECT_EQ(e.cache().row_step, (std::vector<int>{0, 1, 2}));
 }
@@ -224,7 +209,7 @@ TEST(KvCache, ByteCountMatchesFormula) {
 }
 
 TEST(KvCache, ViewAsOfAStageShowsLayersFillingInOrder) {
-  Session s = make("encdec_post_relu_sin", forced(), true);
+  Session s = make("encdec_post_relu_sin", test::forced(), true);
   ASSERT_TRUE(s.jump_to_step(2));  // step 2 done: 3 rows everywhere
   ASSERT_TRUE(s.forward());        // step 3, stage "embed": nothing appended yet
   KvCacheView v = s.cache();
@@ -309,7 +294,7 @@ TEST(KvCache, GroupedQueryCacheMatchesTheTable) {
 TEST(KvCache, ViewSharesTheAttentionViewsKeysAndValues) {
   for (bool cached : {true, false}) {
     SCOPED_TRACE(cached ? "cache on" : "cache off");
-    Session s = make("encdec_post_relu_sin", forced(), cached);
+    Session s = make("encdec_post_relu_sin", test::forced(), cached);
     ASSERT_TRUE(s.jump_to_step(2));
     while (s.current_step() < 3 || s.current().kind != StageKind::SelfAttention) ASSERT_TRUE(s.forward());
     ASSERT_EQ(s.current().layer, 0);  // layer 0 holds step 3's row, layer 1 not yet
@@ -360,7 +345,7 @@ TEST(KvCache, CrossKeysAppearAtTheirLayerOnStepZero) {
 }
 
 TEST(KvCache, SwitchedOffHoldsNothing) {
-  Session s = make("encdec_post_relu_sin", forced(), false);
+  Session s = make("encdec_post_relu_sin", test::forced(), false);
   ASSERT_TRUE(s.jump_to_step(3));
   const KvCacheView v = s.cache();
   EXPECT_FALSE(v.enabled);
@@ -384,7 +369,7 @@ TEST(KvCache, WithoutTheCausalMaskCacheAndRecomputationDisagree) {
   const Eigen::Index last = static_cast<Eigen::Index>(on.steps().size()) - 1;
   const StepRecord& a = *on.steps()[static_cast<size_t>(last)];
   const StepRecord& b = *off.steps()[static_cast<size_t>(last)];
-  EXPECT_GT(max_diff(a.trace->logits, b.trace->logits.bottomRows(1)), 1e-4);
+  EXPECT_GT(test::max_abs_diff(a.trace->logits, b.trace->logits.bottomRows(1)), 1e-4);
 }
 
 }  // namespace

@@ -26,8 +26,6 @@ namespace {
 
 Mat random_mat(Eigen::Index rows, Eigen::Index cols) { return Mat::Random(rows, cols) * 2.0f; }
 
-float max_diff(const Mat& a, const Mat& b) { return (a - b).cwiseAbs().maxCoeff(); }
-
 std::shared_ptr<const Model> fixture_model(const std::string& name) {
   if (name.rfind("hf/", 0) != 0) return std::make_shared<const Model>(test::load_fixture_model(name));
   auto m = load_model(test::fixture(name));
@@ -105,7 +103,7 @@ TEST_P(OnDemandAttention, EqualsTheFullRecording) {
           ASSERT_EQ(w[h].cols(), expect.cols());
           // The same product and softmax on the same Q and K: equal within float rounding (a cached
           // step's single query is a matrix-vector product, the recomputation's a matrix product).
-          EXPECT_LE(max_diff(w[h], expect), 1e-6)
+          EXPECT_LE(test::max_abs_diff(w[h], expect), 1e-6)
               << name << " step " << t << " layer " << l << (cross ? " cross" : " self") << " head " << h;
         }
       }

@@ -13,6 +13,7 @@
 #include "base/threads.h"
 #include "model/linear.h"
 #include "row_ranges.h"
+#include "test_util.h"
 
 namespace sf {
 namespace {
@@ -23,15 +24,6 @@ double exact_row(const float* x, const Mat& w, Eigen::Index r) {
   double s = 0;
   for (Eigen::Index i = 0; i < w.cols(); ++i) s += static_cast<double>(x[i]) * w(r, i);
   return s;
-}
-
-// |float32 sum − exact| for a sum of k products in any order, each addition (or fused multiply-add)
-// rounding once at 2^-24 relative: at most (k + 1)·2^-24·Σ|x_i w_i| (k − 1 additions along any
-// path of the summation tree, plus one for the lanes' final additions).
-double order_bound(const float* x, const Mat& w, Eigen::Index r) {
-  double s = 0;
-  for (Eigen::Index i = 0; i < w.cols(); ++i) s += std::fabs(static_cast<double>(x[i]) * w(r, i));
-  return static_cast<double>(w.cols() + 1) * std::ldexp(1.0, -24) * s + 1e-30;
 }
 
 TEST(MatVec, EqualsTheDoublePrecisionProductWithinTheFloat32Bound) {
@@ -46,7 +38,7 @@ TEST(MatVec, EqualsTheDoublePrecisionProductWithinTheFloat32Bound) {
     matvec(x.data(), w, 0, rows, fast.data());
     portable::matvec(x.data(), w, 0, rows, plain.data());
     for (int r = 0; r < rows; ++r) {
-      const double want = exact_row(x.data(), w, r), tol = order_bound(x.data(), w, r);
+      const double want = exact_row(x.data(), w, r), tol = test::float_sum_bound(x.data(), w, r);
       EXPECT_LE(std::fabs(fast[static_cast<size_t>(r)] - want), tol)
           << rows << "x" << cols << " row " << r << " (" << matvec_kernel_name() << ")";
       EXPECT_LE(std::fabs(plain[static_cast<size_t>(r)] - want), tol)

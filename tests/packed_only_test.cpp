@@ -19,8 +19,8 @@
 namespace sf {
 namespace {
 
-const char* const kCases[] = {"encdec_post_relu_sin", "encdec_pre_gelu_shared", "deconly_pre_gelu",
-                              "deconly_post_relu_learned"};
+const char* const kPackedCases[] = {"encdec_post_relu_sin", "encdec_pre_gelu_shared", "deconly_pre_gelu",
+                                    "deconly_post_relu_learned"};
 
 TEST(PackedOnly, UnpackingGivesBackTheSameFloats) {
   // Below one panel, odd sizes, several panels with a partial last one.
@@ -88,7 +88,7 @@ std::pair<std::shared_ptr<const Model>, std::shared_ptr<const Model>> both(const
 }
 
 TEST(PackedOnly, ParametersReadBackAsTheirRows) {
-  for (const char* cs : kCases) {
+  for (const char* cs : kPackedCases) {
     const auto [rows, packed] = both(cs);
     const Weights& w = packed->weights;
     const Linear& q = w.decoder[0].self_attn.q_proj;
@@ -136,7 +136,7 @@ TEST(PackedOnly, ParametersReadBackAsTheirRows) {
 }
 
 TEST(PackedOnly, CachedDecodingGivesWhatTheRowsGive) {
-  for (const char* cs : kCases) {
+  for (const char* cs : kPackedCases) {
     const auto [rows, packed] = both(cs);
     auto a = Session::create(rows, test::prompt_of(rows->config, 3));
     auto b = Session::create(packed, test::prompt_of(packed->config, 3));

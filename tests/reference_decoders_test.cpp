@@ -19,12 +19,10 @@
 namespace sf {
 namespace {
 
-Model open_fixture(const std::string& name) { return test::open_hf_stand_in(name); }
-
 class ReferenceDecoders : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReferenceDecoders, FastPathEqualsTheReferencePath) {
-  const Model m = open_fixture(GetParam());
+  const Model m = test::open_hf_stand_in(GetParam());
   ASSERT_GT(m.config.n_decoder_layers, 0);
   auto ex = read_safetensors(test::fixture(std::string("hf/") + GetParam() + "/expected.safetensors"));
   ASSERT_TRUE(ex.ok()) << ex.error();

@@ -177,7 +177,7 @@ TEST(Reference, ActivationsByHand) {
 // ---------------------------------------------------------------------------------------------
 // Whole models: every fixture, through the reference and the fast path.
 
-struct Case {
+struct ReferenceCase {
   const char* label;
   const char* model;     // a toy fixture's .safetensors or a Hugging Face folder, under tests/fixtures
   const char* expected;  // its expected.safetensors
@@ -185,7 +185,7 @@ struct Case {
 };
 
 // The fixtures with a decoder: the eight toy models (one attention-only), GPT-2 (stored as F32 and as F16) and Marian.
-const Case kDecoderCases[] = {
+const ReferenceCase kDecoderCases[] = {
     {"encdec_post_relu_sin", "encdec_post_relu_sin.safetensors", "encdec_post_relu_sin.expected.safetensors", ""},
     {"encdec_pre_relu_sin", "encdec_pre_relu_sin.safetensors", "encdec_pre_relu_sin.expected.safetensors", ""},
     {"encdec_post_gelu_learned", "encdec_post_gelu_learned.safetensors",
@@ -201,13 +201,13 @@ const Case kDecoderCases[] = {
     {"marian_tiny", "hf/marian-tiny", "hf/marian-tiny/expected.safetensors", ""},
 };
 // BERT, encoder-only with its masked-LM head: one sentence and a sentence pair (token types 0 and 1).
-const Case kEncoderOnlyCases[] = {
+const ReferenceCase kEncoderOnlyCases[] = {
     {"bert_tiny", "hf/bert-tiny", "hf/bert-tiny/expected.safetensors", ""},
     {"bert_tiny_pair", "hf/bert-tiny", "hf/bert-tiny/expected.safetensors", "pair."},
 };
 
-std::vector<Case> all_cases() {
-  std::vector<Case> all(std::begin(kDecoderCases), std::end(kDecoderCases));
+std::vector<ReferenceCase> all_cases() {
+  std::vector<ReferenceCase> all(std::begin(kDecoderCases), std::end(kDecoderCases));
   all.insert(all.end(), std::begin(kEncoderOnlyCases), std::end(kEncoderOnlyCases));
   return all;
 }
@@ -219,7 +219,7 @@ struct Loaded {
   std::vector<int> src, tgt;  // empty where the architecture has no such side
 };
 
-Loaded load(const Case& c) {
+Loaded load(const ReferenceCase& c) {
   Loaded f;
   auto m = load_model(test::fixture(c.model));
   EXPECT_TRUE(m.ok()) << c.label << ": " << m.error();
@@ -247,12 +247,12 @@ std::vector<std::pair<std::string, Tensor>> named_maps(const ref::Output& out, c
   return maps;
 }
 
-class ReferenceModel : public ::testing::TestWithParam<Case> {};
+class ReferenceModel : public ::testing::TestWithParam<ReferenceCase> {};
 
 // The reference against the independent PyTorch fixtures: logits within 1e-4, every attention
 // weight within 1e-5, the encoder's output within 1e-4.
 TEST_P(ReferenceModel, MatchesThePyTorchFixtures) {
-  const Case c = GetParam();
+  const ReferenceCase c = GetParam();
   const Loaded f = load(c);
   const ref::Output out = ref::forward(f.model, f.src, f.tgt);
   const std::string p = c.prefix;
@@ -294,7 +294,7 @@ constexpr double kRounding = 1e-5;
 // The fast path (what the explorer and the command line run) against the reference: logits and
 // every attention map of every layer and head.
 TEST_P(ReferenceModel, FastPathEqualsTheReference) {
-  const Case c = GetParam();
+  const ReferenceCase c = GetParam();
   const Loaded f = load(c);
   const Model& m = f.model;
   const ref::Output want = ref::forward(m, f.src, f.tgt);
@@ -331,10 +331,10 @@ TEST_P(ReferenceModel, FastPathEqualsTheReference) {
 // Decoding token by token with the reference's KV cache gives, at every step, the row of the
 // whole-target decoder's logits and attention weights; and the fast path's cached decoding gives
 // the same logits.
-class ReferenceDecoder : public ::testing::TestWithParam<Case> {};
+class ReferenceDecoder : public ::testing::TestWithParam<ReferenceCase> {};
 
 TEST_P(ReferenceDecoder, KvCacheStepsEqualTheWholeTarget) {
-  const Case c = GetParam();
+  const ReferenceCase c = GetParam();
   const Loaded f = load(c);
   const Model& m = f.model;
   ASSERT_TRUE(m.config.has_decoder()) << c.label;
@@ -368,7 +368,7 @@ TEST_P(ReferenceDecoder, KvCacheStepsEqualTheWholeTarget) {
 // the first and the last self-attention head, a cross-attention head, and the first and the last
 // feed-forward sublayer. Each ablation moves the logits, so an ignored one would fail.
 TEST_P(ReferenceDecoder, AblatedFastPathEqualsTheReferenceAblation) {
-  const Case c = GetParam();
+  const ReferenceCase c = GetParam();
   const Loaded f = load(c);
   const Model& m = f.model;
   const Config& cfg = m.config;
@@ -439,7 +439,7 @@ TEST(ReferenceShippedModels, GreedyDecodingAnswersEveryTask) {
     }
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.label; }
+std::string case_name(const ::testing::TestParamInfo<ReferenceCase>& info) { return info.param.label; }
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceModel, ::testing::ValuesIn(all_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceDecoder, ::testing::ValuesIn(kDecoderCases), case_name);
 

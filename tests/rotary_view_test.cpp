@@ -21,25 +21,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Model open_hf(const std::string& name) { return test::open_hf_stand_in(name); }
-
 struct Recorded {
   Model m;
   DecoderTrace t;
 };
 
 Recorded run(const std::string& name, int n = 9) {
-  Recorded r{open_hf(name), {}};
+  Recorded r{test::open_hf_stand_in(name), {}};
   std::vector<int> ids;
   for (int i = 0; i < n; ++i) ids.push_back(5 + 17 * i % 250);
   decode(r.m, ids, 1, {}, nullptr, &r.t);
   return r;
-}
-
-double max_diff(const Mat& a, const Mat& b) {
-  EXPECT_EQ(a.rows(), b.rows());
-  EXPECT_EQ(a.cols(), b.cols());
-  return (a - b).cwiseAbs().maxCoeff();
 }
 
 TEST(RotaryView, PairsAreTheRecordedColumnsAndTurnBackToTheUnrotatedProjections) {
@@ -79,7 +71,7 @@ TEST(RotaryView, PairsAreTheRecordedColumnsAndTurnBackToTheUnrotatedProjections)
   EXPECT_NEAR(v->q_fan(4, 0), v->q_pair(4, 0), 1e-5);
   EXPECT_NEAR(v->q_fan(4, 1), v->q_pair(4, 1), 1e-5);
   // The recomputed scores are the ones the run recorded, Q_h K_hᵀ (before 1/√d_k).
-  EXPECT_LE(max_diff(v->scores, a.raw_scores[3]), 1e-5);
+  EXPECT_LE(test::max_abs_diff(v->scores, a.raw_scores[3]), 1e-5);
   // The pair's share is one term of the head's dot product.
   EXPECT_NEAR(v->pair_scores(5, 2), v->q_pair(5, 0) * v->k_pair(2, 0) + v->q_pair(5, 1) * v->k_pair(2, 1), 1e-6);
 }
@@ -125,16 +117,16 @@ TEST(RotaryView, PartialRotaryPassesTheLastDimensionsThrough) {
   const int dk = 16;
   Mat q0 = a.q.middleCols(dk, dk);
   unrotate(q0, v->layout);
-  EXPECT_LE(max_diff(q0, a.q_unrotated.middleCols(dk, dk)), 1e-5);
+  EXPECT_LE(test::max_abs_diff(q0, a.q_unrotated.middleCols(dk, dk)), 1e-5);
   EXPECT_EQ(q0.rightCols(12), a.q.middleCols(dk, dk).rightCols(12));
-  EXPECT_LE(max_diff(v->scores, a.raw_scores[1]), 1e-5);
+  EXPECT_LE(test::max_abs_diff(v->scores, a.raw_scores[1]), 1e-5);
   for (const RelativeRow& row : v->relative) EXPECT_LT(row.spread, 1e-4);
 }
 
 // The explorer's positional-encoding switch on a rotary model turns nothing: q and k are the
 // projections as they are, and a query's scores no longer depend on where the keys stand.
 TEST(RotaryView, WithoutPositionalEncodingNothingTurns) {
-  const Model m = open_hf("llama-tiny");
+  const Model m = test::open_hf_stand_in("llama-tiny");
   const std::vector<int> ids = {7, 9, 7, 9, 11};
   RunOptions off;
   off.positional_encoding = false;
@@ -143,7 +135,7 @@ TEST(RotaryView, WithoutPositionalEncodingNothingTurns) {
   decode(m, ids, 1, {}, nullptr, &off_t, off);
   const AttentionTrace& a = off_t.layers[0].self_attn;
   EXPECT_EQ(a.q, on_t.layers[0].self_attn.q_unrotated);
-  EXPECT_GT(max_diff(on_t.layers[0].self_attn.q, a.q), 1e-3);
+  EXPECT_GT(test::max_abs_diff(on_t.layers[0].self_attn.q, a.q), 1e-3);
   // Token 7 at positions 0 and 2, token 9 at 1 and 3: the same key rows, so the last query
   // scores them equally without rotation, and differently with it.
   const Mat& s_off = a.raw_scores[0];

@@ -16,20 +16,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::shared_ptr<const Model> model(const std::string& cs) {
-  return std::make_shared<const Model>(test::load_fixture_model(cs));
-}
-
-DecodeSettings forced() {
-  DecodeSettings s;
-  s.strategy = Strategy::Forced;
-  return s;
-}
-
 // encdec fixtures: source words a..h, target words x0..x6.
-Session session(const std::string& cs, const DecodeSettings& s = forced(), bool cache = true) {
+Session fixture_session(const std::string& cs, const DecodeSettings& s = test::forced(), bool cache = true) {
   const bool enc = cs.rfind("encdec", 0) == 0;
-  auto r = Session::create(model(cs), enc ? "a b c <pad>" : "x0 x1",
+  auto r = Session::create(test::shared_fixture_model(cs), enc ? "a b c <pad>" : "x0 x1",
                            s.strategy == Strategy::Forced ? "x2 x3 x4 x5" : "", s, cache);
   EXPECT_TRUE(r.ok()) << r.error();
   return std::move(*r);
@@ -45,7 +35,7 @@ std::vector<StageKind> kinds_of_step(const Session& s, int step) {
 using K = StageKind;
 
 TEST(Stages, PostLnEncoderDecoder) {
-  Session s = session("encdec_post_relu_sin");
+  Session s = fixture_session("encdec_post_relu_sin");
   s.run_to_end();
   std::vector<StageKind> enc;
   for (const Stage& st : s.stages())
@@ -61,7 +51,7 @@ TEST(Stages, PostLnEncoderDecoder) {
 }
 
 TEST(Stages, PreLnNormsComeFirstAndAFinalNormCloses) {
-  Session s = session("encdec_pre_relu_sin");
+  Session s = fixture_session("encdec_pre_relu_sin");
   std::vector<StageKind> enc;
   for (const Stage& st : s.stages())
     if (st.side == Side::Encoder) enc.push_back(st.kind);
@@ -75,7 +65,7 @@ TEST(Stages, PreLnNormsComeFirstAndAFinalNormCloses) {
 }
 
 TEST(Stages, DecoderOnlyStartsWithThePrefillAndHasNoCrossAttention) {
-  Session s = session("deconly_pre_gelu");
+  Session s = fixture_session("deconly_pre_gelu");
   EXPECT_EQ(s.cursor(), 0);
   const Stage first = s.current();
   EXPECT_EQ(first.side, Side::Decoder);
@@ -92,7 +82,7 @@ TEST(Stages, DecoderOnlyStartsWithThePrefillAndHasNoCrossAttention) {
 TEST(Stages, ReadsAndWritesNameRecordedTensorsWithTheirShapes) {
   for (const char* cs : {"encdec_post_relu_sin", "encdec_pre_gelu_shared", "deconly_post_relu_learned"}) {
     for (bool cache : {true, false}) {
-      Session s = session(cs, forced(), cache);
+      Session s = fixture_session(cs, test::forced(), cache);
       s.jump_to_step(2);
       int checked = 0;
       for (const Stage& st : s.stages()) {
@@ -114,7 +104,7 @@ TEST(Stages, ReadsAndWritesNameRecordedTensorsWithTheirShapes) {
 }
 
 TEST(Stages, FormulasCarryActualShapes) {
-  Session s = session("encdec_post_relu_sin");  // d 16, 2 heads (d_k 8), source 4 tokens
+  Session s = fixture_session("encdec_post_relu_sin");  // d 16, 2 heads (d_k 8), source 4 tokens
   s.jump_to_step(3);
   // Step 3, layer 0 self-attention: one query over 4 cached keys.
   const int E = encoder_stage_count(s.model().config), D = decoder_stage_count(s.model().config);
@@ -165,22 +155,22 @@ TEST(Movement, BackThenForwardIsBitIdentical) {
   DecodeSettings sample;
   sample.strategy = Strategy::Sample;
   sample.seed = 7;
-  for (const DecodeSettings& ds : {DecodeSettings{}, sample, forced()}) {
-    Session s = session("encdec_pre_gelu_shared", ds);
+  for (const DecodeSettings& ds : {DecodeSettings{}, sample, test::forced()}) {
+    Session s = fixture_session("encdec_pre_gelu_shared", ds);
     for (int i = 0; i < 40; ++i) s.forward();
     const Seen here = look(s);
     for (int i = 0; i < 25; ++i) ASSERT_TRUE(s.back());
     for (int i = 0; i < 25; ++i) ASSERT_TRUE(s.forward());
     expect_same(here, look(s));
     // And a fresh session stepped to the same stage computes the very same numbers.
-    Session fresh = session("encdec_pre_gelu_shared", ds);
+    Session fresh = fixture_session("encdec_pre_gelu_shared", ds);
     fresh.jump(here.cursor);
     expect_same(here, look(fresh));
   }
 }
 
 TEST(Movement, EndsAreNoOpsWithAMessage) {
-  Session s = session("encdec_post_relu_sin");
+  Session s = fixture_session("encdec_post_relu_sin");
   EXPECT_FALSE(s.back());
   EXPECT_EQ(s.cursor(), 0);
   EXPECT_THAT(s.message(), HasSubstr("already at the first stage"));
@@ -204,7 +194,7 @@ TEST(Movement, EndsAreNoOpsWithAMessage) {
 }
 
 TEST(Movement, TokenSteps) {
-  Session s = session("encdec_post_relu_sin");
+  Session s = fixture_session("encdec_post_relu_sin");
   const int E = encoder_stage_count(s.model().config), D = decoder_stage_count(s.model().config);
   ASSERT_TRUE(s.next_token());  // from the encoder to the first choice
   EXPECT_EQ(s.cursor(), E + D - 1);
@@ -231,7 +221,7 @@ TEST(Movement, TokenSteps) {
 }
 
 TEST(Movement, CopiesAreSnapshots) {
-  Session s = session("encdec_pre_relu_sin");
+  Session s = fixture_session("encdec_pre_relu_sin");
   s.jump_to_step(1);
   const Session snap = s;  // what a worker would publish
   const auto rec = snap.current_record();
@@ -247,7 +237,7 @@ TEST(Movement, CopiesAreSnapshots) {
 }
 
 TEST(Changes, CacheToggleKeepsTheStageAndTheNumbers) {
-  Session s = session("encdec_post_gelu_learned");
+  Session s = fixture_session("encdec_post_gelu_learned");
   s.jump(40);
   const Mat on = s.current_record()->trace->logits;
   s.set_use_cache(false);
@@ -259,7 +249,7 @@ TEST(Changes, CacheToggleKeepsTheStageAndTheNumbers) {
 }
 
 TEST(Changes, NewInputOrSettingsRestartCleanly) {
-  Session s = session("encdec_post_relu_sin");
+  Session s = fixture_session("encdec_post_relu_sin");
   s.jump_to_step(2);
   ASSERT_TRUE(s.set_input("b b a", "x6 x6"));
   EXPECT_EQ(s.cursor(), 0);
@@ -275,7 +265,7 @@ TEST(Changes, NewInputOrSettingsRestartCleanly) {
 }
 
 TEST(Changes, ABadChangeLeavesEverythingAsItWas) {
-  Session s = session("encdec_post_relu_sin");
+  Session s = fixture_session("encdec_post_relu_sin");
   s.jump_to_step(1);
   const int cursor = s.cursor();
   auto r = s.set_input("");
@@ -291,7 +281,7 @@ TEST(Changes, ABadChangeLeavesEverythingAsItWas) {
 }
 
 TEST(SessionCost, FollowsTheCurrentStep) {
-  Session s = session("encdec_post_relu_sin");
+  Session s = fixture_session("encdec_post_relu_sin");
   s.jump_to_step(3);
   const CostReport c = s.cost();
   EXPECT_EQ(c.t, 4);
@@ -307,7 +297,7 @@ TEST(SessionCost, FollowsTheCurrentStep) {
 TEST(Session, KeptBlocksReferToThePreviousBlocksOutput) {
   for (const char* cs : {"deconly_pre_gelu", "encdec_post_relu_sin", "encdec_pre_3layer_odd"}) {
     SCOPED_TRACE(cs);
-    Session kept = session(cs), whole = session(cs, forced(), false);
+    Session kept = fixture_session(cs), whole = fixture_session(cs, test::forced(), false);
     kept.run_to_end();
     whole.run_to_end();
     const int last = static_cast<int>(kept.steps().size()) - 1;

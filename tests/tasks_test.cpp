@@ -4,18 +4,13 @@
 
 #include <set>
 
+#include "test_util.h"
 #include "train/batch.h"
 #include "train/tasks.h"
 #include "train/trainer.h"
 
 namespace sf {
 namespace {
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto& x : v) s += (s.empty() ? "" : " ") + x;
-  return s;
-}
 
 TEST(Tasks, EveryTaskIsDeterministicAndSplitIsDisjoint) {
   for (const std::string& name : task_names()) {
@@ -64,7 +59,7 @@ TEST(Tasks, WhatEachTaskComputes) {
   auto add = make_task("add");
   for (int i = 0; i < 200; ++i) {
     Example e = add->generate(rng);
-    const std::string text = joined(e.src);  // "3 4 7 + 5 8"
+    const std::string text = test::joined(e.src);  // "3 4 7 + 5 8"
     std::string a, b, sum;
     bool plus = false;
     for (auto& s : e.src) {
@@ -105,11 +100,11 @@ TEST(Tasks, InductionRepeatsDistinctLetters) {
     ASSERT_LE(n, static_cast<size_t>(kInductionMaxHalf));
     ASSERT_EQ(e.tgt.size(), n - 1);
     const std::vector<std::string> half(e.src.begin(), e.src.begin() + static_cast<std::ptrdiff_t>(n));
-    EXPECT_EQ(std::set<std::string>(half.begin(), half.end()).size(), n) << joined(half) << ": distinct";
+    EXPECT_EQ(std::set<std::string>(half.begin(), half.end()).size(), n) << test::joined(half) << ": distinct";
     std::vector<std::string> whole = e.src;
     whole.insert(whole.end(), e.tgt.begin(), e.tgt.end());
     ASSERT_EQ(whole.size(), 2 * n);
-    for (size_t k = 0; k < n; ++k) EXPECT_EQ(whole[k], whole[k + n]) << joined(whole);
+    for (size_t k = 0; k < n; ++k) EXPECT_EQ(whole[k], whole[k + n]) << test::joined(whole);
     for (const auto& s : whole) EXPECT_GE(c.tgt_vocab.id(s), 4) << s;  // a letter, not a special
     firsts.insert(half.front());
     lengths.insert(n);

@@ -1,4 +1,4 @@
-// test_util.h — helpers shared by the test files: paths, fixture loading, max-abs-diff.
+// test_util.h — helpers shared by the test files: paths, fixtures, tolerances, scratch files.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +20,7 @@
 
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
+#include "stepper/decoding.h"
 #include "scratch_dir.h"
 
 namespace sf::test {
@@ -47,13 +48,40 @@ inline std::string prompt_of(const Config& c, int words) {
   return s;
 }
 
+// The decoder-bearing fixtures every decoding strategy and cache path runs on.
+inline const char* const kDecodingCases[] = {
+    "encdec_post_relu_sin", "encdec_pre_relu_sin",       "encdec_post_gelu_learned", "encdec_pre_gelu_shared",
+    "deconly_pre_gelu",     "deconly_post_relu_learned", "encdec_pre_3layer_odd"};
+
+// Settings that force the target given with the input (teacher forcing).
+inline DecodeSettings forced() {
+  DecodeSettings s;
+  s.strategy = Strategy::Forced;
+  return s;
+}
+
 inline TensorFile load_expected(const std::string& cs) {
   auto f = read_safetensors(fixture(cs + ".expected.safetensors"));
   EXPECT_TRUE(f.ok()) << f.error();
   return f.ok() ? std::move(*f) : TensorFile{};
 }
 
+// A tiny hub folder of tests/fixtures/hf and the PyTorch reference's tensors beside it.
+inline std::string hf_fixture(const std::string& name) { return fixture("hf/" + name); }
+inline TensorFile hf_expected(const std::string& name) {
+  auto f = read_safetensors(hf_fixture(name) + "/expected.safetensors");
+  EXPECT_TRUE(f.ok()) << f.error();
+  return f.ok() ? std::move(*f) : TensorFile{};
+}
+
 inline std::vector<int> ids_of(const Tensor& t) { return std::vector<int>(t.i64.begin(), t.i64.end()); }
+
+// Words joined by single spaces.
+inline std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
 
 // Largest |a − b| over two tensors of equal shape; +inf if shapes differ. Equal infinities
 // (the −inf of a mask) count as 0.
@@ -65,6 +93,22 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
     m = std::max(m, std::fabs(static_cast<double>(a.f32[i]) - b.f32[i]));
   }
   return m;
+}
+
+// Largest |a − b| over two matrices of equal shape (0 when empty); +inf if the shapes differ.
+inline double max_abs_diff(const Mat& a, const Mat& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  return a.size() ? static_cast<double>((a - b).cwiseAbs().maxCoeff()) : 0.0;
+}
+
+// |float32 sum − exact| for x · w.row(r), a sum of k products in any order, each addition (or
+// fused multiply-add) rounding once at 2^-24 relative: at most (k + 1)·2^-24·Σ|x_i w_i| (k − 1
+// additions along any path of the summation tree, plus one for the lanes' final additions). Two
+// such sums in different orders differ by at most twice this.
+inline double float_sum_bound(const float* x, const Mat& w, Eigen::Index r) {
+  double s = 0;
+  for (Eigen::Index i = 0; i < w.cols(); ++i) s += std::fabs(static_cast<double>(x[i]) * w(r, i));
+  return static_cast<double>(w.cols() + 1) * std::ldexp(1.0, -24) * s + 1e-30;
 }
 
 // The test process's scratch folder (ctest runs each test in a process of its own, with TMPDIR

@@ -30,13 +30,13 @@ json read_json(const std::string& path) {
 }
 
 // A folder of its own under the test temporary directory, removed with everything in it.
-struct Scratch {
+struct TempFolder {
   std::string dir;
-  Scratch() {
+  TempFolder() {
     std::string t = std::string(::testing::TempDir()) + "sf_tokjson_XXXXXX";
     dir = mkdtemp(t.data()) ? t : std::string();
   }
-  ~Scratch() {
+  ~TempFolder() {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
   }
@@ -54,7 +54,7 @@ Vocab must_load(const std::string& folder, const std::string& model_type = "llam
 }
 
 // A tokenizer.json from tokenizer.json text, no tokenizer_config.json.
-Result<LoadedTokenizer> from_json(const Scratch& s, const json& j, const std::string& model_type = "qwen2") {
+Result<LoadedTokenizer> from_json(const TempFolder& s, const json& j, const std::string& model_type = "qwen2") {
   return load_tokenizer_json(s.write("tokenizer.json", j.dump()), s.dir + "/tokenizer_config.json", model_type);
 }
 
@@ -126,7 +126,7 @@ TEST(SentencePieceBpe, BosAndEosAsTokenizerConfigSays) {
   EXPECT_EQ(first.framing()->reasons[1], "</s> added after the text: tokenizer_config.json add_eos_token = true");
   EXPECT_EQ(first.frame({7, 8}), (std::vector<int>{1, 7, 8, 2}));
   // Without tokenizer_config.json: LlamaTokenizer's defaults, said as such.
-  Scratch s;
+  TempFolder s;
   std::filesystem::copy_file(tok("llama-sp/tokenizer.model"), s.dir + "/tokenizer.model");
   const Vocab bare = must_load(s.dir);
   EXPECT_EQ(bare.framing()->before, (std::vector<int>{1}));
@@ -200,7 +200,7 @@ using Words = std::vector<std::string>;
 TEST(ByteLevelBpe, Gpt2PipelineMatchesTheReference) {
   // gpt2-tiny/tokenization.json: the Python reference, itself checked against the JavaScript
   // gpt-3-encoder on these strings with the same tiny files.
-  Scratch s;
+  TempFolder s;
   auto t = from_json(s, byte_level(kGpt2Pre), "gpt2");
   ASSERT_TRUE(t.ok()) << t.error();
   EXPECT_EQ(t->kind, "byte-level BPE");
@@ -218,7 +218,7 @@ TEST(ByteLevelBpe, Gpt2PipelineMatchesTheReference) {
 }
 
 TEST(ByteLevelBpe, Qwen2SplitRegexHandChecked) {
-  Scratch s;
+  TempFolder s;
   json j = byte_level(split_then_bytes(kQwen2));
   j["normalizer"] = {{"type", "NFC"}};
   auto t = from_json(s, j);
@@ -246,7 +246,7 @@ TEST(ByteLevelBpe, Qwen2SplitRegexHandChecked) {
 }
 
 TEST(ByteLevelBpe, Llama3SplitRegexHandChecked) {
-  Scratch s;
+  TempFolder s;
   auto t = from_json(s, byte_level(split_then_bytes(kLlama3)));
   ASSERT_TRUE(t.ok()) << t.error();
   const Vocab& v = t->vocab;
@@ -255,7 +255,7 @@ TEST(ByteLevelBpe, Llama3SplitRegexHandChecked) {
   EXPECT_EQ(words(v, "1234567"), (Words{"123", "456", "7"}));
   EXPECT_EQ(words(v, "We'RE 2026's"), (Words{"We", "'RE", " ", "202", "6", "'s"}));
   // The same regex with GPT-2's pre-tokenizer gives GPT-2's splits, for contrast.
-  Scratch s2;
+  TempFolder s2;
   auto g = from_json(s2, byte_level(kGpt2Pre), "gpt2");
   ASSERT_TRUE(g.ok()) << g.error();
   EXPECT_EQ(words(g->vocab, "abc 12345 x"), (Words{"abc", " 12345", " x"}));
@@ -265,14 +265,14 @@ TEST(ByteLevelBpe, Llama3SplitRegexHandChecked) {
 
 TEST(ByteLevelBpe, DigitsThenByteLevel) {
   // SmolLM2 (StarCoder's tokenizer): Digits(individual_digits) before GPT-2's ByteLevel.
-  Scratch s;
+  TempFolder s;
   auto t = from_json(s,
                      byte_level({{"type", "Sequence"},
                                  {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, kGpt2Pre}}}),
                      "qwen2");
   ASSERT_TRUE(t.ok()) << t.error();
   EXPECT_EQ(words(t->vocab, "abc 123"), (Words{"abc", " ", "1", "2", "3"}));
-  Scratch s2;
+  TempFolder s2;
   auto runs = from_json(s2,
                         byte_level({{"type", "Sequence"},
                                     {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", false}}, kGpt2Pre}}}),
@@ -282,7 +282,7 @@ TEST(ByteLevelBpe, DigitsThenByteLevel) {
 }
 
 TEST(ByteLevelBpe, AddedTokensMatchedWholeInTheMiddleOfText) {
-  Scratch s;
+  TempFolder s;
   json j = byte_level(split_then_bytes(kQwen2));
   j["added_tokens"].push_back({{"id", 757}, {"content", "<|im_start|>"}, {"special", true}, {"normalized", false}});
   j["added_tokens"].push_back({{"id", 758}, {"content", "<|im_end|>"}, {"special", true}, {"normalized", false}});
@@ -301,7 +301,7 @@ TEST(ByteLevelBpe, AddedTokensMatchedWholeInTheMiddleOfText) {
   ASSERT_EQ(mid.ids.size(), v.tokenize("ab").ids.size() + 1 + v.tokenize("cd").ids.size());
   EXPECT_EQ(mid.ids[v.tokenize("ab").ids.size()], 758);
   // lstrip: the token takes the white space before it.
-  Scratch s2;
+  TempFolder s2;
   j["added_tokens"][2]["lstrip"] = true;
   auto l = from_json(s2, j);
   ASSERT_TRUE(l.ok()) << l.error();
@@ -314,14 +314,14 @@ TEST(ByteLevelBpe, IgnoreMergesTakesAWordThatIsAToken) {
   // 'Ġxyzzy' is a token no merge makes: with ignore_merges the word " xyzzy" is that token.
   json j = byte_level(kGpt2Pre);
   j["model"]["vocab"]["\xC4\xA0xyzzy"] = 757;
-  Scratch s;
+  TempFolder s;
   auto plain = from_json(s, j);
   ASSERT_TRUE(plain.ok()) << plain.error();
   const std::vector<int> merged = plain->vocab.tokenize("a xyzzy").ids;
   EXPECT_GT(merged.size(), 2u);
   EXPECT_EQ(std::count(merged.begin(), merged.end(), 757), 0);
   j["model"]["ignore_merges"] = true;
-  Scratch s2;
+  TempFolder s2;
   auto ignoring = from_json(s2, j);
   ASSERT_TRUE(ignoring.ok()) << ignoring.error();
   EXPECT_EQ(ignoring->vocab.tokenize("a xyzzy").ids, (std::vector<int>{merged[0], 757}));
@@ -339,7 +339,7 @@ TEST(ByteLevelBpe, TemplateProcessingSaysWhatItAdds) {
       {"type": "TemplateProcessing",
        "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
        "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [757], "tokens": ["<|begin_of_text|>"]}}}]})");
-  Scratch s;
+  TempFolder s;
   s.write(
       "tokenizer_config.json",
       R"({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<|begin_of_text|>", "eos_token": "<|endoftext|>"})");
@@ -357,7 +357,7 @@ TEST(ByteLevelBpe, TemplateProcessingSaysWhatItAdds) {
                                       "\"<|begin_of_text|> $A\""}));
   // Qwen2: the ByteLevel post-processor adds nothing.
   j["post_processor"] = {{"type", "ByteLevel"}};
-  Scratch s2;
+  TempFolder s2;
   auto q = from_json(s2, j, "qwen2");
   ASSERT_TRUE(q.ok()) << q.error();
   EXPECT_EQ(q->vocab.encode("hi").ids, hi);
@@ -366,7 +366,7 @@ TEST(ByteLevelBpe, TemplateProcessingSaysWhatItAdds) {
 }
 
 TEST(ByteLevelBpe, SplitCharactersAreShownTogether) {
-  Scratch s;
+  TempFolder s;
   auto t = from_json(s, byte_level(kGpt2Pre), "gpt2");
   ASSERT_TRUE(t.ok()) << t.error();
   const Vocab& v = t->vocab;
@@ -396,7 +396,7 @@ TEST(TokenizerJsonBadFiles, RefusedByName) {
     j[key] = value;
     return j;
   };
-  Scratch s;
+  TempFolder s;
   expect_refused(from_json(s, with("pre_tokenizer", {{"type", "Whitespace"}})),
                  {"tokenizer.json", "pre_tokenizer", "'Whitespace'", "not supported"});
   expect_refused(from_json(s, with("normalizer", {{"type", "NFKC"}})), {"normalizer", "'NFKC'", "not supported"});
@@ -424,7 +424,7 @@ TEST(TokenizerJsonBadFiles, RefusedByName) {
 }
 
 TEST(TokenizerJsonBadFiles, BadRegexMissingMergesTruncated) {
-  Scratch s;
+  TempFolder s;
   expect_refused(from_json(s, byte_level(split_then_bytes("(unclosed"))),
                  {"tokenizer.json", "pre_tokenizer Split", "'(unclosed'", "does not compile"});
   json no_merges = byte_level(kGpt2Pre);
@@ -453,7 +453,7 @@ TEST(TokenizerJsonBadFiles, BadRegexMissingMergesTruncated) {
 }
 
 TEST(TokenizerJsonBadFiles, FolderWithoutTokenizer) {
-  Scratch s;
+  TempFolder s;
   auto t = load_hf_tokenizer(s.dir, "qwen2");
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().find("tokenizer.json or tokenizer.model, found neither"), std::string::npos) << t.error();
@@ -500,7 +500,7 @@ TEST(RealGpt2Tokenizer, TokenizerJsonMatchesTheJsEncoder) {
   while (std::getline(in, line))
     if (!line.empty()) merges.push_back(line);
   j["model"]["merges"] = merges;
-  Scratch s;
+  TempFolder s;
   auto t = from_json(s, j, "gpt2");
   ASSERT_TRUE(t.ok()) << t.error();
   EXPECT_EQ(t->vocab.size(), 50257);

@@ -52,7 +52,7 @@ Vocab gpt2() {
   return v.ok() ? *v : Vocab{};
 }
 
-Vocab bert() {
+Vocab bert_vocab() {
   auto lower = wordpiece_lowercase(hf("bert-tiny/tokenizer_config.json"));
   EXPECT_TRUE(lower.ok() && *lower);
   auto v = load_wordpiece(hf("bert-tiny/vocab.txt"), true);
@@ -104,7 +104,7 @@ TEST(Tokenizer, Gpt2VocabularyAndSpecials) {
 }
 
 TEST(Tokenizer, BertVocabularyAndSpecialsByName) {
-  const Vocab v = bert();
+  const Vocab v = bert_vocab();
   EXPECT_EQ(v.tokenizer(), Tokenizer::WordPiece);
   EXPECT_EQ(v.size(), 311);
   EXPECT_EQ(v.pad(), 0);
@@ -151,7 +151,7 @@ TEST(Tokenizer, Gpt2TinyMatchesTheReference) {
 }
 
 TEST(Tokenizer, BertTinyMatchesTheReference) {
-  const Vocab v = bert();
+  const Vocab v = bert_vocab();
   for_each_case("bert-tiny/tokenization.json", 26, [&](const json& c, const std::string& text) {
     const Tokenized t = v.encode(text);
     EXPECT_EQ(t.ids, ints(c["ids"]));
@@ -266,7 +266,7 @@ TEST(Tokenizer, Gpt2MergesLowestRankFirstAllOccurrences) {
 }
 
 TEST(Tokenizer, BertDisplayWordStartsAndUnknownPieces) {
-  const Vocab v = bert();
+  const Vocab v = bert_vocab();
   const Tokenized t = v.encode("unaffable ﬁne");
   EXPECT_EQ(t.display, (std::vector<std::string>{"[CLS]", "un", "##aff", "##able", "[UNK]", "[SEP]"}));
   EXPECT_EQ(t.word_start, (std::vector<char>{1, 1, 0, 0, 1, 1}));

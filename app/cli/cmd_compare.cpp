@@ -16,7 +16,7 @@ namespace sf::cli {
 
 namespace {
 
-const char* kUsage =
+const char* kCompareUsage =
     "usage: stepformer compare --a A.safetensors (--b B.safetensors | --switch) --src \"...\" [--tgt \"...\"]\n"
     "         [--max-len N] [--stages]\n"
     "  --switch   B is A's weights with the LayerNorm placement switched (an experiment)\n"
@@ -43,13 +43,13 @@ static int cmd_compare(int argc, char** argv) {
   if (a.ok()) a.require("--a");
   if (a.ok()) a.require("--src");
   if (a.ok() && a.has("--b") == a.has("--switch")) {
-    std::cerr << "stepformer compare: expected exactly one of --b B.safetensors and --switch\n" << kUsage;
+    std::cerr << "stepformer compare: expected exactly one of --b B.safetensors and --switch\n" << kCompareUsage;
     return 2;
   }
   DecodeSettings d;
   d.max_len = static_cast<int>(a.integer("--max-len", 0, 0, 100000));
   if (!a.ok()) {
-    std::cerr << "stepformer compare: " << a.error() << "\n" << kUsage;
+    std::cerr << "stepformer compare: " << a.error() << "\n" << kCompareUsage;
     return 2;
   }
   if (a.has("--tgt")) d.strategy = Strategy::Forced;

@@ -15,7 +15,7 @@ namespace sf::cli {
 
 namespace {
 
-const char* kUsage = "usage: stepformer evaluate --model M.safetensors --task T [--examples N] [--show K]\n";
+const char* kEvaluateUsage = "usage: stepformer evaluate --model M.safetensors --task T [--examples N] [--show K]\n";
 
 std::string joined(const std::vector<std::string>& v, size_t end) {
   std::string s;
@@ -30,7 +30,8 @@ static int cmd_evaluate(int argc, char** argv) {
   const long long n = a.integer("--examples", 1000, 1, 1000000);
   const long long show = a.integer("--show", 5, 0, 1000);
   if (!a.ok() || !a.get("--model") || !a.get("--task")) {
-    std::cerr << "stepformer evaluate: " << (!a.ok() ? a.error() : "expected --model and --task") << "\n" << kUsage;
+    std::cerr << "stepformer evaluate: " << (!a.ok() ? a.error() : "expected --model and --task") << "\n"
+              << kEvaluateUsage;
     return 2;
   }
   auto m = load_model(find_model(a.str("--model")));

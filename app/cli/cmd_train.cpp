@@ -39,7 +39,7 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-const char* kUsage =
+const char* kTrainUsage =
     "usage: stepformer train --task T --norm pre|post [--arch encoder-decoder|decoder-only]\n"
     "         [--layers N | --encoder-layers N --decoder-layers N] [--d-model D] [--heads H] [--d-ff F]\n"
     "         [--activation relu|gelu] [--positional sinusoidal|learned]\n"
@@ -106,7 +106,7 @@ int resume_training(Args& a, Result<Trainer>& trainer, std::string& out) {
   const long long steps = a.integer("--steps", -1, 0, 1LL << 40);
   const long long threads = a.integer("--threads", -1, 1, 64);
   if (!a.ok()) {
-    std::cerr << "stepformer train: " << a.error() << "\n" << kUsage;
+    std::cerr << "stepformer train: " << a.error() << "\n" << kTrainUsage;
     return 2;
   }
   trainer = Trainer::resume(a.str("--resume"));
@@ -211,7 +211,7 @@ int start_training(Args& a, const std::string& command, Result<Trainer>& trainer
   if (const int code = read_training_options(a, o)) return code;
   o.command = command;
   if (!a.ok()) {
-    std::cerr << "stepformer train: " << a.error() << "\n" << kUsage;
+    std::cerr << "stepformer train: " << a.error() << "\n" << kTrainUsage;
     return 2;
   }
   out = a.str("--out");

@@ -188,7 +188,7 @@ void Engine::refresh_demos(bool force) {
 
 namespace {
 
-std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
+std::shared_ptr<const Snapshot> publish_snapshot(Engine& e, uint64_t generation) {
   try {
     e.refresh_demos(false);  // the leak demo follows the tokens decoded so far
   } catch (const std::exception& ex) {
@@ -218,7 +218,7 @@ std::shared_ptr<const Snapshot> publish(Engine& e, uint64_t generation) {
 
 }  // namespace
 
-Worker::Worker(std::function<void()> wake) : JobThread(publish, wake), thumbnails_(wake) {}
+Worker::Worker(std::function<void()> wake) : JobThread(publish_snapshot, wake), thumbnails_(wake) {}
 
 // [SECTION] thumbnails
 

@@ -26,18 +26,13 @@ namespace {
 
 // Keeps the next item, `width` pixels wide, on the current line when it fits there, else starts a
 // new line (a row of controls wraps instead of running past the window's edge).
-void same_line_if_fits(float width, float spacing = -1.0f) {
+void wrap_unless_fits(float width, float spacing = -1.0f) {
   ImGui::SameLine(0, spacing);
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
 float button_width(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
-}
-
-// A labelled item's width: the frame, the spacing and the label after it.
-float labelled_width(float frame, const char* label) {
-  return frame + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
 class ComparePanel : public HubPanel {
@@ -154,14 +149,14 @@ class ComparePanel : public HubPanel {
       }
       note_item("pair");
     }
-    same_line_if_fits(button_width("Explorer's model, placement switched"));
+    wrap_unless_fits(button_width("Explorer's model, placement switched"));
     if (ImGui::Button("Explorer's model, placement switched")) hub_->open_switched(c.snap.model, c.snap.model_name);
     note_item("Explorer's model, placement switched");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "A = the model open in the explorer; B = the same weights with the LayerNorm placement\n"
           "switched (pre ↔ post). An experiment, not an equivalent model.");
-    same_line_if_fits(button_width("Two files…"));
+    wrap_unless_fits(button_width("Two files…"));
     if (ImGui::Button("Two files…")) ImGui::OpenPopup("files");
     note_item("Two files…");
     if (ImGui::BeginPopup("files")) {
@@ -198,7 +193,7 @@ class ComparePanel : public HubPanel {
       ImGui::SetNextItemWidth(input_w);
       const bool enter = ImGui::InputText("##src", src_, sizeof src_, ImGuiInputTextFlags_EnterReturnsTrue);
       note_item("input");
-      same_line_if_fits(target_w);
+      wrap_unless_fits(target_w);
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted("target");
       ImGui::SameLine();
@@ -242,11 +237,11 @@ class ComparePanel : public HubPanel {
       ImGui::SetTooltip("advance both runs stage by stage (Space), at the explorer's play speed");
     char point[64];
     std::snprintf(point, sizeof point, "point %d / %d%s", s.position + 1, s.known, cmp.finished() ? "" : "+");
-    same_line_if_fits(ImGui::CalcTextSize(point).x);
+    wrap_unless_fits(ImGui::CalcTextSize(point).x);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(point);
     note_item("point");
-    same_line_if_fits(ImGui::CalcTextSize(s.point.c_str()).x, fs);
+    wrap_unless_fits(ImGui::CalcTextSize(s.point.c_str()).x, fs);
     ImGui::PushStyleColor(ImGuiCol_Text, palette().accent);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(s.point.c_str());
@@ -256,7 +251,7 @@ class ComparePanel : public HubPanel {
         cmp.run(0).current_step() == cmp.run(1).current_step() || cmp.run(0).at_end() || cmp.run(1).at_end();
     const char* lockstep =
         aligned ? "in lockstep: same token, aligned stages (focus this window: ← → ↑ ↓)" : "runs out of step";
-    same_line_if_fits(ImGui::CalcTextSize(lockstep).x, fs);
+    wrap_unless_fits(ImGui::CalcTextSize(lockstep).x, fs);
     ImGui::AlignTextToFramePadding();
     ImGui::PushStyleColor(ImGuiCol_Text, aligned ? palette().text_dim : palette().error);
     ImGui::PushTextWrapPos(0);
@@ -342,7 +337,7 @@ class ComparePanel : public HubPanel {
     for (AttnKind k : {AttnKind::EncoderSelf, AttnKind::DecoderSelf, AttnKind::Cross})
       kind_w = std::max(kind_w, ImGui::CalcTextSize(compare_kind_label(k)).x);
     kind_w += ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2;
-    same_line_if_fits(kind_w);
+    wrap_unless_fits(kind_w);
     ImGui::SetNextItemWidth(kind_w);
     if (ImGui::BeginCombo("##kind", compare_kind_label(sel.kind))) {
       for (AttnKind k : {AttnKind::EncoderSelf, AttnKind::DecoderSelf, AttnKind::Cross}) {
@@ -357,15 +352,15 @@ class ComparePanel : public HubPanel {
     const int heads = std::min(ca.n_heads, cb.n_heads);
     sel.layer = std::clamp(sel.layer, 0, std::max(0, layers - 1));
     sel.head = std::clamp(sel.head, 0, std::max(0, heads - 1));
-    same_line_if_fits(labelled_width(fs * 4.5f, "layer"));
+    wrap_unless_fits(labelled_width(fs * 4.5f, "layer"));
     ImGui::SetNextItemWidth(fs * 4.5f);
     if (ImGui::SliderInt("layer", &sel.layer, 0, std::max(0, layers - 1))) sel.follow = false;
     note_item("layer");
-    same_line_if_fits(labelled_width(fs * 4.5f, "head"));
+    wrap_unless_fits(labelled_width(fs * 4.5f, "head"));
     ImGui::SetNextItemWidth(fs * 4.5f);
     ImGui::SliderInt("head", &sel.head, 0, std::max(0, heads - 1));
     note_item("head");
-    same_line_if_fits(labelled_width(ImGui::GetFrameHeight(), "follow"));
+    wrap_unless_fits(labelled_width(ImGui::GetFrameHeight(), "follow"));
     ImGui::Checkbox("follow", &sel.follow);
     note_item("follow");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the attention sublayer the runs are on");

@@ -81,7 +81,7 @@ bool CompareEngine::set_input(const std::string& s, const std::string& t) {
 
 namespace {
 
-std::shared_ptr<const CompareSnap> publish(CompareEngine& e, uint64_t generation) {
+std::shared_ptr<const CompareSnap> publish_comparison(CompareEngine& e, uint64_t generation) {
   auto s = std::make_shared<CompareSnap>();
   stamp(*s, e, generation);
   s->src = e.src;
@@ -115,7 +115,7 @@ std::shared_ptr<const CompareSnap> publish(CompareEngine& e, uint64_t generation
 
 }  // namespace
 
-CompareWorker::CompareWorker(std::function<void()> wake) : JobThread(publish, std::move(wake)) {}
+CompareWorker::CompareWorker(std::function<void()> wake) : JobThread(publish_comparison, std::move(wake)) {}
 
 // [SECTION] shipped pairs
 

@@ -1,15 +1,10 @@
 #include "gfx/style.h"
 
-#include <sys/stat.h>
+#include "paths.h"
 
 namespace sf::gui {
 
 namespace {
-
-bool file_exists(const char* path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 Palette g_palette;
 

@@ -52,7 +52,7 @@ bool is_inspect_command(const std::string& cmd) {
 
 // One script command of the panel: its words, the panel, the explorer's snapshot, where it reports
 // an error and what it waits for.
-struct Call {
+struct InspectCall {
   App& app;
   InspectPanel* p;
   const Snapshot& snap;
@@ -73,7 +73,7 @@ struct Call {
 };
 
 // inspect [TAB]
-int open_tab(const Call& c) {
+int open_tab(const InspectCall& c) {
   InspectTab t = InspectTab::Lens;
   if (c.a.size() > 1) {
     int found = -1;
@@ -88,7 +88,7 @@ int open_tab(const Call& c) {
 }
 
 // lens-cell POINT POS | none
-int pin_lens_cell(const Call& c) {
+int pin_lens_cell(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   c.tab(InspectTab::Lens);
   int pt, pos;
@@ -103,7 +103,7 @@ int pin_lens_cell(const Call& c) {
 
 // attribute POS [TOKEN [OTHER]]: records first (the position's top token is the default), then
 // attributes.
-int attribute(const Call& c) {
+int attribute(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   const Config& cfg = c.cfg();
   c.tab(InspectTab::Attribution);
@@ -134,7 +134,7 @@ int attribute(const Call& c) {
 }
 
 // detect [R [SEED]]
-int detect_heads(const Call& c) {
+int detect_heads(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   int r = 20, seed = 1;
   if ((a.size() > 1 && (!parse_int(a[1], r) || r < 2)) || (a.size() > 2 && (!parse_int(a[2], seed) || seed < 0)))
@@ -145,7 +145,7 @@ int detect_heads(const Call& c) {
 }
 
 // detect-head enc|dec LAYER HEAD
-int open_detected_head(const Call& c) {
+int open_detected_head(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   const Config& cfg = c.cfg();
   int stack, layer, head;
@@ -166,7 +166,7 @@ int open_detected_head(const Call& c) {
 }
 
 // rollout [enc|dec] [LAYER]
-int show_rollout(const Call& c) {
+int show_rollout(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   const Config& cfg = c.cfg();
   int stack = cfg.has_decoder() ? 1 : 0, layer = -1;
@@ -184,7 +184,7 @@ int show_rollout(const Call& c) {
 }
 
 // ablate none | LIST [zero|mean]
-int ablate(const Call& c) {
+int ablate(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   c.tab(InspectTab::Ablation);
   if (a.size() < 2 || a.size() > 3) return c.fail("expected none, or LIST [zero|mean] (LIST as 1.3,0.mlp)");
@@ -219,7 +219,7 @@ std::vector<std::string> bar_separated(const std::vector<std::string>& a) {
 }
 
 // patch WHAT ANSWER WRONG | clean text | corrupted text (patch-start: without waiting)
-int patch(const Call& c) {
+int patch(const InspectCall& c) {
   const std::vector<std::string> parts = bar_separated(c.a);
   const std::vector<std::string> head = parts.empty() ? std::vector<std::string>{} : split_words(parts[0]);
   if (parts.size() != 3 || head.size() != 3) return c.fail("expected WHAT ANSWER WRONG | CLEAN | CORRUPTED");
@@ -238,7 +238,7 @@ int patch(const Call& c) {
 }
 
 // patch-cell LAYER INDEX
-int open_patch_cell(const Call& c) {
+int open_patch_cell(const InspectCall& c) {
   const std::vector<std::string>& a = c.a;
   int layer, index;
   if (a.size() != 3 || !parse_int(a[1], layer) || !parse_int(a[2], index) || layer < 0 || index < 0)
@@ -249,7 +249,7 @@ int open_patch_cell(const Call& c) {
 }
 
 // inspect-csv FILE
-int write_csv(const Call& c) {
+int write_csv(const InspectCall& c) {
   if (c.a.size() != 2) return c.fail("expected a file name");
   std::string text;
   if (!c.p->csv(text, c.error)) return 0;
@@ -268,7 +268,7 @@ int run_inspect_command(App& app, const std::vector<std::string>& a, std::string
   if (!p) return error = cmd + ": the explorer has no Inspect panel", 0;
   if (!snap->ok()) return error = cmd + ": no model and input to inspect (load a model first)", 0;
   app.show_panel(p);
-  const Call c{app, p, *snap, a, error, until};
+  const InspectCall c{app, p, *snap, a, error, until};
   if (cmd == "inspect") return open_tab(c);
   if (cmd == "lens-cell") return pin_lens_cell(c);
   if (cmd == "attribute") return attribute(c);

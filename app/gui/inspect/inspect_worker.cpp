@@ -193,7 +193,7 @@ void InspectEngine::open_patch_cell(int layer, int index) {
 
 namespace {
 
-std::shared_ptr<const InspectSnap> publish(InspectEngine& e, uint64_t generation) {
+std::shared_ptr<const InspectSnap> publish_inspection(InspectEngine& e, uint64_t generation) {
   auto s = std::make_shared<InspectSnap>();
   stamp(*s, e, generation);
   s->run = e.run;
@@ -212,6 +212,6 @@ std::shared_ptr<const InspectSnap> publish(InspectEngine& e, uint64_t generation
 
 }  // namespace
 
-InspectWorker::InspectWorker(std::function<void()> wake) : JobThread(publish, std::move(wake)) {}
+InspectWorker::InspectWorker(std::function<void()> wake) : JobThread(publish_inspection, std::move(wake)) {}
 
 }  // namespace sf::gui
