@@ -9,7 +9,8 @@
 #      every machine also runs the suite on a second SIMD code path (docs/reliability.md,
 #      "Numerics across builds"); GUI tests included, leak checks off for them (Mesa leaks at exit);
 #      with line tables only (-g1: what a sanitizer's stack trace reads; full debug information
-#      nearly doubles the compile time) and without the benchmarks, which no test runs;
+#      nearly doubles the compile time), without GCC's use-after-scope checks (CMakeLists.txt) and
+#      without the benchmarks, which no test runs;
 #   3. every libFuzzer harness for STEPFORMER_FUZZ_SECONDS seconds (default 20; scripts/fuzz.sh).
 # All three builds treat a warning in the project's code as an error (-DSTEPFORMER_WERROR=ON).
 # Tests write under each build's test-scratch/ folder (tests/CMakeLists.txt); at the end the run
