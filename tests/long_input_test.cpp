@@ -4,6 +4,7 @@
 // O(n²·heads·layers).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -185,9 +186,9 @@ TEST_P(BlockCopies, DroppedFromKeptStepsAndRestoredWhole) {
   const DecoderTrace& kept = *cached.steps()[0]->trace;
   const DecoderTrace& full = *whole.steps()[0]->trace;
   const auto blocks = [&](const DecoderLayerTrace& l) {
-    std::vector<const ResidualTrace*> b{&l.self_block};
-    if (c.has_cross_attention()) b.push_back(&l.cross_block);
-    if (c.has_ffn()) b.push_back(&l.ffn_block);
+    std::vector<const ResidualTrace*> b{&l.self_block, c.has_cross_attention() ? &l.cross_block : nullptr,
+                                        c.has_ffn() ? &l.ffn_block : nullptr};
+    b.erase(std::remove(b.begin(), b.end(), nullptr), b.end());
     return b;
   };
   const ResidualTrace* prev = nullptr;
