@@ -5,7 +5,7 @@
 #   bash scripts/long_run_bench.sh        # ≈ 1 minute per run on an idle 2-core machine
 #
 # The model: `stepformer init` of GPT-2 small's shape (d_model 768, 12 heads, 12 layers, d_ff 3072,
-# learned positions, tied embeddings) with a 50,257-word vocabulary, seed 1; the prompt: 1,019
+# learned positions, tied embeddings, GPT-2's tanh GELU) with a 50,257-word vocabulary, seed 1; the prompt: 1,019
 # words drawn with a fixed seed (1,020 positions with <s>), greedy decoding to max-len 4. Each run
 # starts a fresh explorer under Xvfb at 1600×900 (Mesa llvmpipe) with a script that loads the
 # model, screenshots, sets the input, steps to layer 0's self-attention (the first map),
@@ -37,7 +37,7 @@ work = sys.argv[1]
 vocab = ["<pad>", "<s>", "</s>", "<unk>"] + ["w%d" % i for i in range(50257 - 4)]
 config = {"arch": "decoder-only", "d_model": 768, "n_heads": 12, "n_encoder_layers": 0,
           "n_decoder_layers": 12, "d_ff": 3072, "max_len": 1024, "norm": "pre",
-          "activation": "gelu", "positional": "learned", "share_embeddings": True,
+          "activation": "gelu_tanh", "positional": "learned", "share_embeddings": True,
           "tgt_vocab": vocab}
 with open(work + "/gpt2.json", "w") as f:
     json.dump(config, f)

@@ -1,8 +1,10 @@
 // attention_paths_test.cpp — the forward's faster paths give what the plain ones give: heads shared
-// between cores (model/attention.cpp) the one-core bits, softmax over long rows the reference
-// softmax, a tabulated rotation (model/rotary.h) the rotation computed row by row.
+// between cores (model/attention.cpp) the one-core bits, blocks of queries over the keys they see
+// the whole rows' numbers, softmax over long rows the reference softmax, a tabulated rotation (model/rotary.h) the
+// rotation computed row by row.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "base/threads.h"
@@ -53,6 +55,53 @@ TEST(AttentionPaths, HeadsSharedBetweenCoresGiveTheOneCoreBits) {
   const ref::Attention r = ref::scaled_dot_product_attention(qh, kh, in.v.block(64, 96, 64, 32), in.masks[1]);
   EXPECT_LE((tr[1].weights[11] - r.weights).cwiseAbs().maxCoeff(), 1e-5f);
   EXPECT_LE((concat[1].block(64, 96, 64, 32) - r.out).cwiseAbs().maxCoeff(), 1e-5f);
+}
+
+// Queries that see only the first keys (a causal mask; padding at the end of the keys) run their
+// scores, softmax and P·V over those keys alone, with the numbers of the whole rows.
+TEST(AttentionPaths, BlocksOfQueriesSkipTheKeysTheyCannotSee) {
+  const int n = 150, heads = 4, dk = 32;
+  std::vector<int> keys(n, 5);
+  keys[70] = 0;  // a padded key inside the rows
+  std::vector<int> tail_padded(n, 5);
+  for (int j = n - 7; j < n; ++j) tail_padded[static_cast<size_t>(j)] = 0;
+  const std::vector<Mat> masks = {make_mask(n, keys, 0, /*causal=*/true),
+                                  make_mask(n, tail_padded, 0, /*causal=*/false)};
+
+  const QueryBlocks causal = visible_keys(masks[0]);
+  EXPECT_EQ(causal.start, (std::vector<Eigen::Index>{0, 48, 96, n}));  // the last block takes the rest
+  EXPECT_EQ(causal.keys, (std::vector<Eigen::Index>{48, 96, n}));
+  const QueryBlocks padded = visible_keys(masks[1]);
+  EXPECT_EQ(padded.keys, (std::vector<Eigen::Index>{144, 144, 144}));           // 143 keys seen, rounded up to 4
+  EXPECT_TRUE(visible_keys(make_mask(n, keys, 0, /*causal=*/false)).whole(n));  // nothing to skip
+  EXPECT_TRUE(visible_keys(make_mask(40, std::vector<int>(40, 5), 0, /*causal=*/true)).whole(40));  // short rows
+
+  const Mat q = Mat::Random(2 * n, heads * dk), k = Mat::Random(2 * n, heads * dk), v = Mat::Random(2 * n, heads * dk);
+  AttentionTrace whole;  // a full recording keeps every raw score: no block skips a key
+  whole.kind = Recording::Full;
+  Mat expected, blocked, shared;
+  attend(q, k, v, heads, masks, expected, &whole);
+  attend(q, k, v, heads, masks, blocked, nullptr);
+  {
+    const ScopedThreads two(2);
+    attend(q, k, v, heads, masks, shared, nullptr);
+  }
+  EXPECT_EQ(blocked, expected);
+  EXPECT_EQ(shared, expected);
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < heads; ++h) {
+      Mat w;
+      head_attention(q.middleRows(b * n, n), k.middleRows(b * n, n), heads, h, masks[static_cast<size_t>(b)], w);
+      EXPECT_EQ(w, whole.weights[static_cast<size_t>(b * heads + h)]) << "sequence " << b << ", head " << h;
+    }
+  // And the first blocks do not read the keys past theirs: a NaN in key 100's value reaches the
+  // third block only (the whole product would give 0 · NaN = NaN on every row).
+  Mat v_nan = v;
+  v_nan.row(100).setConstant(std::numeric_limits<float>::quiet_NaN());
+  Mat out;
+  attend(q, k, v_nan, heads, masks, out, nullptr);
+  EXPECT_EQ(out.topRows(96), expected.topRows(96));
+  EXPECT_TRUE(out.middleRows(96, n - 96).array().isNaN().all());
 }
 
 TEST(AttentionPaths, LongRowsSoftmaxAsTheReference) {

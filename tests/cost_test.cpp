@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "io/hf_model.h"
+#include "model_shapes.h"
 #include "stepper/cost.h"
 #include "test_util.h"
 
@@ -101,6 +102,18 @@ TEST(Flops, HandCountOfAFullForward) {
   EXPECT_EQ(f.feed_forward, 384 + 256);
   EXPECT_EQ(f.generator, 96);
   EXPECT_EQ(f.total(), 2000);
+}
+
+TEST(Flops, ACausalForwardCountsEachQuerysKeysUpToItself) {
+  // n_tgt 2: the decoder's self-attention over 3 of the 4 pairs (query 0 sees key 0, query 1 keys
+  // 0 and 1): QKᵀ and PV 2 · 2·3·4 = 48 instead of 64; everything else as the full count.
+  const FlopCount full = forward_flops(tiny(), 3, 2), causal = causal_forward_flops(tiny(), 3, 2);
+  EXPECT_EQ(causal.attention, 144 + 48 + 96);
+  EXPECT_EQ(causal.total(), full.total() - 16);
+  // GPT-2 small's shape over 1,024 tokens: 12 layers · 2 · 2·768·(1024·1023/2) fewer.
+  const Config g = gpt2_small_config();
+  EXPECT_EQ(forward_flops(g, 0, 1024).attention - causal_forward_flops(g, 0, 1024).attention,
+            int64_t{12} * 2 * 2 * 768 * (1024 * 1023 / 2));
 }
 
 TEST(Flops, HandCountOfADecodingStep) {

@@ -56,42 +56,113 @@ bool next_head(int b, int h, int batch, int n_heads, int& nb, int& nh) {
 
 }  // namespace
 
+namespace {
+
+// The softmax's passes over rows [0, n_rows) of p, `cols` floats each and consecutive, against
+// the mask's rows mk (the same layout): scale and mask, subtract the row's max, exp, zero the
+// masked keys, divide by the row's sum. No branches on the data: a causal mask moves its cut every
+// row, which a branch mispredicts.
+void softmax_rows(float* p, const float* mk, Eigen::Index n_rows, Eigen::Index cols, float scale) {
+  const Eigen::Index size = n_rows * cols;
+  // (mk is 0 or −inf: p · scale + mk is the rounded product, or −inf, contracted to an FMA or not)
+  for (Eigen::Index i = 0; i < size; ++i) p[i] = p[i] * scale + mk[i];
+  for (Eigen::Index i = 0; i < n_rows; ++i) {
+    float* row = p + i * cols;
+    const float mx = row_max(row, cols);
+    // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
+    const float shift = mx == kMasked ? 0.0f : mx;
+    for (Eigen::Index j = 0; j < cols; ++j) row[j] -= shift;
+  }
+  exp_inplace(p, size);
+  // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
+  // sums to 1: those terms are below float resolution next to the unmasked ones).
+  for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
+  for (Eigen::Index i = 0; i < n_rows; ++i) {
+    float* row = p + i * cols;
+    const float sum = row_sum(row, cols);
+    // every key masked: no distribution to form, the row stays 0 (not 0/0)
+    const float div = sum > 0.0f ? sum : 1.0f;
+    for (Eigen::Index j = 0; j < cols; ++j) row[j] /= div;
+  }
+}
+
+// Rows a long row takes at a time: each row's passes then run over lines still in L1 rather than
+// over a matrix (4 MB at 1,024 tokens) that spills to L3 between passes.
+constexpr Eigen::Index kLongRow = 64;
+
+}  // namespace
+
 void masked_softmax(Mat& s, const Mat& mask, float scale) {
   // Short rows (a handful of keys, 11 in the copy task's training, shorter than one SIMD register)
   // go through whole-matrix passes (the n_q · n_k floats are contiguous); long ones (a prompt's
-  // hundreds of keys) row by row, each row's six passes over lines still in L1 rather than over a
-  // matrix (4 MB at 1,024 tokens) that spills to L3 between passes. The same operations on every
-  // entry either way. No branches on the data: a causal mask moves its cut every row, which a
-  // branch mispredicts.
+  // hundreds of keys) row by row. The same operations on every entry either way.
   const Eigen::Index rows = s.rows(), cols = s.cols();
-  if (s.size() == 0) return;                        // no queries, or no keys to attend to
-  const Eigen::Index band = cols >= 64 ? 1 : rows;  // rows per pass
-  for (Eigen::Index r0 = 0; r0 < rows; r0 += band) {
-    const Eigen::Index n_rows = std::min(band, rows - r0), size = n_rows * cols;
-    float* const p = s.data() + r0 * cols;
-    const float* const mk = mask.data() + r0 * cols;
-    // (mk is 0 or −inf: p · scale + mk is the rounded product, or −inf, contracted to an FMA or not)
-    for (Eigen::Index i = 0; i < size; ++i) p[i] = p[i] * scale + mk[i];
-    for (Eigen::Index i = 0; i < n_rows; ++i) {
-      float* row = p + i * cols;
-      const float mx = row_max(row, cols);
-      // every key masked: keep −inf (not −inf − −inf = NaN); zeroed below
-      const float shift = mx == kMasked ? 0.0f : mx;
-      for (Eigen::Index j = 0; j < cols; ++j) row[j] -= shift;
+  if (s.size() == 0) return;                              // no queries, or no keys to attend to
+  const Eigen::Index band = cols >= kLongRow ? 1 : rows;  // rows per pass
+  for (Eigen::Index r0 = 0; r0 < rows; r0 += band)
+    softmax_rows(s.data() + r0 * cols, mask.data() + r0 * cols, std::min(band, rows - r0), cols, scale);
+}
+
+QueryBlocks visible_keys(const Mat& mask) {
+  const Eigen::Index rows = mask.rows(), cols = mask.cols();
+  QueryBlocks qb;
+  // Blocks of kQueryBlock rows, the last one taking the rest (never a block of one row, which the
+  // product would run as a matrix-vector product, summing in another order).
+  const Eigen::Index count = std::max<Eigen::Index>(1, rows / QueryBlocks::kRows);
+  bool skips = false;
+  for (Eigen::Index blk = 0; blk < count; ++blk) {
+    const Eigen::Index r0 = blk * QueryBlocks::kRows, r1 = blk + 1 < count ? r0 + QueryBlocks::kRows : rows;
+    Eigen::Index seen = 0;  // 1 + the last key a row of the block leaves unmasked
+    for (Eigen::Index r = r0; r < r1; ++r) {
+      const float* mk = mask.data() + r * cols;
+      Eigen::Index j = cols;
+      while (j > seen && mk[j - 1] == kMasked) --j;
+      seen = j;
     }
-    exp_inplace(p, size);
-    // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
-    // sums to 1: those terms are below float resolution next to the unmasked ones).
-    for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
-    for (Eigen::Index i = 0; i < n_rows; ++i) {
-      float* row = p + i * cols;
-      const float sum = row_sum(row, cols);
-      // every key masked: no distribution to form, the row stays 0 (not 0/0)
-      const float div = sum > 0.0f ? sum : 1.0f;
-      for (Eigen::Index j = 0; j < cols; ++j) row[j] /= div;
+    const Eigen::Index keys = cols < kLongRow ? cols : std::min(cols, (seen + 3) / 4 * 4);
+    skips = skips || keys < cols;
+    qb.start.push_back(r0);
+    qb.keys.push_back(keys);
+  }
+  qb.start.push_back(rows);
+  if (!skips) qb = QueryBlocks{{0, rows}, {cols}};
+  return qb;
+}
+
+namespace {
+
+// softmax(Q_h K_hᵀ · scale + mask) of one head into s (n_q, n_k), each block's scores and softmax
+// over the keys it sees and 0 for the rest: Q_h at qh (n_q, dk), row stride lq; K_hᵀ (dk, n_k).
+void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const Mat& mask, const QueryBlocks& qb,
+                  float scale, Mat& s) {
+  const Eigen::Index nq = mask.rows(), nk = mask.cols();
+  s.resize(nq, nk);
+  if (qb.whole(nk)) {
+    {
+      const ScopedPhase phase(Phase::HeadsForward);
+      gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
+    }
+    const ScopedPhase phase(Phase::Softmax);
+    masked_softmax(s, mask, scale);
+    return;
+  }
+  for (size_t blk = 0; blk < qb.keys.size(); ++blk) {
+    const Eigen::Index r0 = qb.start[blk], rows = qb.start[blk + 1] - r0, keys = qb.keys[blk];
+    float* const sb = s.data() + r0 * nk;
+    {
+      const ScopedPhase phase(Phase::HeadsForward);
+      gemm(rows, keys, dk, {qh + r0 * lq, lq, 1}, kh_t, sb, nk, GemmOut::Overwrite);  // the keys it sees
+    }
+    const ScopedPhase phase(Phase::Softmax);
+    for (Eigen::Index i = 0; i < rows; ++i) {
+      float* const row = sb + i * nk;
+      softmax_rows(row, mask.data() + (r0 + i) * nk, 1, keys, scale);
+      std::fill(row + keys, row + nk, 0.0f);  // masked keys: exactly 0, as the softmax gives them
     }
   }
 }
+
+}  // namespace
 
 const std::vector<Mat>& MaskList::list() const {
   static const std::vector<Mat> none;
@@ -148,6 +219,13 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     kt.resize(dkv, k.rows());
     transpose_copy(k.data(), lk, k.rows(), dkv, kt.data(), kt.cols());
   }
+  // The keys each block of queries sees, per sequence (one block over every key when the masks
+  // hide no suffix of keys, or a full recording keeps every raw score).
+  const bool raw = tr && tr->kind == Recording::Full;
+  std::vector<QueryBlocks> blocks;
+  for (int b = 0; b < B; ++b)
+    blocks.push_back(nq > 1 && !raw ? visible_keys(masks[static_cast<size_t>(b)])
+                                    : QueryBlocks{{0, nq}, {static_cast<Eigen::Index>(nk)}});
   // Head h of sequence b: scores, softmax, values into its columns of concat; `scratch` holds its
   // (n_q, n_k) weights when no recording keeps them.
   const auto one_head = [&](int b, int h, Mat& scratch) {
@@ -165,18 +243,26 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
                                : MatRef{k.data() + b * nk * lk + kvh * dk, 1, lk};
     const size_t idx = static_cast<size_t>(b * n_heads + h);
     Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
-    s.resize(nq, nk);
-    {
-      const ScopedPhase phase(Phase::HeadsForward);
-      gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
-    }
-    if (tr && tr->kind == Recording::Full) tr->raw_scores[idx] = s;
-    {
+    const Mat& mask = masks[static_cast<size_t>(b)];
+    const QueryBlocks& qb = blocks[static_cast<size_t>(b)];
+    if (raw) {  // the scores before the mask, every one of them
+      s.resize(nq, nk);
+      {
+        const ScopedPhase phase(Phase::HeadsForward);
+        gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
+      }
+      tr->raw_scores[idx] = s;
       const ScopedPhase phase(Phase::Softmax);
-      masked_softmax(s, masks[static_cast<size_t>(b)], scale);
+      masked_softmax(s, mask, scale);
+    } else {
+      head_weights(qh, lq, kh_t, dk, mask, qb, scale, s);
     }
     const ScopedPhase phase(Phase::HeadsForward);
-    gemm(nq, dk, nk, mat_ref(s), {vh, lv, 1}, concat.data() + b * nq * d + h * dk, d, GemmOut::Overwrite);  // P V_h
+    for (size_t blk = 0; blk + 1 < qb.start.size(); ++blk) {  // P V_h over the keys each block sees
+      const Eigen::Index r0 = qb.start[blk], rows = qb.start[blk + 1] - r0;
+      gemm(rows, dk, qb.keys[blk], {s.data() + r0 * nk, nk, 1}, {vh, lv, 1}, concat.data() + (b * nq + r0) * d + h * dk,
+           d, GemmOut::Overwrite);
+    }
   };
   const int n_items = B * n_heads;
   int T = 1;
@@ -219,9 +305,13 @@ void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>&
     transpose_copy(k.data() + kvh * dk, k.outerStride(), nk, dk, kt.data(), kt.cols());
     kh_t = MatRef{kt.data(), kt.cols(), 1};
   }
+  if (!raw) {
+    const QueryBlocks qb = nq > 1 ? visible_keys(mask) : QueryBlocks{{0, nq}, {nk}};
+    return head_weights(q.data() + head * dk, q.outerStride(), kh_t, dk, mask, qb, scale, weights);
+  }
   weights.resize(nq, nk);
   gemm(nq, nk, dk, {q.data() + head * dk, q.outerStride(), 1}, kh_t, weights.data(), nk, GemmOut::Overwrite);
-  if (raw) *raw = weights;
+  *raw = weights;
   masked_softmax(weights, mask, scale);
 }
 

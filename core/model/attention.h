@@ -105,6 +105,22 @@ struct AttentionTrace {
 // exactly 0; a row with every key masked becomes all zeros (never NaN).
 void masked_softmax(Mat& s, const Mat& mask, float scale = 1.0f);
 
+// Blocks of query rows and the keys each sees: a causal mask hides from the first query every key
+// after the first, from the last none, so a block of early queries needs the scores, softmax and
+// P·V over the first keys only. Block i holds rows [start[i], start[i + 1]) and sees keys
+// [0, keys[i]): 1 + the last key any of its rows leaves unmasked, rounded up to a multiple of 4
+// (at most n_k). The keys past it would add exact zeros: the weights are the same floats as over
+// the whole row, and P·V's sums stop before terms that are 0·v.
+struct QueryBlocks {
+  static constexpr Eigen::Index kRows = 48;  // rows per block: a multiple of every kernel's height
+  std::vector<Eigen::Index> start;           // (blocks + 1)
+  std::vector<Eigen::Index> keys;            // (blocks)
+  bool whole(Eigen::Index n_k) const { return keys.size() == 1 && keys[0] == n_k; }
+};
+// The blocks of a mask (n_q, n_k): one block over every key when no block can skip any (rows
+// shorter than 64 keys always; a product over a few keys gains nothing from blocking).
+QueryBlocks visible_keys(const Mat& mask);
+
 // The attention core on projected Q (B·n_q, h·dk), K and V (B·n_k, h_kv·dk); masks[b] (n_q, n_k).
 // Writes concat (B·n_q, h·dk). Records scores/weights into `tr` when given.
 void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, const Eigen::Ref<const Mat>& v, Heads heads,

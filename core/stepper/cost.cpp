@@ -118,6 +118,13 @@ FlopCount forward_flops(const Config& c, int n_src, int n_tgt) {
   return f += decoder_flops(c, n_src, n_tgt);
 }
 
+FlopCount causal_forward_flops(const Config& c, int n_src, int n_tgt) {
+  FlopCount f = forward_flops(c, n_src, n_tgt);
+  const int64_t n = n_tgt, hidden = n * (n - 1) / 2;  // keys after their query
+  f.attention -= int64_t{c.n_decoder_layers} * 2 * (2 * hidden * c.d_attn());
+  return f;
+}
+
 FlopCount decode_step_flops(const Config& c, int n_src, int t, bool cached) {
   // Recomputing: the whole decoder over t rows (the memory is reused, not re-encoded).
   if (!cached) return decoder_flops(c, c.has_encoder() ? n_src : 0, t);

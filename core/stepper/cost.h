@@ -34,6 +34,11 @@ struct FlopCount {
 // (with generator) over n_tgt tokens.
 FlopCount forward_flops(const Config& c, int n_src, int n_tgt);
 
+// The same forward counting only the products a causal mask leaves: decoder self-attention's
+// scores and P·V over each query's keys up to itself, n(n + 1)/2 pairs rather than n². The forward
+// skips the rest (model/attention.h's QueryBlocks); the benchmarks count this as the work done.
+FlopCount causal_forward_flops(const Config& c, int n_src, int n_tgt);
+
 // One decoding step whose decoder input is t tokens long (producing the t-th output token).
 // cached: only the newest row runs; the cross-attention K/V are not counted (computed once, see
 // cross_kv_setup_flops). Not cached: the whole decoder over t rows, cross K/V and the generator on

@@ -84,7 +84,7 @@ Figure seq2seq_figure(const std::string& name, int d, int h, int layers, int dff
   std::snprintf(what, sizeof what, "forward, d %d, %d heads, %d+%d layers, d_ff %d, %d tokens, recording %s", d, h,
                 layers, layers, dff, n, record ? "on" : "off");
   f.what = what;
-  f.flops = forward_flops(m->config, n, n);
+  f.flops = causal_forward_flops(m->config, n, n);
   f.run = [m, in, record] {
     const Mat logits = seq2seq_forward(*m, in, record);
     benchmark::DoNotOptimize(logits.data());
@@ -97,7 +97,7 @@ Figure decoder_forward(const std::string& name, const std::string& what, std::sh
   Figure f;
   f.name = name;
   f.what = what;
-  f.flops = forward_flops(m->config, 0, n);
+  f.flops = causal_forward_flops(m->config, 0, n);
   const std::vector<int> ids = prompt_ids(n, m->config.tgt_vocab.size());
   f.run = [m, ids] {
     Mat logits = decode(*m, ids, 1, EncoderContext{}, nullptr, nullptr);

@@ -41,7 +41,7 @@ inline void time_forward(benchmark::State& state, const Model& m, const std::vec
     Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
     benchmark::DoNotOptimize(logits.data());
   }
-  state.counters["flops"] = flops(forward_flops(m.config, 0, static_cast<int>(ids.size())));
+  state.counters["flops"] = flops(causal_forward_flops(m.config, 0, static_cast<int>(ids.size())));
   state.counters["threads"] = threads();
 }
 

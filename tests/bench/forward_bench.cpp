@@ -20,7 +20,7 @@ void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, 
     benchmark::DoNotOptimize(logits.data());
   }
   state.counters["tokens"] = n;
-  state.counters["flops"] = flops(forward_flops(m.config, n, n));
+  state.counters["flops"] = flops(causal_forward_flops(m.config, n, n));
   state.counters["threads"] = threads();
 }
 
