@@ -193,6 +193,25 @@ TEST(Movement, EndsAreNoOpsWithAMessage) {
   EXPECT_THAT(s.message(), HasSubstr("step 99 does not exist"));
 }
 
+TEST(Movement, RunForStopsAfterItsTimeWithAtLeastOneStep) {
+  Session whole = fixture_session("encdec_post_relu_sin");
+  whole.run_to_end();
+  ASSERT_GT(whole.steps().size(), 2u);
+  Session s = fixture_session("encdec_post_relu_sin");
+  EXPECT_FALSE(s.run_for(0.0));  // no time: one step, not finished
+  EXPECT_EQ(s.steps().size(), 1u);
+  EXPECT_EQ(s.cursor(), s.stage_count() - 1);
+  EXPECT_EQ(s.current().kind, StageKind::Choose);
+  EXPECT_FALSE(s.run_for(0.0));  // and one more
+  EXPECT_EQ(s.steps().size(), 2u);
+  EXPECT_TRUE(s.run_for(3600.0));  // time enough: the whole decode, as run_to_end
+  EXPECT_TRUE(s.at_end());
+  EXPECT_EQ(s.text(), whole.text());
+  EXPECT_EQ(s.stage_count(), whole.stage_count());
+  EXPECT_TRUE(s.run_for(0.0));  // nothing left: no step, still at the end
+  EXPECT_TRUE(s.at_end());
+}
+
 TEST(Movement, TokenSteps) {
   Session s = fixture_session("encdec_post_relu_sin");
   const int E = encoder_stage_count(s.model().config), D = decoder_stage_count(s.model().config);

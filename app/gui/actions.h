@@ -31,6 +31,17 @@ inline uint64_t run_to_end(Worker& w) {
     e.session->run_to_end();
   });
 }
+// The decode as far as `seconds` of computing take it, cursor on its last stage: what the explorer
+// opens on (a shipped model's whole decode; a large model's first steps, not minutes of
+// "working…"). A decode left unfinished says how far it got and that End finishes it.
+inline uint64_t run_for(Worker& w, double seconds) {
+  return w.post([seconds](Engine& e) {
+    if (!e.session) return e.error("cannot decode: no input is loaded");
+    if (!e.session->run_for(seconds))
+      e.info("opened on the first " + std::to_string(e.session->steps().size()) +
+             " decoding steps (what the first second computed): End decodes the rest");
+  });
+}
 inline uint64_t home(Worker& w) {
   return w.post([](Engine& e) {
     if (e.session) e.session->jump(0);

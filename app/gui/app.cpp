@@ -148,9 +148,10 @@ App::App(GLFWwindow* window, AppOptions opt, std::vector<std::unique_ptr<Panel>>
     }
     if (!path.empty()) {
       // Open on the whole decode with the last decoder layer's cross-attention (the alignment the
-      // task learned): every panel has something to show, and Home starts the walk-through.
+      // task learned): every panel has something to show, and Home starts the walk-through. A
+      // decode that takes more than a second (a hub model's 1,000 tokens) opens on its first steps.
       act::load_model(*worker_, path);
-      act::run_to_end(*worker_);
+      act::run_for(*worker_, 1.0);
       initial_view_ = true;
     }
   }

@@ -139,6 +139,10 @@ class Session {
   bool jump_to_step(int step);  // to the Choose stage of a step
   void run_to_end();            // compute until decoding finishes; cursor on the last stage
   void reset();                 // forget every step; cursor on stage 0 (same input and settings)
+  // Computes steps until decoding finishes or `seconds` have passed, at least one step when any is
+  // left (a view that opens on a decode: a small model's whole one, a large model's first steps
+  // instead of minutes of computing); cursor on the last stage computed. True: decoding finished.
+  bool run_for(double seconds);
 
   // ---- changes that restart (on error nothing changes)
   Result<bool> set_input(const std::string& src, const std::string& tgt = "");

@@ -2,6 +2,9 @@
 // cursor enters one not computed yet), and the changes that restart it.
 #include "stepper/session.h"
 
+#include <chrono>
+#include <limits>
+
 namespace sf {
 
 // ---- movement -----------------------------------------------------------------------------------
@@ -104,11 +107,15 @@ bool Session::jump_to_step(int step) {
   return moved;
 }
 
-void Session::run_to_end() {
-  while (compute_next_step()) {
-  }
+void Session::run_to_end() { run_for(std::numeric_limits<double>::infinity()); }
+
+bool Session::run_for(double seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (compute_next_step())
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= seconds) break;
   cursor_ = stage_count() - 1;
   message_.clear();
+  return finished();
 }
 
 void Session::reset() {
