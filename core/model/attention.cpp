@@ -86,8 +86,8 @@ void softmax_rows(float* p, const float* mk, Eigen::Index n_rows, Eigen::Index c
   }
 }
 
-// Rows a long row takes at a time: each row's passes then run over lines still in L1 rather than
-// over a matrix (4 MB at 1,024 tokens) that spills to L3 between passes.
+// Keys from which a row counts as long: the softmax runs such rows one at a time, its passes over
+// lines still in L1 rather than over a matrix (4 MB at 1,024 tokens) that spills to L3 between them.
 constexpr Eigen::Index kLongRow = 64;
 
 }  // namespace
@@ -106,7 +106,7 @@ void masked_softmax(Mat& s, const Mat& mask, float scale) {
 QueryBlocks visible_keys(const Mat& mask) {
   const Eigen::Index rows = mask.rows(), cols = mask.cols();
   QueryBlocks qb;
-  // Blocks of kQueryBlock rows, the last one taking the rest (never a block of one row, which the
+  // Blocks of QueryBlocks::kRows rows, the last one taking the rest (never a block of one row, which the
   // product would run as a matrix-vector product, summing in another order).
   const Eigen::Index count = std::max<Eigen::Index>(1, rows / QueryBlocks::kRows);
   bool skips = false;
