@@ -131,10 +131,18 @@ QueryBlocks visible_keys(const Mat& mask) {
 
 namespace {
 
+// The blocks a head runs in: visible_keys' for several queries, one block over every key for one
+// query (a cached step) or when every raw score is kept (a full recording).
+QueryBlocks head_blocks(const Mat& mask, bool keep_raw) {
+  if (mask.rows() > 1 && !keep_raw) return visible_keys(mask);
+  return QueryBlocks{{0, mask.rows()}, {mask.cols()}};
+}
+
 // softmax(Q_h K_hᵀ · scale + mask) of one head into s (n_q, n_k), each block's scores and softmax
 // over the keys it sees and 0 for the rest: Q_h at qh (n_q, dk), row stride lq; K_hᵀ (dk, n_k).
+// Q_h K_hᵀ goes to `raw` when given (qb then one block over every key: head_blocks).
 void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const Mat& mask, const QueryBlocks& qb,
-                  float scale, Mat& s) {
+                  float scale, Mat& s, Mat* raw) {
   const Eigen::Index nq = mask.rows(), nk = mask.cols();
   s.resize(nq, nk);
   if (qb.whole(nk)) {
@@ -142,6 +150,7 @@ void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const M
       const ScopedPhase phase(Phase::HeadsForward);
       gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
     }
+    if (raw) *raw = s;
     const ScopedPhase phase(Phase::Softmax);
     masked_softmax(s, mask, scale);
     return;
@@ -223,9 +232,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // hide no suffix of keys, or a full recording keeps every raw score).
   const bool raw = tr && tr->kind == Recording::Full;
   std::vector<QueryBlocks> blocks;
-  for (int b = 0; b < B; ++b)
-    blocks.push_back(nq > 1 && !raw ? visible_keys(masks[static_cast<size_t>(b)])
-                                    : QueryBlocks{{0, nq}, {static_cast<Eigen::Index>(nk)}});
+  for (int b = 0; b < B; ++b) blocks.push_back(head_blocks(masks[static_cast<size_t>(b)], raw));
   // Head h of sequence b: scores, softmax, values into its columns of concat; `scratch` holds its
   // (n_q, n_k) weights when no recording keeps them.
   const auto one_head = [&](int b, int h, Mat& scratch) {
@@ -245,18 +252,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
     const Mat& mask = masks[static_cast<size_t>(b)];
     const QueryBlocks& qb = blocks[static_cast<size_t>(b)];
-    if (raw) {  // the scores before the mask, every one of them
-      s.resize(nq, nk);
-      {
-        const ScopedPhase phase(Phase::HeadsForward);
-        gemm(nq, nk, dk, {qh, lq, 1}, kh_t, s.data(), nk, GemmOut::Overwrite);  // Q_h K_hᵀ
-      }
-      tr->raw_scores[idx] = s;
-      const ScopedPhase phase(Phase::Softmax);
-      masked_softmax(s, mask, scale);
-    } else {
-      head_weights(qh, lq, kh_t, dk, mask, qb, scale, s);
-    }
+    head_weights(qh, lq, kh_t, dk, mask, qb, scale, s, raw ? &tr->raw_scores[idx] : nullptr);
     const ScopedPhase phase(Phase::HeadsForward);
     for (size_t blk = 0; blk + 1 < qb.start.size(); ++blk) {  // P V_h over the keys each block sees
       const Eigen::Index r0 = qb.start[blk], rows = qb.start[blk + 1] - r0;
@@ -305,14 +301,8 @@ void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>&
     transpose_copy(k.data() + kvh * dk, k.outerStride(), nk, dk, kt.data(), kt.cols());
     kh_t = MatRef{kt.data(), kt.cols(), 1};
   }
-  if (!raw) {
-    const QueryBlocks qb = nq > 1 ? visible_keys(mask) : QueryBlocks{{0, nq}, {nk}};
-    return head_weights(q.data() + head * dk, q.outerStride(), kh_t, dk, mask, qb, scale, weights);
-  }
-  weights.resize(nq, nk);
-  gemm(nq, nk, dk, {q.data() + head * dk, q.outerStride(), 1}, kh_t, weights.data(), nk, GemmOut::Overwrite);
-  *raw = weights;
-  masked_softmax(weights, mask, scale);
+  head_weights(q.data() + head * dk, q.outerStride(), kh_t, dk, mask, head_blocks(mask, raw != nullptr), scale, weights,
+               raw);
 }
 
 namespace {
