@@ -38,5 +38,17 @@ TEST(HeatmapLabels, StrideLeavesALabelsRoomBetweenLabels) {
   EXPECT_EQ((1023 + k - 1) / k, 21);
 }
 
+TEST(PlotLabels, AStepOfSlotsThatKeepsLabelsApart) {
+  EXPECT_EQ(slot_label_step(30, 12, 10), 1u);     // a label fits its slot
+  EXPECT_EQ(slot_label_step(5, 12, 10), 3u);      // 12 / 5 → every third slot
+  EXPECT_EQ(slot_label_step(4, 12, 10), 3u);      // exactly three slots
+  EXPECT_EQ(slot_label_step(0.5f, 12, 10), 10u);  // no two fit: the first label only
+  // A window narrower than the plot's margins gives a slot of no or negative length: the first
+  // label only, never a negative count cast to a size.
+  EXPECT_EQ(slot_label_step(0, 12, 7), 7u);
+  EXPECT_EQ(slot_label_step(-4.5f, 12, 7), 7u);
+  EXPECT_EQ(slot_label_step(-4.5f, 12, 0), 1u);
+}
+
 }  // namespace
 }  // namespace sf::gui

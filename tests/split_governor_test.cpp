@@ -83,6 +83,8 @@ TEST(OpenmpWait, TheExecutableRunsWithAShortSpinUnlessTheUserChoseOne) {
   std::string out, err;
   ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT -u OMP_WAIT_POLICY", out, err), 0);
   if (err.find("OPENMP DISPLAY ENVIRONMENT") == std::string::npos) GTEST_SKIP() << "stepformer built without OpenMP";
+  // libgomp lists its GOMP_* settings; LLVM's runtime (clang's sanitizer build) has no spin count.
+  if (err.find("GOMP_") == std::string::npos) GTEST_SKIP() << "the OpenMP runtime is not GCC's libgomp";
   const std::string ours = std::string("GOMP_SPINCOUNT = '") + kSpinCount + "'";
   EXPECT_NE(err.find(ours), std::string::npos) << err;
   EXPECT_EQ(out.find("stepformer"), out.rfind("stepformer")) << "printed once, by the program started again: " << out;

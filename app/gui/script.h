@@ -81,9 +81,7 @@ class ScriptRunner final : public FrameDriver {
   std::function<bool(std::string&)> until_;  // background work of the current line (compare/prepost.h):
                                              // true when done; a message set means it failed
   int failures_ = 0;
-  bool expect_error_armed_ = false;
   bool last_failed_ = false;
-  int failures_before_line_ = 0;
   std::string last_failure_;
 };
 

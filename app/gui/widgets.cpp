@@ -643,7 +643,7 @@ void line_plot(const char* id, const std::vector<Series>& series, const std::vec
     const float slot = (b.x - a.x) / static_cast<float>(n);
     float widest = 0;
     for (auto& l : *xlabels) widest = std::max(widest, small->CalcTextSizeA(fs, FLT_MAX, 0, l.c_str()).x);
-    const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 4) / slot)));
+    const size_t every = slot_label_step(slot, widest + 4, n);
     for (size_t i = 0; i < xlabels->size() && i < n; i += every) {
       const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, (*xlabels)[i].c_str()).x;
       dl->AddText(small, fs, ImVec2(X(i) - w * 0.5f, b.y + 2), pal.text_dim, (*xlabels)[i].c_str());

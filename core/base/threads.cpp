@@ -10,6 +10,15 @@
 #include <omp.h>
 #endif
 
+#if defined(_OPENMP) && defined(__clang__)
+#if __has_feature(address_sanitizer)
+// A sanitizer build made by clang links LLVM's OpenMP runtime (libomp), which keeps its threads'
+// buffers until the process exits; LeakSanitizer reads this hook for its default suppressions and
+// would otherwise report those buffers as leaks of libomp.so.
+extern "C" const char* __lsan_default_suppressions() { return "leak:libomp.so\n"; }
+#endif
+#endif
+
 namespace sf {
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "app.h"
 #include "gfx/imgui_math.h"
+#include "label_stride.h"
 #include "compare/plot_parts.h"
 #include "widgets.h"
 
@@ -212,7 +213,7 @@ void draw_x_ticks(const PlotData& d, const Frame& fr) {
     const float slot = (b.x - a.x) / static_cast<float>(d.x_categories.size());
     float widest = 0;
     for (auto& c : d.x_categories) widest = std::max(widest, small->CalcTextSizeA(fs, FLT_MAX, 0, c.c_str()).x);
-    const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 6) / slot)));
+    const size_t every = slot_label_step(slot, widest + 6, d.x_categories.size());
     for (size_t i = 0; i < d.x_categories.size(); i += every) {
       const float x = fr.X(static_cast<double>(i));
       const float w = small->CalcTextSizeA(fs, FLT_MAX, 0, d.x_categories[i].c_str()).x;

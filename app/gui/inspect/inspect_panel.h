@@ -102,8 +102,7 @@ class InspectPanel : public Panel {
   int roll_stack_ = 1, roll_layer_ = -1;  // −1: the last layer
 
   std::vector<AblationTarget> abl_sel_;
-  int abl_mode_ = 0;                            // 0 zero, 1 mean
-  const InspectRun* abl_posted_for_ = nullptr;  // the recording the ablation was last posted for
+  int abl_mode_ = 0;  // 0 zero, 1 mean
   char patch_clean_[256] = {0}, patch_corrupt_[256] = {0}, patch_answer_[64] = {0}, patch_wrong_[64] = {0};
   int patch_what_ = 0;
   std::shared_ptr<PatchProgress> patch_progress_;
