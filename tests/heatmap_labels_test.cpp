@@ -1,6 +1,6 @@
 // The heatmap's axis labels (gui/label_stride.h): a label per cell when it fits, else a
 // "nice" stride that leaves a label's extent free between two labels, so a 1023 × 1023 map's
-// labels never run into one band.
+// labels never run into one band; and a plot axis's label step, also when the plot has no room.
 #include <gtest/gtest.h>
 
 #include "label_stride.h"

@@ -1,4 +1,4 @@
-// label_stride.h — how densely a heatmap's axis is labelled (GL-free, so the tests reach it).
+// label_stride.h — how densely a heatmap's or a plot's axis is labelled (GL-free, so the tests reach it).
 #pragma once
 
 #include <cstddef>
