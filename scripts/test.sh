@@ -10,10 +10,11 @@
 #      (docs/reliability.md, "Numerics across builds"); GUI tests included, leak checks off for
 #      them (Mesa leaks at exit); with line tables only (-g1: what a sanitizer's stack trace reads;
 #      full debug information nearly doubles the compile time) and without the benchmarks, which
-#      no test runs. Its objects carry libFuzzer's coverage too, and it builds the harnesses;
+#      no test runs. It builds the libFuzzer harnesses too (its core and they carry libFuzzer's
+#      coverage);
 #   3. every libFuzzer harness of that build for STEPFORMER_FUZZ_SECONDS seconds (default 20;
 #      scripts/fuzz.sh).
-# All three builds treat a warning in the project's code as an error (-DSTEPFORMER_WERROR=ON).
+# Both builds treat a warning in the project's code as an error (-DSTEPFORMER_WERROR=ON).
 # Tests write under each build's test-scratch/ folder (tests/CMakeLists.txt); at the end the run
 # fails if /tmp holds a stepformer_* entry it did not hold before.
 set -euo pipefail
