@@ -9,8 +9,8 @@
 #      them, else x86-64-v2), so that every machine also runs the suite on a second SIMD code path
 #      (docs/reliability.md, "Numerics across builds"); GUI tests included, leak checks off for
 #      them (Mesa leaks at exit); with line tables only (-g1: what a sanitizer's stack trace reads;
-#      full debug information nearly doubles the compile time) and without the benchmarks, which
-#      no test runs. It builds the libFuzzer harnesses too (its core and they carry libFuzzer's
+#      full debug information nearly doubles the compile time), with the core's common headers
+#      precompiled (core/CMakeLists.txt) and without the benchmarks, which no test runs. It builds the libFuzzer harnesses too (its core and they carry libFuzzer's
 #      coverage);
 #   3. every libFuzzer harness of that build for STEPFORMER_FUZZ_SECONDS seconds (default 20;
 #      scripts/fuzz.sh).
