@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/allocator.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "cli/commands.h"
 #include "paths.h"
@@ -91,7 +92,7 @@ bool opens_in_explorer(const std::string& arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();
   if (!take_threads_option(argc, argv)) return 2;
 #ifdef STEPFORMER_WITH_GUI

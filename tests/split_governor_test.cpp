@@ -1,13 +1,7 @@
-// The split governor (base/split_governor.h) and the executable's OpenMP wait setting
-// (base/threads.h tune_openmp_wait).
+// The split governor (base/split_governor.h).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <string>
-
 #include "base/split_governor.h"
-#include "base/threads.h"
-#include "test_util.h"
 
 namespace sf {
 namespace {
@@ -63,39 +57,6 @@ TEST(SplitGovernor, MoreThreadsAllowProportionallyLongerRegions) {
   EXPECT_EQ(g.backoffs(), 0);
   g.record(700e-6, 100e-6, 2);
   EXPECT_EQ(g.backoffs(), 1);
-}
-
-// `stepformer --version` with libgomp's settings displayed (OMP_DISPLAY_ENV) and `env` before it;
-// stderr in err.
-int version_with_env(const std::string& env, std::string& out, std::string& err) {
-  const std::string outf = test::temp_path("omp_out.txt"), errf = test::temp_path("omp_err.txt");
-  const int rc = std::system(("env " + env + " OMP_DISPLAY_ENV=verbose " + std::string(STEPFORMER_BINARY) +
-                              " --version >" + outf + " 2>" + errf)
-                                 .c_str());
-  out = test::read_text(outf);
-  err = test::read_text(errf);
-  std::remove(outf.c_str());
-  std::remove(errf.c_str());
-  return rc;
-}
-
-TEST(OpenmpWait, TheExecutableRunsWithAShortSpinUnlessTheUserChoseOne) {
-  std::string out, err;
-  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT -u OMP_WAIT_POLICY", out, err), 0);
-  if (err.find("OPENMP DISPLAY ENVIRONMENT") == std::string::npos) GTEST_SKIP() << "stepformer built without OpenMP";
-  // libgomp lists its GOMP_* settings; LLVM's runtime (clang's sanitizer build) has no spin count.
-  if (err.find("GOMP_") == std::string::npos) GTEST_SKIP() << "the OpenMP runtime is not GCC's libgomp";
-  const std::string ours = std::string("GOMP_SPINCOUNT = '") + kSpinCount + "'";
-  EXPECT_NE(err.find(ours), std::string::npos) << err;
-  EXPECT_EQ(out.find("stepformer"), out.rfind("stepformer")) << "printed once, by the program started again: " << out;
-
-  ASSERT_EQ(version_with_env("-u OMP_WAIT_POLICY GOMP_SPINCOUNT=777", out, err), 0);
-  EXPECT_NE(err.find("GOMP_SPINCOUNT = '777'"), std::string::npos) << err;
-  EXPECT_EQ(err.find(ours), std::string::npos) << err;
-
-  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive", out, err), 0);
-  EXPECT_EQ(err.find(ours), std::string::npos) << err;
-  EXPECT_NE(out.find("stepformer"), std::string::npos);
 }
 
 }  // namespace

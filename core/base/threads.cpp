@@ -4,8 +4,6 @@
 #include <cstdlib>
 #include <thread>
 
-#include <unistd.h>
-
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -61,15 +59,6 @@ void set_default_threads(int n) {
 }
 
 void apply_default_threads() { set_threads(g_default_threads); }
-
-void tune_openmp_wait([[maybe_unused]] char** argv) {  // unused without OpenMP (fuzz build)
-#ifdef _OPENMP
-  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
-  if (setenv("GOMP_SPINCOUNT", kSpinCount, 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  unsetenv("GOMP_SPINCOUNT");  // the exec failed: this process keeps libgomp's default
-#endif
-}
 
 bool parse_threads(const char* text, int& n) {
   if (text[0] < '0' || text[0] > '9') return false;  // strtol would skip spaces and take signs

@@ -31,17 +31,6 @@ int threads();
 void set_default_threads(int n);
 void apply_default_threads();
 
-// OpenMP's threads spin at a barrier before they sleep, for libgomp's GOMP_SPINCOUNT turns of a
-// pause loop: 300,000 by default, about 8 ms on a Zen 4 core. On a host whose other core is busy a
-// thread spinning that long holds the core its partner waits for, and each of a decoding step's
-// short regions can cost a slice (base/split_governor.h). libgomp reads the setting once, as it
-// loads: this sets GOMP_SPINCOUNT to kSpinCount (about 250 µs, longer than the gaps between a
-// step's products) and starts the program again with the same arguments (execv of
-// /proc/self/exe), unless the environment already sets GOMP_SPINCOUNT or OMP_WAIT_POLICY. Call it
-// first thing in main; it returns (doing nothing more) without OpenMP or when the exec fails.
-inline constexpr const char* kSpinCount = "10000";
-void tune_openmp_wait(char** argv);
-
 // Parses a `--threads` value: an integer 0 .. 1024 (0: every core). Returns false on anything else.
 bool parse_threads(const char* text, int& n);
 

@@ -34,6 +34,7 @@
 #include "base/allocator.h"
 #include "base/phase_timer.h"
 #include "allocation_phase.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "bench_common.h"
 #include "decoder_timing.h"
@@ -292,7 +293,7 @@ void measure(Figure& f, int runs) {
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();        // as the stepformer executable does
   int runs = 5, n_threads = 1;
   std::vector<std::string> names;

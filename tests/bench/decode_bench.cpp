@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include "base/allocator.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "bench_common.h"
 #include "decoder_timing.h"
@@ -115,7 +116,7 @@ BENCHMARK(greedy_256)->Unit(benchmark::kMillisecond)->Iterations(3);
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();        // as the stepformer executable does
   sf::set_threads(1);          // every figure here is one thread, as the peer's
   benchmark::Initialize(&argc, argv);

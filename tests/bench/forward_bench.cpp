@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "base/allocator.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "bench_common.h"
 
@@ -43,7 +44,7 @@ BENCHMARK_CAPTURE(forward, base_recorded_all_cores, 512, 8, 6, 2048, 64, true, 0
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();        // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

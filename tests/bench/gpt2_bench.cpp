@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include "base/allocator.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "bench_common.h"
 #include "decoder_timing.h"
@@ -49,7 +50,7 @@ BENCHMARK(decode_step)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMil
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();        // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -28,6 +28,7 @@
 
 #include "base/allocator.h"
 #include "base/gemm.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "stream_read.h"
 
@@ -153,7 +154,7 @@ BENCHMARK(stream_read)->Apply(threads_args)->Unit(benchmark::kMillisecond)->UseR
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();        // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "base/allocator.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "bench_common.h"
 #include "decoder_timing.h"
@@ -329,7 +330,7 @@ BENCHMARK_CAPTURE(llama_decode_f32, qwen25_05b, "qwen25_05b")->Apply(threads_arg
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // first: it may start the program again
+  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
   sf::tune_allocator();        // as the stepformer executable does
   if (argc == 3 && std::strcmp(argv[1], "--load-once") == 0) return sf::load_once(argv[2]);
   benchmark::Initialize(&argc, argv);

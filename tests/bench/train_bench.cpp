@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "base/startup.h"
 #include "base/threads.h"
 #include "stepper/cost.h"
 #include "copy_task.h"
@@ -85,7 +86,7 @@ BENCHMARK(StepsTo99)->ArgNames({"pre"})->Arg(1)->Arg(0)->Iterations(1)->Unit(ben
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // as the stepformer executable does (first: it may start the program again)
+  sf::restart_with_runtime_settings(argv);  // as the stepformer executable does (first: it may start the program again)
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -22,6 +22,7 @@
 
 #include "allocation_phase.h"
 #include "base/phase_timer.h"
+#include "base/startup.h"
 #include "base/threads.h"
 #include "stepper/cost.h"
 #include "copy_task.h"
@@ -153,6 +154,6 @@ int run(int argc, char** argv) {
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::tune_openmp_wait(argv);  // as the stepformer executable does (first: it may start the program again)
+  sf::restart_with_runtime_settings(argv);  // as the stepformer executable does (first: it may start the program again)
   return sf::run(argc, argv);
 }

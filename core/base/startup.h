@@ -1,0 +1,37 @@
+// startup.h — settings the C library and the OpenMP runtime read only as a process starts.
+//
+// Call restart_with_runtime_settings(argv) first thing in main: it sets in the environment what the
+// user left unset and starts the program again with the same arguments (execv of /proc/self/exe),
+// since glibc and libgomp have read their settings by the time main runs. It returns, doing nothing
+// more, when every setting is there already or the exec fails (the process then runs as it is).
+//
+// GOMP_SPINCOUNT = kSpinCount (unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set; only with OpenMP):
+// libgomp's threads spin at a barrier for 300,000 turns of a pause loop before they sleep, about
+// 8 ms on a Zen 4 core. On a host whose other core is busy a thread spinning that long holds the
+// core its partner waits for, and each of a decoding step's short regions can cost a slice
+// (base/split_governor.h). kSpinCount is about 250 µs, longer than the gaps between a step's
+// products.
+//
+// GLIBC_TUNABLES gains heap_tunables() (unless it names glibc.malloc.hugetlb already): every thread
+// allocates from the one heap (arena_max=1), which glibc grows on transparent huge pages
+// (hugetlb=1, madvise). A long run's recordings are fresh memory (a 1,020-token prompt on GPT-2
+// small's shape records about 1.2 GB), and each 4 KiB page faulted in costs the kernel's zeroing
+// and, in a virtual machine, an exit to the hypervisor: 2 MiB pages take 512 times fewer faults.
+// Without arena_max=1 the explorer's worker thread allocates from a heap of its own, which glibc
+// does not grow on huge pages. Sanitizer builds' allocators ignore the setting.
+#pragma once
+
+#include <string>
+
+namespace sf {
+
+inline constexpr const char* kSpinCount = "10000";
+
+// The GLIBC_TUNABLES value to start with, given the current one (nullptr: unset): `current`
+// itself when it names glibc.malloc.hugetlb (the user's choice), else `current` with
+// glibc.malloc.hugetlb=1 and, unless it names it, glibc.malloc.arena_max=1 appended.
+std::string heap_tunables(const char* current);
+
+void restart_with_runtime_settings(char** argv);
+
+}  // namespace sf

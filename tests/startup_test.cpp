@@ -1,0 +1,66 @@
+// What the executable sets as it starts (base/startup.h): libgomp's spin count and glibc's heap
+// on huge pages, each unless the user chose otherwise.
+#include "base/startup.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "test_util.h"
+
+namespace sf {
+namespace {
+
+TEST(HeapTunables, AddedToWhatTheUserSetUnlessTheUserChoseHugePages) {
+  EXPECT_EQ(heap_tunables(nullptr), "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
+  EXPECT_EQ(heap_tunables(""), "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
+  EXPECT_EQ(heap_tunables("glibc.malloc.check=3"),
+            "glibc.malloc.check=3:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
+  // The user's arena count stays the only one.
+  EXPECT_EQ(heap_tunables("glibc.malloc.arena_max=4"), "glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1");
+  // The user's own choice of huge pages, on or off, is left as it is.
+  EXPECT_EQ(heap_tunables("glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0");
+  EXPECT_EQ(heap_tunables("glibc.malloc.check=3:glibc.malloc.hugetlb=2"),
+            "glibc.malloc.check=3:glibc.malloc.hugetlb=2");
+  // A name that merely ends in the word is another tunable.
+  EXPECT_EQ(heap_tunables("x.glibc.malloc.hugetlb=0"),
+            "x.glibc.malloc.hugetlb=0:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
+}
+
+// `stepformer --version` with libgomp's settings displayed (OMP_DISPLAY_ENV) and `env` before it;
+// stderr in err.
+int version_with_env(const std::string& env, std::string& out, std::string& err) {
+  const std::string outf = test::temp_path("omp_out.txt"), errf = test::temp_path("omp_err.txt");
+  const int rc = std::system(("env " + env + " OMP_DISPLAY_ENV=verbose " + std::string(STEPFORMER_BINARY) +
+                              " --version >" + outf + " 2>" + errf)
+                                 .c_str());
+  out = test::read_text(outf);
+  err = test::read_text(errf);
+  std::remove(outf.c_str());
+  std::remove(errf.c_str());
+  return rc;
+}
+
+TEST(OpenmpWait, TheExecutableRunsWithAShortSpinUnlessTheUserChoseOne) {
+  std::string out, err;
+  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT -u OMP_WAIT_POLICY", out, err), 0);
+  if (err.find("OPENMP DISPLAY ENVIRONMENT") == std::string::npos) GTEST_SKIP() << "stepformer built without OpenMP";
+  // libgomp lists its GOMP_* settings; LLVM's runtime (clang's sanitizer build) has no spin count.
+  if (err.find("GOMP_") == std::string::npos) GTEST_SKIP() << "the OpenMP runtime is not GCC's libgomp";
+  const std::string ours = std::string("GOMP_SPINCOUNT = '") + kSpinCount + "'";
+  EXPECT_NE(err.find(ours), std::string::npos) << err;
+  EXPECT_EQ(out.find("stepformer"), out.rfind("stepformer")) << "printed once, by the program started again: " << out;
+
+  ASSERT_EQ(version_with_env("-u OMP_WAIT_POLICY GOMP_SPINCOUNT=777", out, err), 0);
+  EXPECT_NE(err.find("GOMP_SPINCOUNT = '777'"), std::string::npos) << err;
+  EXPECT_EQ(err.find(ours), std::string::npos) << err;
+
+  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive", out, err), 0);
+  EXPECT_EQ(err.find(ours), std::string::npos) << err;
+  EXPECT_NE(out.find("stepformer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sf
