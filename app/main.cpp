@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "base/allocator.h"
 #include "base/startup.h"
@@ -92,7 +93,10 @@ bool opens_in_explorer(const std::string& arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
+  // First: it may start the program again. `train` shards a step over threads that allocate at
+  // once: an arena each (base/startup.h).
+  const bool training = argc >= 2 && std::string_view(argv[1]) == "train";
+  sf::restart_with_runtime_settings(argv, training ? sf::Arenas::PerThread : sf::Arenas::One);
   sf::tune_allocator();
   if (!take_threads_option(argc, argv)) return 2;
 #ifdef STEPFORMER_WITH_GUI

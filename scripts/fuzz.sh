@@ -33,19 +33,33 @@ cmake --build "$BUILD" -j"$(nproc)" --target "${HARNESSES[@]/#/fuzz_}"
 # models ~10 KB; scripts and metrics are text; the tiny GPT-2 tokenizer files are 13 KB; the tiny
 # hub model.safetensors files up to 215 KB).
 declare -A MAX_LEN=([safetensors]=65536 [config]=16384 [vocab]=4096 [metrics]=65536 [script]=16384 [tokenizers]=20480 [hf_weights]=262144)
-failed=()
-for h in "${HARNESSES[@]}"; do
+# The harnesses run side by side, one per core (each on one thread), each into its own log.
+fuzz_one() {
+  local h=$1
   mkdir -p "$BUILD/corpus/$h" "$BUILD/artifacts/$h"
-  echo "== fuzz_$h: ${SECONDS_EACH} s"
-  if ! OMP_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+  OMP_NUM_THREADS=1 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$BUILD/tests/fuzz/fuzz_$h" "$BUILD/corpus/$h" "tests/fuzz/corpus/$h" \
       -max_total_time="$SECONDS_EACH" -max_len="${MAX_LEN[$h]}" -rss_limit_mb=2048 -malloc_limit_mb=2048 \
       -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$h/" \
-      > "$BUILD/fuzz_$h.log" 2>&1; then
+      > "$BUILD/fuzz_$h.log" 2>&1
+}
+JOBS=$(nproc)
+declare -A PID
+for h in "${HARNESSES[@]}"; do
+  while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+  echo "== fuzz_$h: ${SECONDS_EACH} s"
+  fuzz_one "$h" &
+  PID[$h]=$!
+done
+failed=()
+for h in "${HARNESSES[@]}"; do
+  if ! wait "${PID[$h]}"; then
     failed+=("$h")
+    echo "== fuzz_$h failed:"
     tail -40 "$BUILD/fuzz_$h.log"
   fi
+  echo "== fuzz_$h:"
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$BUILD/fuzz_$h.log" | sed "s/^/  /"
 done
 if ((${#failed[@]})); then

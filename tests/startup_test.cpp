@@ -14,18 +14,20 @@ namespace sf {
 namespace {
 
 TEST(HeapTunables, AddedToWhatTheUserSetUnlessTheUserChoseHugePages) {
-  EXPECT_EQ(heap_tunables(nullptr), "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
-  EXPECT_EQ(heap_tunables(""), "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
-  EXPECT_EQ(heap_tunables("glibc.malloc.check=3"),
+  EXPECT_EQ(heap_tunables(nullptr, Arenas::One), "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
+  EXPECT_EQ(heap_tunables("", Arenas::One), "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
+  EXPECT_EQ(heap_tunables("glibc.malloc.check=3", Arenas::One),
             "glibc.malloc.check=3:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
   // The user's arena count stays the only one.
-  EXPECT_EQ(heap_tunables("glibc.malloc.arena_max=4"), "glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1");
+  EXPECT_EQ(heap_tunables("glibc.malloc.arena_max=4", Arenas::One), "glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1");
   // The user's own choice of huge pages, on or off, is left as it is.
-  EXPECT_EQ(heap_tunables("glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0");
-  EXPECT_EQ(heap_tunables("glibc.malloc.check=3:glibc.malloc.hugetlb=2"),
+  EXPECT_EQ(heap_tunables("glibc.malloc.hugetlb=0", Arenas::One), "glibc.malloc.hugetlb=0");
+  EXPECT_EQ(heap_tunables("glibc.malloc.check=3:glibc.malloc.hugetlb=2", Arenas::One),
             "glibc.malloc.check=3:glibc.malloc.hugetlb=2");
   // A name that merely ends in the word is another tunable.
-  EXPECT_EQ(heap_tunables("x.glibc.malloc.hugetlb=0"),
+  // Training keeps glibc's arena per thread.
+  EXPECT_EQ(heap_tunables(nullptr, Arenas::PerThread), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(heap_tunables("x.glibc.malloc.hugetlb=0", Arenas::One),
             "x.glibc.malloc.hugetlb=0:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1");
 }
 

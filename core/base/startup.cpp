@@ -37,16 +37,16 @@ struct Saved {
 
 }  // namespace
 
-std::string heap_tunables(const char* current) {
+std::string heap_tunables(const char* current, Arenas arenas) {
   std::string t = current ? current : "";
   if (names(t, "glibc.malloc.hugetlb")) return t;
   auto add = [&t](const char* setting) { t += (t.empty() ? "" : ":") + std::string(setting); };
   add("glibc.malloc.hugetlb=1");
-  if (!names(t, "glibc.malloc.arena_max")) add("glibc.malloc.arena_max=1");
+  if (arenas == Arenas::One && !names(t, "glibc.malloc.arena_max")) add("glibc.malloc.arena_max=1");
   return t;
 }
 
-void restart_with_runtime_settings(char** argv) {
+void restart_with_runtime_settings(char** argv, Arenas arenas) {
   // Set in the environment of the program started again, and taken out at once: one restart at
   // most, even where the settings do not reach the new process (a set-user-ID program, whose
   // GLIBC_TUNABLES glibc erases, is not restarted at all).
@@ -62,7 +62,7 @@ void restart_with_runtime_settings(char** argv) {
   if (!std::getenv("GOMP_SPINCOUNT") && !std::getenv("OMP_WAIT_POLICY"))
     changed |= setenv("GOMP_SPINCOUNT", kSpinCount, 1) == 0;
 #endif
-  const std::string heap = heap_tunables(std::getenv("GLIBC_TUNABLES"));
+  const std::string heap = heap_tunables(std::getenv("GLIBC_TUNABLES"), arenas);
   if (!tunables.value || heap != *tunables.value) changed |= setenv("GLIBC_TUNABLES", heap.c_str(), 1) == 0;
   if (!changed || setenv(kGuard, "1", 1) != 0) {
     spin.restore();

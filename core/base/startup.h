@@ -3,7 +3,8 @@
 // Call restart_with_runtime_settings(argv) first thing in main: it sets in the environment what the
 // user left unset and starts the program again with the same arguments (execv of /proc/self/exe),
 // since glibc and libgomp have read their settings by the time main runs. It returns, doing nothing
-// more, when every setting is there already or the exec fails (the process then runs as it is).
+// more, when every setting is there already, in the program started again (at most one restart)
+// or when the exec fails (the process then runs as it is).
 //
 // GOMP_SPINCOUNT = kSpinCount (unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set; only with OpenMP):
 // libgomp's threads spin at a barrier for 300,000 turns of a pause loop before they sleep, about
@@ -12,13 +13,17 @@
 // (base/split_governor.h). kSpinCount is about 250 µs, longer than the gaps between a step's
 // products.
 //
-// GLIBC_TUNABLES gains heap_tunables() (unless it names glibc.malloc.hugetlb already): every thread
-// allocates from the one heap (arena_max=1), which glibc grows on transparent huge pages
-// (hugetlb=1, madvise). A long run's recordings are fresh memory (a 1,020-token prompt on GPT-2
+// GLIBC_TUNABLES gains heap_tunables() (unless it names glibc.malloc.hugetlb already): glibc grows
+// its heap on transparent huge pages (hugetlb=1, madvise) and, with Arenas::One, every thread
+// allocates from that one heap (arena_max=1). A long run's recordings are fresh memory (a 1,020-token prompt on GPT-2
 // small's shape records about 1.2 GB), and each 4 KiB page faulted in costs the kernel's zeroing
 // and, in a virtual machine, an exit to the hypervisor: 2 MiB pages take 512 times fewer faults.
 // Without arena_max=1 the explorer's worker thread allocates from a heap of its own, which glibc
-// does not grow on huge pages. Sanitizer builds' allocators ignore the setting.
+// does not grow on huge pages (the first map took as long as with no setting at all). Threads that
+// allocate at once, a training step's shards (thousands of blocks a step each), would wait on the
+// one heap's lock instead (a two-shard step of the training benchmark, runs alternated: 16.7–17.2 ms
+// on one arena, 15.6–16.1 ms with an arena per thread), so training keeps an arena per thread
+// (Arenas::PerThread). Sanitizer builds' allocators ignore both.
 #pragma once
 
 #include <string>
@@ -27,11 +32,13 @@ namespace sf {
 
 inline constexpr const char* kSpinCount = "10000";
 
+enum class Arenas { One, PerThread };
+
 // The GLIBC_TUNABLES value to start with, given the current one (nullptr: unset): `current`
 // itself when it names glibc.malloc.hugetlb (the user's choice), else `current` with
-// glibc.malloc.hugetlb=1 and, unless it names it, glibc.malloc.arena_max=1 appended.
-std::string heap_tunables(const char* current);
+// glibc.malloc.hugetlb=1 and, for Arenas::One unless it names it, glibc.malloc.arena_max=1 appended.
+std::string heap_tunables(const char* current, Arenas arenas);
 
-void restart_with_runtime_settings(char** argv);
+void restart_with_runtime_settings(char** argv, Arenas arenas);
 
 }  // namespace sf

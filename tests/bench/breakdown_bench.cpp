@@ -293,8 +293,8 @@ void measure(Figure& f, int runs) {
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
-  sf::tune_allocator();        // as the stepformer executable does
+  sf::restart_with_runtime_settings(argv, sf::Arenas::One);  // first: it may start the program again
+  sf::tune_allocator();                                      // as the stepformer executable does
   int runs = 5, n_threads = 1;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {

@@ -44,8 +44,8 @@ BENCHMARK_CAPTURE(forward, base_recorded_all_cores, 512, 8, 6, 2048, 64, true, 0
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
-  sf::tune_allocator();        // as the stepformer executable does
+  sf::restart_with_runtime_settings(argv, sf::Arenas::One);  // first: it may start the program again
+  sf::tune_allocator();                                      // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

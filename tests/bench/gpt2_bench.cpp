@@ -50,8 +50,8 @@ BENCHMARK(decode_step)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMil
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
-  sf::tune_allocator();        // as the stepformer executable does
+  sf::restart_with_runtime_settings(argv, sf::Arenas::One);  // first: it may start the program again
+  sf::tune_allocator();                                      // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

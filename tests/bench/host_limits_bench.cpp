@@ -154,8 +154,8 @@ BENCHMARK(stream_read)->Apply(threads_args)->Unit(benchmark::kMillisecond)->UseR
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
-  sf::tune_allocator();        // as the stepformer executable does
+  sf::restart_with_runtime_settings(argv, sf::Arenas::One);  // first: it may start the program again
+  sf::tune_allocator();                                      // as the stepformer executable does
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("gemm_kernel", sf::gemm_kernel_name());

@@ -330,8 +330,8 @@ BENCHMARK_CAPTURE(llama_decode_f32, qwen25_05b, "qwen25_05b")->Apply(threads_arg
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // first: it may start the program again
-  sf::tune_allocator();        // as the stepformer executable does
+  sf::restart_with_runtime_settings(argv, sf::Arenas::One);  // first: it may start the program again
+  sf::tune_allocator();                                      // as the stepformer executable does
   if (argc == 3 && std::strcmp(argv[1], "--load-once") == 0) return sf::load_once(argv[2]);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -154,6 +154,7 @@ int run(int argc, char** argv) {
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(argv);  // as the stepformer executable does (first: it may start the program again)
+  sf::restart_with_runtime_settings(
+      argv, sf::Arenas::PerThread);  // as the stepformer executable does (first: it may start the program again)
   return sf::run(argc, argv);
 }
