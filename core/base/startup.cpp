@@ -64,14 +64,11 @@ void restart_with_runtime_settings(char** argv, Arenas arenas) {
 #endif
   const std::string heap = heap_tunables(std::getenv("GLIBC_TUNABLES"), arenas);
   if (!tunables.value || heap != *tunables.value) changed |= setenv("GLIBC_TUNABLES", heap.c_str(), 1) == 0;
-  if (!changed || setenv(kGuard, "1", 1) != 0) {
-    spin.restore();
-    tunables.restore();
-    return;
+  if (changed && setenv(kGuard, "1", 1) == 0) {
+    execv("/proc/self/exe", argv);
+    unsetenv(kGuard);  // the exec failed
   }
-  execv("/proc/self/exe", argv);
-  unsetenv(kGuard);
-  spin.restore();  // the exec failed: this process keeps the settings it started with
+  spin.restore();  // not started again: this process keeps the settings it started with
   tunables.restore();
 }
 

@@ -86,8 +86,8 @@ BENCHMARK(StepsTo99)->ArgNames({"pre"})->Arg(1)->Arg(0)->Iterations(1)->Unit(ben
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(
-      argv, sf::Arenas::PerThread);  // as the stepformer executable does (first: it may start the program again)
+  // As the stepformer executable does for `train` (first: it may start the program again).
+  sf::restart_with_runtime_settings(argv, sf::Arenas::PerThread);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -154,7 +154,7 @@ int run(int argc, char** argv) {
 }  // namespace sf
 
 int main(int argc, char** argv) {
-  sf::restart_with_runtime_settings(
-      argv, sf::Arenas::PerThread);  // as the stepformer executable does (first: it may start the program again)
+  // As the stepformer executable does for `train` (first: it may start the program again).
+  sf::restart_with_runtime_settings(argv, sf::Arenas::PerThread);
   return sf::run(argc, argv);
 }
