@@ -1,8 +1,40 @@
 #include "train/train_options.h"
 
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
 namespace sf {
 
 using nlohmann::json;
+
+namespace {
+
+// Field `key` as a T: a whole number within T's range (an integer type) or a finite number within
+// its range (float, double). Anything else is an error naming the field: a cast of 1e26 to int, or of
+// 1e300 to float, is undefined behaviour, not a value.
+template <class T>
+T number(const json& j, const char* key) {
+  const json& v = j.at(key);
+  using L = std::numeric_limits<T>;
+  if constexpr (std::is_integral_v<T>) {
+    if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(L::max()))
+      return static_cast<T>(v.get<uint64_t>());
+    if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() >= static_cast<int64_t>(L::min()) &&
+        (v.get<int64_t>() < 0 || static_cast<uint64_t>(v.get<int64_t>()) <= static_cast<uint64_t>(L::max())))
+      return static_cast<T>(v.get<int64_t>());
+    throw std::runtime_error(std::string("field '") + key + "' expected an integer from " + std::to_string(L::min()) +
+                             " to " + std::to_string(L::max()) + ", found " + v.dump().substr(0, 40));
+  } else {
+    if (v.is_number() && std::isfinite(v.get<double>()) && std::fabs(v.get<double>()) <= static_cast<double>(L::max()))
+      return static_cast<T>(v.get<double>());
+    throw std::runtime_error(std::string("field '") + key + "' expected a finite number, found " +
+                             v.dump().substr(0, 40));
+  }
+}
+
+}  // namespace
 
 json to_json(const TrainOptions& o) {
   json j;
@@ -44,35 +76,35 @@ Result<TrainOptions> train_options_from_json(const json& j) {
   try {
     TrainOptions o;
     o.task = j.at("task").get<std::string>();
-    o.task_options.min_len = j.at("task_min_len").get<int>();
-    o.task_options.max_len = j.at("task_max_len").get<int>();
-    o.task_options.n_symbols = j.at("task_symbols").get<int>();
+    o.task_options.min_len = number<int>(j, "task_min_len");
+    o.task_options.max_len = number<int>(j, "task_max_len");
+    o.task_options.n_symbols = number<int>(j, "task_symbols");
     o.arch = j.at("arch").get<std::string>() == "decoder-only" ? Arch::DecoderOnly : Arch::EncoderDecoder;
     o.arch_set = j.at("arch_set").get<bool>();
     o.norm = j.at("norm").get<std::string>() == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-    o.encoder_layers = j.at("encoder_layers").get<int>();
-    o.decoder_layers = j.at("decoder_layers").get<int>();
-    o.d_model = j.at("d_model").get<int>();
-    o.n_heads = j.at("n_heads").get<int>();
-    o.d_ff = j.at("d_ff").get<int>();
+    o.encoder_layers = number<int>(j, "encoder_layers");
+    o.decoder_layers = number<int>(j, "decoder_layers");
+    o.d_model = number<int>(j, "d_model");
+    o.n_heads = number<int>(j, "n_heads");
+    o.d_ff = number<int>(j, "d_ff");
     o.activation = j.at("activation").get<std::string>() == "gelu" ? Activation::Gelu : Activation::Relu;
     o.positional = j.at("positional").get<std::string>() == "learned" ? Positional::Learned : Positional::Sinusoidal;
-    o.batch = j.at("batch").get<int>();
-    o.steps = j.at("steps").get<int64_t>();
-    o.seed = j.at("seed").get<uint64_t>();
+    o.batch = number<int>(j, "batch");
+    o.steps = number<int64_t>(j, "steps");
+    o.seed = number<uint64_t>(j, "seed");
     o.schedule.kind = j.at("schedule").get<std::string>() == "constant" ? Schedule::Constant : Schedule::Warmup;
-    o.schedule.factor = j.at("factor").get<double>();
-    o.schedule.warmup = j.at("warmup").get<int>();
-    o.schedule.rate = j.at("constant_lr").get<double>();
-    o.schedule.cooldown = j.value("cooldown", 0);
-    o.clip = j.at("clip").get<float>();
-    o.label_smoothing = j.at("label_smoothing").get<float>();
-    o.dropout = j.at("dropout").get<float>();
-    o.eval_every = j.at("eval_every").get<int>();
-    o.eval_examples = j.at("eval_examples").get<int>();
-    o.final_eval_examples = j.at("final_eval_examples").get<int>();
-    o.probe_every = j.at("probe_every").get<int>();
-    o.threads = j.at("threads").get<int>();
+    o.schedule.factor = number<double>(j, "factor");
+    o.schedule.warmup = number<int>(j, "warmup");
+    o.schedule.rate = number<double>(j, "constant_lr");
+    o.schedule.cooldown = j.contains("cooldown") ? number<int>(j, "cooldown") : 0;
+    o.clip = number<float>(j, "clip");
+    o.label_smoothing = number<float>(j, "label_smoothing");
+    o.dropout = number<float>(j, "dropout");
+    o.eval_every = number<int>(j, "eval_every");
+    o.eval_examples = number<int>(j, "eval_examples");
+    o.final_eval_examples = number<int>(j, "final_eval_examples");
+    o.probe_every = number<int>(j, "probe_every");
+    o.threads = number<int>(j, "threads");
     o.command = j.value("command", "");
     return o;
   } catch (const std::exception& e) {
