@@ -311,6 +311,12 @@ void pack_a_group(MatRef a, const RowGroups& rg, Index k, Index g, float* ap) {
   }
 }
 
+// Every row group of A into ap (groups × k × MR); returns ap.
+float* pack_a(MatRef a, const RowGroups& rg, Index k, float* ap) {
+  for (Index g = 0; g < rg.count; ++g) pack_a_group(a, rg, k, g, ap + g * k * MR);
+  return ap;
+}
+
 // Column panel p of B (columns p·NR …, all k), packed as k × NR: bp[kk·NR + c] = B(kk, p·NR + c).
 // The slots of columns past n keep what the buffer held (zeros, or an earlier panel's floats): the
 // kernel multiplies them into SIMD lanes of their own, which it never stores, and lanes do not mix,
@@ -567,7 +573,8 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   const bool in_place = transposed || (row_major && (resident || m * k <= (Index{1} << 14)));
   float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
   const ASource src{a, ap, row_major, rg};
-  auto tile = [&](Index g, Index p, Index kb, Panel bp) {  // C's MR × NR tile (g, p) over depth block kb
+  // C's MR × NR tile (g, p) over depth block kb, A read from `from`
+  auto tile = [&](const ASource& from, Index g, Index p, Index kb, Panel bp) {
     const Index k0 = kb * kcb, kc = std::min(kcb, k - k0);
     const int rows = rg.rows(g);
     const Index r0 = rg.start(g);
@@ -576,11 +583,10 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     const bool last = kb == blocks - 1;
     const float* tile_gate = last && ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr;
     kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
-        kc, src.at(g, k, k0), src.stride(), src.kstep(), bp.data + k0 * bp.stride, bp.stride, c + r0 * ldc + p * NR,
+        kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride, bp.stride, c + r0 * ldc + p * NR,
         ldc, nc, kb > 0 || accumulate, tile_bias, last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld);
   };
-  if (!in_place && T <= 1)
-    for (Index g = 0; g < groups; ++g) pack_a_group(a, rg, k, g, ap + g * k * MR);
+  if (!in_place && T <= 1) pack_a(a, rg, k, ap);
 
   if (resident) {  // every row group against every panel, depth block by depth block
     thread_local std::vector<Panel> bps;
@@ -590,7 +596,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
       bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, own ? own + p * k * NR : nullptr);
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g)
-        for (Index p = 0; p < panels; ++p) tile(g, p, kb, bps[static_cast<size_t>(p)]);
+        for (Index p = 0; p < panels; ++p) tile(src, g, p, kb, bps[static_cast<size_t>(p)]);
     return;
   }
   // A long A against panels that need no packing (a weight packed ahead of time, or a row-major B
@@ -611,7 +617,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
           for (Index kb = 0; kb < blocks; ++kb)
             for (Index p = c0; p < std::min(p1, c0 + kPanelChunk); ++p)
               for (Index g = rb * kRowBlock / MR; g < std::min(groups, (rb + 1) * kRowBlock / MR); ++g)
-                tile(g, p, kb, bps[static_cast<size_t>(p - p0)]);
+                tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)]);
     };
     if (T <= 1) {
       range(0, panels);
@@ -633,29 +639,34 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     return;
   }
   // Otherwise panel by panel: B's panel stays in L1/L2 while the row groups of A stream past.
-  auto body = [&](Index p) {
+  auto body = [&](const ASource& from, Index p) {
     const Panel bp = b_panel(b, pb, hw, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
     const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g) {
         next.prefetch(kb * groups + g, blocks * groups);
-        tile(g, p, kb, bp);
+        tile(from, g, p, kb, bp);
       }
   };
   if (T <= 1) {
-    for (Index p = 0; p < panels; ++p) body(p);
+    for (Index p = 0; p < panels; ++p) body(src, p);
     return;
   }
-  RegionErrors errors;  // a thread's first B panel allocates its scratch
+  // Each thread packs all of A into a buffer of its own rather than sharing the row groups: a group
+  // packed on another core reaches this one line by line from that core's cache, which costs more
+  // than packing it again (a 64 × 2048 A against a 2048 × 512 weight ran 1.57× faster on two cores
+  // than on one with shared groups, 1.92× with a packing each; 64 × 512 × 512: 1.46×, 1.86×).
+  RegionErrors errors;  // a thread's first A or B panel allocates its scratch
 #ifdef _OPENMP
 #pragma omp parallel num_threads(T)
   {
-    if (!in_place) {
+    float* own = nullptr;
+    if (!in_place) errors.run([&] { own = pack_a(a, rg, k, scratch(tl_a, groups * k * MR)); });
+    const ASource from{a, own, row_major, rg};
+    const bool ready = in_place || own;
 #pragma omp for schedule(static)
-      for (Index g = 0; g < groups; ++g) pack_a_group(a, rg, k, g, ap + g * k * MR);
-    }
-#pragma omp for schedule(static)
-    for (Index p = 0; p < panels; ++p) errors.run([&] { body(p); });
+    for (Index p = 0; p < panels; ++p)
+      if (ready) errors.run([&] { body(from, p); });
   }
 #endif
   errors.rethrow();
