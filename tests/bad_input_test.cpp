@@ -99,12 +99,30 @@ TEST(BadModelFile, HugeShapeIsRefusedBeforeAllocating) {
 // json::type_error out of curves_from_metrics, ending the explorer's pre-LN vs post-LN view.
 TEST(BadMetricsFile, FieldOfTheWrongTypeIsAnError) {
   for (const char* text : {R"({"format": "stepformer.metrics/1", "steps": {}, "task": 5})",
-                           R"({"format": "stepformer.metrics/1", "steps": {}, "evals": [1]})",
-                           R"({"format": "stepformer.metrics/1", "steps": {}, "options": {"warmup": "x"}})"}) {
+                           R"({"format": "stepformer.metrics/1", "steps": {}, "evals": [1]})"}) {
     auto c = curves_from_metrics(nlohmann::json::parse(text), "x");
     ASSERT_FALSE(c.ok()) << text;
     EXPECT_THAT(c.error(), HasSubstr("metrics: a field has the wrong type")) << text;
   }
+}
+
+// The run's options give the curves their warm-up and planned steps: a whole number the field's
+// type holds. Any other value (1.1e26 would be a cast to int that C++ leaves undefined) is an error
+// that names the field.
+TEST(BadMetricsFile, OptionOutsideItsFieldsRangeIsAnError) {
+  const std::string head = R"({"format": "stepformer.metrics/1", "steps": {}, "options": )";
+  for (const char* options :
+       {R"({"warmup": "x"})", R"({"warmup": 1.1e26})", R"({"warmup": 2.5})", R"({"warmup": 2147483648})",
+        R"({"steps": 1e300})", R"({"steps": 18446744073709551615})"}) {
+    auto c = curves_from_metrics(nlohmann::json::parse(head + options + "}"), "x");
+    ASSERT_FALSE(c.ok()) << options;
+    EXPECT_THAT(c.error(), HasSubstr("metrics: options.")) << options;
+    EXPECT_THAT(c.error(), HasSubstr("expected an integer from")) << options;
+  }
+  auto c = curves_from_metrics(nlohmann::json::parse(head + R"({"warmup": 400, "steps": 5000000000})" + "}"), "x");
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->warmup, 400);
+  EXPECT_EQ(c->steps_planned, 5000000000);
 }
 
 TEST(BadModelFile, OverlapBehindAnEmptyTensor) {

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <type_traits>
+
+#include "io/json_number.h"
 
 namespace sf {
 
@@ -64,8 +67,18 @@ Result<bool> read_header(RunCurves& c, const json& m) {
   if (m.contains("options") && m["options"].is_object()) {
     const json& o = m["options"];
     c.schedule = o.value("schedule", "");
-    c.warmup = o.value("warmup", 0);
-    c.steps_planned = o.value("steps", int64_t{0});
+    auto whole = [&](const char* key, auto& out) -> Result<bool> {
+      if (!o.contains(key)) return true;
+      using T = std::decay_t<decltype(out)>;
+      const auto x = json_number<T>(o[key]);
+      if (!x)
+        return Error{std::string("metrics: options.") + key + " expected " + json_number_expected<T>() + ", found " +
+                     o[key].dump().substr(0, 40)};
+      out = *x;
+      return true;
+    };
+    if (auto r = whole("warmup", c.warmup); !r) return r;
+    if (auto r = whole("steps", c.steps_planned); !r) return r;
   }
   if (m.contains("probes") && m["probes"].is_object()) c.streams = strings(m["probes"].value("streams", json::array()));
   return true;

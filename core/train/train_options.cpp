@@ -1,9 +1,8 @@
 #include "train/train_options.h"
 
-#include <cmath>
-#include <limits>
 #include <stdexcept>
-#include <type_traits>
+
+#include "io/json_number.h"
 
 namespace sf {
 
@@ -11,27 +10,13 @@ using nlohmann::json;
 
 namespace {
 
-// Field `key` as a T: a whole number within T's range (an integer type) or a finite number within
-// its range (float, double). Anything else is an error naming the field: a cast of 1e26 to int, or of
-// 1e300 to float, is undefined behaviour, not a value.
+// Field `key` as a T (io/json_number.h); anything else is an error naming the field.
 template <class T>
 T number(const json& j, const char* key) {
   const json& v = j.at(key);
-  using L = std::numeric_limits<T>;
-  if constexpr (std::is_integral_v<T>) {
-    if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(L::max()))
-      return static_cast<T>(v.get<uint64_t>());
-    if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() >= static_cast<int64_t>(L::min()) &&
-        (v.get<int64_t>() < 0 || static_cast<uint64_t>(v.get<int64_t>()) <= static_cast<uint64_t>(L::max())))
-      return static_cast<T>(v.get<int64_t>());
-    throw std::runtime_error(std::string("field '") + key + "' expected an integer from " + std::to_string(L::min()) +
-                             " to " + std::to_string(L::max()) + ", found " + v.dump().substr(0, 40));
-  } else {
-    if (v.is_number() && std::isfinite(v.get<double>()) && std::fabs(v.get<double>()) <= static_cast<double>(L::max()))
-      return static_cast<T>(v.get<double>());
-    throw std::runtime_error(std::string("field '") + key + "' expected a finite number, found " +
-                             v.dump().substr(0, 40));
-  }
+  if (const auto x = json_number<T>(v)) return *x;
+  throw std::runtime_error(std::string("field '") + key + "' expected " + json_number_expected<T>() + ", found " +
+                           v.dump().substr(0, 40));
 }
 
 }  // namespace
