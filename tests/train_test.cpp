@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 #include "analysis/head_detector.h"
 #include "base/phase_timer.h"
+#include "io/safetensors.h"
 #include "test_util.h"
 #include "train/adam.h"
 #include "train/batch.h"
@@ -127,6 +130,60 @@ TEST(Train, ResumeRejectsAModelFileWithAMessage) {
   auto r = Trainer::resume(test::fixture("encdec_pre_relu_sin.safetensors"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().find("checkpoint"), std::string::npos) << r.error();
+}
+
+// A checkpoint is a file someone may hand over: a step, RNG state or metrics record it could not
+// have written is refused with a message naming the part, never an exception out of resume (a
+// crash) or a metrics record whose shape would end the run mid-way (or loop forever looking for
+// a module group it does not name).
+TEST(Train, ResumeRefusesACheckpointWithMalformedPartsWithAMessage) {
+  TrainOptions o = tiny_copy(6);
+  o.steps = 8;
+  o.probe_every = 2;
+  auto t = Trainer::create(o);
+  while (t->steps_done() < 4) t->step();
+  const std::string ckpt = test::temp_path("malformed.ckpt.safetensors");
+  ASSERT_TRUE(t->save_checkpoint(ckpt).ok());
+  auto saved = read_safetensors(ckpt);
+  ASSERT_TRUE(saved.ok()) << saved.error();
+  const nlohmann::json metrics = nlohmann::json::parse(saved->metadata.at("stepformer.metrics"));
+  auto edited = [&](const char* key, nlohmann::json value) {  // metrics with one part replaced
+    nlohmann::json m = metrics;
+    m[nlohmann::json::json_pointer(key)] = std::move(value);
+    return m.dump();
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"stepformer.rng", std::string(64, 'z'), "RNG state: expected 64 hex digits"},
+      {"stepformer.rng", "12", "RNG state: expected 64 hex digits"},
+      {"stepformer.step", "x9", "step: expected a whole number of steps"},
+      {"stepformer.step", "99999999999999999999999", "step: expected a whole number of steps"},
+      {"stepformer.step", "-3", "step: expected a whole number of steps"},
+      {"stepformer.metrics", "[1, 2]", "its metrics are not this run's record: expected an object"},
+      {"stepformer.metrics", edited("/steps", {1}), "expected \"steps\" to be an object, found array"},
+      {"stepformer.metrics", edited("/steps/loss", 3), "expected \"steps.loss\" to be a list, found number"},
+      {"stepformer.metrics", edited("/groups", nlohmann::json::array()), "expected \"groups\" to be ["},
+      {"stepformer.metrics", edited("/heads", {{"step", 1}}), "expected \"heads.step\" to be a list"},
+  };
+  for (const auto& [key, value, message] : cases) {
+    TensorFile f = *saved;
+    f.metadata[key] = value;
+    ASSERT_TRUE(write_safetensors(ckpt, f).ok());
+    auto r = Trainer::resume(ckpt);
+    ASSERT_FALSE(r.ok()) << key << " = " << value;
+    EXPECT_NE(r.error().find(message), std::string::npos) << r.error();
+  }
+  // What the writer creates when absent (a series, the evaluations) may be missing: resuming adds it.
+  TensorFile f = *saved;
+  nlohmann::json m = metrics;
+  m.erase("evals");
+  m["steps"].erase("tokens");
+  f.metadata["stepformer.metrics"] = m.dump();
+  ASSERT_TRUE(write_safetensors(ckpt, f).ok());
+  auto r = Trainer::resume(ckpt);
+  ASSERT_TRUE(r.ok()) << r.error();
+  while (!r->finished()) r->step();
+  EXPECT_EQ(r->metrics()["steps"]["tokens"].size(), 4u);
+  std::remove(ckpt.c_str());
 }
 
 TEST(Train, DropoutIsDeterministicChangesTrainingAndLeavesInferenceAlone) {

@@ -124,7 +124,7 @@ void record_head_scores(nlohmann::json& metrics, int64_t step, const Model& m) {
   auto d = detect_heads(m, kHeadProbeLength, kHeadProbeSeed);
   if (!d || d->stacks.empty()) return;
   if (!metrics.contains("heads")) {
-    json h = {{"every", metrics.contains("probes") ? metrics["probes"].value("every", 0) : 0},
+    json h = {{"every", metrics.contains("probes") ? metrics["probes"].value("every", json(0)) : json(0)},
               {"probe", "decoder self-attention on <s> r r, r = " + std::to_string(d->tokens.size() / 2) +
                             " random tokens (seed " + std::to_string(kHeadProbeSeed) + ")"},
               {"step", json::array()}};

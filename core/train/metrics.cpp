@@ -158,6 +158,44 @@ json new_metrics(const TrainOptions& o, const Model& model) {
   return m;
 }
 
+namespace {
+
+std::string mismatch_at(const json& saved, const json& fresh, const std::string& where) {
+  for (auto it = fresh.begin(); it != fresh.end(); ++it) {
+    const json& want = it.value();
+    if (!want.is_object() && !want.is_array()) continue;  // a number or a name: written, never read
+    const std::string at = where.empty() ? it.key() : where + "." + it.key();
+    const auto got = saved.find(it.key());
+    if (got == saved.end()) {  // a series or an object the writer creates; a fixed list it reads
+      if (want.is_array() && !want.empty()) return "expected \"" + at + "\", found none";
+      continue;
+    }
+    if (want.is_object()) {
+      if (!got->is_object()) return "expected \"" + at + "\" to be an object, found " + got->type_name();
+      if (std::string m = mismatch_at(*got, want, at); !m.empty()) return m;
+    } else if (want.empty()) {
+      if (!got->is_array()) return "expected \"" + at + "\" to be a list, found " + got->type_name();
+    } else if (*got != want) {
+      return "expected \"" + at + "\" to be " + want.dump().substr(0, 80) + ", found " + got->dump().substr(0, 80);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string metrics_mismatch(const json& saved, const json& fresh) {
+  if (!saved.is_object()) return std::string("expected an object, found ") + saved.type_name();
+  if (std::string m = mismatch_at(saved, fresh, ""); !m.empty()) return m;
+  const auto heads = saved.find("heads");  // the head detectors' record (analysis/head_detector.h)
+  if (heads == saved.end()) return "";
+  if (!heads->is_object()) return std::string("expected \"heads\" to be an object, found ") + heads->type_name();
+  for (auto it = heads->begin(); it != heads->end(); ++it)
+    if (it.key() != "every" && it.key() != "probe" && !it.value().is_array())
+      return "expected \"heads." + it.key() + "\" to be a list, found " + it.value().type_name();
+  return "";
+}
+
 void record_step(json& metrics, const StepStats& st, const Weights& grads, const Config& c,
                  const std::vector<double>& squares) {
   json& s = metrics["steps"];

@@ -42,6 +42,14 @@ double round5(double x);
 // layers, and the empty per-step, probe and evaluation series.
 nlohmann::json new_metrics(const TrainOptions& o, const Model& m);
 
+// Why a saved metrics document (a checkpoint's) cannot take the records of the run `fresh`
+// (new_metrics of its options and model) describes, or "" when it can: every object of `fresh` it
+// holds is an object, every series (an empty list) a list, every fixed list (module groups, layers,
+// probe streams) is there and the same list, and a "heads" record is an object of lists. Resuming
+// appends to these (and creates what is missing); a document from elsewhere with another shape
+// would end the run mid-way, or loop over module groups it does not name.
+std::string metrics_mismatch(const nlohmann::json& saved, const nlohmann::json& fresh);
+
 // Appends one step's loss, accuracy, lr, gradient norm and tokens, and the gradient norms per
 // group and layer of `grads` (before clipping), to metrics["steps"]; `squares` holds Σ g² of every
 // tensor of param_table(grads, c), in order (squared_norms, Adam::step). The step number itself is appended by

@@ -3,10 +3,12 @@
 #include "train/trainer.h"
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <map>
 
 #include "io/checkpoint.h"
+#include "train/metrics.h"
 
 namespace sf {
 
@@ -21,6 +23,14 @@ std::string u64_hex(uint64_t v) {
 }
 
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+// s as a whole number in `base`, every character a digit of it (no sign, no space, in range).
+template <class T>
+bool whole_number(const std::string& s, int base, T& out) {
+  const char *first = s.data(), *last = s.data() + s.size();
+  const auto [end, ec] = std::from_chars(first, last, out, base);
+  return !s.empty() && ec == std::errc() && end == last;
+}
 
 }  // namespace
 
@@ -98,13 +108,17 @@ Result<Trainer> Trainer::resume(const std::string& path) {
       std::copy(it->second->f32.begin(), it->second->f32.end(), p.data);
     }
   }
-  const std::string rs = f->metadata["stepformer.rng"];
-  if (rs.size() != 64) return Error{what + ": RNG state: expected 64 hex digits, found " + std::to_string(rs.size())};
+  const std::string& rs = f->metadata["stepformer.rng"];
   std::array<uint64_t, 4> st{};
-  for (int i = 0; i < 4; ++i)
-    st[static_cast<size_t>(i)] = std::stoull(rs.substr(static_cast<size_t>(i) * 16, 16), nullptr, 16);
+  for (size_t i = 0; i < st.size(); ++i)
+    if (rs.size() != 64 || !whole_number(rs.substr(i * 16, 16), 16, st[i]))
+      return Error{what + ": RNG state: expected 64 hex digits, found \"" + rs.substr(0, 80) + "\""};
   t->rng_.set_state(st);
-  t->adam_.t = std::stoll(f->metadata["stepformer.step"]);
+  const std::string& step = f->metadata["stepformer.step"];
+  if (!whole_number(step, 10, t->adam_.t) || t->adam_.t < 0)
+    return Error{what + ": step: expected a whole number of steps, found \"" + step.substr(0, 40) + "\""};
+  if (const std::string m = metrics_mismatch(mj, new_metrics(*o, t->model_)); !m.empty())
+    return Error{what + ": its metrics are not this run's record: " + m};
   t->metrics_ = std::move(mj);
   return t;
 }
