@@ -522,6 +522,126 @@ bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, In
   return true;
 }
 
+// One product C (m, n) = A (m, k) · B (k, n) as its tiles see it: B packed (pb) or packed panel by
+// panel as it is reached (b, or hw: B = Wᵀ of a 16-bit W, widened as it is packed).
+struct Product {
+  Index n = 0, k = 0;
+  const MatRef* b = nullptr;
+  const PackedB* pb = nullptr;
+  const HalfMat* hw = nullptr;
+  float* c = nullptr;
+  Index ldc = 0;
+  bool accumulate = false;
+  const float* bias = nullptr;
+  Epilogue ep;
+  // Depth blocks of equal size (576 = 3 × 192, not 256 + 256 + 64): a tile's loads and stores of C
+  // are then spread over as many steps as the blocks allow. Each element's FMA chain runs over k
+  // in order across the blocks whatever their size: the same bits.
+  Index blocks = 0, kcb = 0;
+
+  Product(Index n_, Index k_, const MatRef* b_, const PackedB* pb_, const HalfMat* hw_, float* c_, Index ldc_,
+          GemmOut out, const float* bias_, const Epilogue& ep_)
+      : n(n_),
+        k(k_),
+        b(b_),
+        pb(pb_),
+        hw(hw_),
+        c(c_),
+        ldc(ldc_),
+        accumulate(out == GemmOut::Accumulate),
+        bias(bias_),
+        ep(ep_),
+        blocks(ceil_div(k_, KC)),
+        kcb(ceil_div(k_, ceil_div(k_, KC))) {}
+
+  Index panels() const { return ceil_div(n, NR); }
+
+  // C's MR × NR tile (g, p) over depth block kb, A read from `from`, B's panel p at bp.
+  void tile(const ASource& from, Index g, Index p, Index kb, Panel bp) const {
+    const Index k0 = kb * kcb, kc = std::min(kcb, k - k0);
+    const int rows = from.rg.rows(g);
+    const Index r0 = from.rg.start(g);
+    const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
+    const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
+    const bool last = kb == blocks - 1;
+    const float* tile_gate = last && ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr;
+    kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
+        kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride, bp.stride, c + r0 * ldc + p * NR,
+        ldc, nc, kb > 0 || accumulate, tile_bias, last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld);
+  }
+
+  // Panel p of C whole: B's panel stays in L1/L2 while the row groups of A stream past, the next
+  // panel's rows prefetched meanwhile when they are to be packed.
+  void panel(const ASource& from, Index p) const {
+    const Panel bp = b_panel(b, pb, hw, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
+    const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
+    const Index groups = from.rg.count;
+    for (Index kb = 0; kb < blocks; ++kb)
+      for (Index g = 0; g < groups; ++g) {
+        next.prefetch(kb * groups + g, blocks * groups);
+        tile(from, g, p, kb, bp);
+      }
+  }
+};
+
+// Whether A (m, k) is read in place rather than packed. A transposed view (a weight gradient's
+// dyᵀ: A(i, k) = dy(k, i)) is: a row group's MR values at step k are consecutive floats of dy's
+// row k, one stream the prefetchers follow — packing it first costs more than the kernel's own
+// reads. A row-major A is read in place when its row group stays in L1 while all of B's panels
+// pass (a resident B), or when it is small (≤ 64 KiB: a forward over one short sentence, where
+// packing would cost a quarter of the product). Otherwise (a long A against a weight streamed from
+// memory) it is packed: the kernel then reads one sequential stream instead of MR rows whose
+// strides (2 or 8 KiB) land in the same L1 sets and defeat the prefetchers.
+bool a_in_place(Index m, Index k, MatRef a, bool resident) {
+  const bool transposed = a.row_stride == 1 && a.col_stride != 1;
+  return transposed || (a.col_stride == 1 && (resident || m * k <= (Index{1} << 14)));
+}
+
+// The threads a product of this size shares its `panels` between: the cores share the panels of C
+// (each computes whole panels, so no element's sum depends on the split); a product too small to
+// pay for waking them runs on the calling thread alone.
+int product_threads(Index m, Index n, Index k, Index panels) {
+  int T = 1;  // (the size test first: an attention head's products run by the thousand)
+#ifdef _OPENMP
+  if (m * n * k >= (Index{1} << 20) && !omp_in_parallel()) T = static_cast<int>(std::min<Index>(threads(), panels));
+#else
+  (void)m, (void)n, (void)k, (void)panels;
+#endif
+  return T;
+}
+
+// The panels of `count` products that read the same A (m = rg's rows, depth k), shared between T
+// threads in one parallel region: static shares of their panels taken in turn, product after
+// product. Each thread packs all of A into a buffer of its own (unless it is read in place) rather
+// than sharing the row groups: a group packed on another core reaches this one line by line from
+// that core's cache, which costs more than packing it again (a 64 × 2048 A against a 2048 × 512
+// weight ran 1.57× faster on two cores than on one with shared groups, 1.92× with a packing each;
+// 64 × 512 × 512: 1.46×, 1.86×).
+void split_panels(MatRef a, const RowGroups& rg, Index k, bool in_place, const Product* products, size_t count, int T) {
+  RegionErrors errors;  // a thread's first A or B panel allocates its scratch
+#ifdef _OPENMP
+  Index total = 0;
+  for (size_t i = 0; i < count; ++i) total += products[i].panels();
+#pragma omp parallel num_threads(T)
+  {
+    float* own = nullptr;
+    if (!in_place) errors.run([&] { own = pack_a(a, rg, k, scratch(tl_a, rg.count * k * MR)); });
+    const ASource from{a, own, a.col_stride == 1, rg};
+    const bool ready = in_place || own;
+#pragma omp for schedule(static)
+    for (Index q = 0; q < total; ++q) {
+      size_t i = 0;
+      Index p = q;
+      while (p >= products[i].panels()) p -= products[i++].panels();
+      if (ready) errors.run([&] { products[i].panel(from, p); });
+    }
+  }
+#else
+  (void)a, (void)rg, (void)k, (void)in_place, (void)products, (void)count, (void)T;
+#endif
+  errors.rethrow();
+}
+
 // The product with B either packed (pb) or packed panel by panel as it is reached (b, or hw:
 // B = Wᵀ of a 16-bit W, widened as it is packed).
 void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb, const HalfMat* hw, float* c,
@@ -547,45 +667,15 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     apply_epilogue(ep, m, n, c, ldc);
     return;
   }
-  const bool transposed = a.row_stride == 1 && a.col_stride != 1;
   const bool row_major = a.col_stride == 1;
   const RowGroups rg(m);
-  const Index groups = rg.count, panels = ceil_div(n, NR), blocks = ceil_div(k, KC);
-  // Depth blocks of equal size (576 = 3 × 192, not 256 + 256 + 64): a tile's loads and stores of C
-  // are then spread over as many steps as the blocks allow. Each element's FMA chain runs over k
-  // in order across the blocks whatever their size: the same bits.
-  const Index kcb = ceil_div(k, blocks);
-  // Cores share the panels of C (each computes whole panels, so no element's sum depends on the
-  // split); a product too small to pay for waking them runs on the calling thread alone.
-  int T = 1;  // (the size test first: an attention head's products run by the thousand)
-#ifdef _OPENMP
-  if (m * n * k >= (Index{1} << 20) && !omp_in_parallel()) T = static_cast<int>(std::min<Index>(threads(), panels));
-#endif
+  const Product prod(n, k, b, pb, hw, c, ldc, out, bias, ep);
+  const Index groups = rg.count, panels = prod.panels(), blocks = prod.blocks;
+  const int T = product_threads(m, n, k, panels);
   const bool resident = T <= 1 && k * n <= kResidentB;
-  // A transposed view (a weight gradient's dyᵀ: A(i, k) = dy(k, i)) is read in place: a row
-  // group's MR values at step k are consecutive floats of dy's row k, one stream the prefetchers
-  // follow — packing it first costs more than the kernel's own reads. A row-major A is read in
-  // place when its row group stays in L1 while all of B's panels pass (a resident B), or when
-  // it is small (≤ 64 KiB: a forward over one short sentence, where packing would cost a quarter
-  // of the product). Otherwise (a long A against a weight streamed from memory) it is packed: the
-  // kernel then reads one sequential stream instead of MR rows whose strides (2 or 8 KiB) land in
-  // the same L1 sets and defeat the prefetchers.
-  const bool in_place = transposed || (row_major && (resident || m * k <= (Index{1} << 14)));
+  const bool in_place = a_in_place(m, k, a, resident);
   float* const ap = in_place ? nullptr : scratch(tl_a, groups * k * MR);  // the calling thread's
   const ASource src{a, ap, row_major, rg};
-  // C's MR × NR tile (g, p) over depth block kb, A read from `from`
-  auto tile = [&](const ASource& from, Index g, Index p, Index kb, Panel bp) {
-    const Index k0 = kb * kcb, kc = std::min(kcb, k - k0);
-    const int rows = rg.rows(g);
-    const Index r0 = rg.start(g);
-    const int nc = static_cast<int>(std::min<Index>(NR, n - p * NR));
-    const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
-    const bool last = kb == blocks - 1;
-    const float* tile_gate = last && ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr;
-    kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
-        kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride, bp.stride, c + r0 * ldc + p * NR,
-        ldc, nc, kb > 0 || accumulate, tile_bias, last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld);
-  };
   if (!in_place && T <= 1) pack_a(a, rg, k, ap);
 
   if (resident) {  // every row group against every panel, depth block by depth block
@@ -596,7 +686,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
       bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, own ? own + p * k * NR : nullptr);
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g)
-        for (Index p = 0; p < panels; ++p) tile(src, g, p, kb, bps[static_cast<size_t>(p)]);
+        for (Index p = 0; p < panels; ++p) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p)]);
     return;
   }
   // A long A against panels that need no packing (a weight packed ahead of time, or a row-major B
@@ -617,7 +707,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
           for (Index kb = 0; kb < blocks; ++kb)
             for (Index p = c0; p < std::min(p1, c0 + kPanelChunk); ++p)
               for (Index g = rb * kRowBlock / MR; g < std::min(groups, (rb + 1) * kRowBlock / MR); ++g)
-                tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)]);
+                prod.tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)]);
     };
     if (T <= 1) {
       range(0, panels);
@@ -638,38 +728,12 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     errors.rethrow();
     return;
   }
-  // Otherwise panel by panel: B's panel stays in L1/L2 while the row groups of A stream past.
-  auto body = [&](const ASource& from, Index p) {
-    const Panel bp = b_panel(b, pb, hw, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
-    const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
-    for (Index kb = 0; kb < blocks; ++kb)
-      for (Index g = 0; g < groups; ++g) {
-        next.prefetch(kb * groups + g, blocks * groups);
-        tile(from, g, p, kb, bp);
-      }
-  };
+  // Otherwise panel by panel (Product::panel).
   if (T <= 1) {
-    for (Index p = 0; p < panels; ++p) body(src, p);
+    for (Index p = 0; p < panels; ++p) prod.panel(src, p);
     return;
   }
-  // Each thread packs all of A into a buffer of its own rather than sharing the row groups: a group
-  // packed on another core reaches this one line by line from that core's cache, which costs more
-  // than packing it again (a 64 × 2048 A against a 2048 × 512 weight ran 1.57× faster on two cores
-  // than on one with shared groups, 1.92× with a packing each; 64 × 512 × 512: 1.46×, 1.86×).
-  RegionErrors errors;  // a thread's first A or B panel allocates its scratch
-#ifdef _OPENMP
-#pragma omp parallel num_threads(T)
-  {
-    float* own = nullptr;
-    if (!in_place) errors.run([&] { own = pack_a(a, rg, k, scratch(tl_a, groups * k * MR)); });
-    const ASource from{a, own, row_major, rg};
-    const bool ready = in_place || own;
-#pragma omp for schedule(static)
-    for (Index p = 0; p < panels; ++p)
-      if (ready) errors.run([&] { body(from, p); });
-  }
-#endif
-  errors.rethrow();
+  split_panels(a, rg, k, in_place, &prod, 1, T);
 }
 
 }  // namespace
@@ -742,6 +806,36 @@ void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out,
 void gemm(Index m, MatRef a, const HalfMat& w, float* c, Index ldc, GemmOut out, const float* bias,
           const Epilogue& ep) {
   run(m, w.rows, w.cols, a, nullptr, nullptr, &w, c, ldc, out, bias, ep);
+}
+
+void gemm_same_a(Index m, MatRef a, const PackedTarget* targets, size_t count) {
+  if (count == 0) return;
+  const Index k = targets[0].b->k;
+  Index n = 0;
+  bool same_depth = true;
+  for (size_t i = 0; i < count; ++i) {
+    n += targets[i].b->n;
+    same_depth = same_depth && targets[i].b->k == k;
+  }
+  // One region pays where each product would open its own: several rows (one row is a
+  // matrix-vector product), no more than a row block (a longer A is blocked by rows, product by
+  // product), and enough work for more than one thread.
+  const int T = m >= 2 && m <= kRowBlock && k > 0 && same_depth ? product_threads(m, n, k, ceil_div(n, NR)) : 1;
+  if (T <= 1) {
+    for (size_t i = 0; i < count; ++i) {
+      const PackedTarget& t = targets[i];
+      run(m, t.b->n, t.b->k, a, nullptr, t.b, nullptr, t.c, t.ldc, GemmOut::Overwrite, t.bias, {});
+    }
+    return;
+  }
+  std::vector<Product> products;
+  products.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const PackedTarget& t = targets[i];
+    products.emplace_back(t.b->n, k, nullptr, t.b, nullptr, t.c, t.ldc, GemmOut::Overwrite, t.bias, Epilogue{});
+  }
+  const RowGroups rg(m);
+  split_panels(a, rg, k, a_in_place(m, k, a, false), products.data(), count, T);
 }
 
 const char* gemm_kernel_name() { return Vec::name(); }

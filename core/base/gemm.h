@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -81,6 +82,18 @@ void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, fl
 // The same with B packed ahead of time.
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr, const Epilogue& ep = {});
+// One of several products that read the same A: C (m, b.n) = A · B (+ bias (b.n), when given).
+struct PackedTarget {
+  const PackedB* b = nullptr;
+  float* c = nullptr;
+  Eigen::Index ldc = 0;
+  const float* bias = nullptr;
+};
+// targets[i].C = A (m, k) · targets[i].B for i < count, each as gemm gives it (the same bits):
+// an attention layer's Q, K and V projections, a gated feed-forward's gate and up projections.
+// The products share one parallel region, A packed once per thread, rather than one region and
+// one packing of A each. Every B is k deep.
+void gemm_same_a(Eigen::Index m, MatRef a, const PackedTarget* targets, size_t count);
 // The same with B = Wᵀ, W (n, k) a 16-bit weight (base/half.h): each panel of B is widened to
 // float32 as it is packed, so the kernel and the order of every sum are those of a float32 W
 // holding the same values (the result has the same bits). One row (m = 1) is matvec_half.

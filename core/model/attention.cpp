@@ -307,14 +307,13 @@ void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>&
 
 namespace {
 
-// Projects x_q (and rotates it), runs the core over k, v, applies W_o; records Q, concat and the
-// output, and K/V only when record_kv (attention_forward moves its own K/V into the trace instead
-// of copying).
-void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+// Rotates the projected q when `rot` is given, runs the core over k, v, applies W_o; records Q,
+// concat and the output, and K/V only when record_kv (attention_forward moves its own K/V into
+// the trace instead of copying).
+void attend_projected(const AttentionWeights& w, Heads heads, Mat q, const Eigen::Ref<const Mat>& k,
                       const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
                       bool record_kv, const Rotation* rot, const Hook* hook) {
-  Mat q, concat;  // (B·n_q, h·dk)
-  linear_forward(x_q, w.q_proj, q);
+  Mat concat;  // (B·n_q, h·dk)
   if (rot) {
     if (tr && tr->kind == Recording::Full) tr->q_unrotated = q;
     apply_rotary(q, *rot);
@@ -333,27 +332,48 @@ void attend_projected(const AttentionWeights& w, Heads heads, const Mat& x_q, co
   }
 }
 
-}  // namespace
-
-void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
-                       const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
-                       const Rotation* rot, const Hook* hook) {
-  attend_projected(w, heads, x_q, k, v, masks, out, tr, true, rot, hook);
-}
-
-void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& k, Mat* unrotated) {
-  linear_forward(x, w.k_proj, k);
+// K turned by the rotation when one is given, its unrotated projection kept in `unrotated` when
+// given.
+void rotate_keys(Mat& k, const Rotation* rot, Mat* unrotated) {
   if (!rot) return;
   if (unrotated) *unrotated = k;
   apply_rotary(k, *rot);
 }
 
+}  // namespace
+
+void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, const Eigen::Ref<const Mat>& k,
+                       const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
+                       const Rotation* rot, const Hook* hook) {
+  Mat q;  // (B·n_q, h·dk)
+  linear_forward(x_q, w.q_proj, q);
+  attend_projected(w, heads, std::move(q), k, v, masks, out, tr, true, rot, hook);
+}
+
+void attention_with_qkv(const AttentionWeights& w, Heads heads, Mat q, const Eigen::Ref<const Mat>& k,
+                        const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
+                        const Rotation* rot, const Hook* hook) {
+  attend_projected(w, heads, std::move(q), k, v, masks, out, tr, true, rot, hook);
+}
+
+void project_self(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& q, Mat& k, Mat& v,
+                  Mat* k_unrotated) {
+  linear_forward_same_input(x, {{&w.q_proj, &q}, {&w.k_proj, &k}, {&w.v_proj, &v}});
+  rotate_keys(k, rot, k_unrotated);
+}
+
 void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv, const MaskList& masks,
                        Mat& out, AttentionTrace* tr, const Rotation* rot, const Hook* hook) {
-  Mat k, v;
-  project_keys(w, x_kv, rot, k, tr && tr->kind == Recording::Full ? &tr->k_unrotated : nullptr);
-  linear_forward(x_kv, w.v_proj, v);
-  attend_projected(w, heads, x_q, k, v, masks, out, tr, false, rot, hook);
+  Mat q, k, v;  // (B·n_q, h·dk), (B·n_k, h_kv·dk) twice
+  Mat* const k_unrotated = tr && tr->kind == Recording::Full ? &tr->k_unrotated : nullptr;
+  if (&x_q == &x_kv) {  // self-attention: Q, K and V read the same input
+    project_self(w, x_q, rot, q, k, v, k_unrotated);
+  } else {
+    linear_forward(x_q, w.q_proj, q);
+    linear_forward_same_input(x_kv, {{&w.k_proj, &k}, {&w.v_proj, &v}});
+    rotate_keys(k, rot, k_unrotated);
+  }
+  attend_projected(w, heads, std::move(q), k, v, masks, out, tr, false, rot, hook);
   if (tr) {
     tr->k = std::move(k);
     tr->v = std::move(v);

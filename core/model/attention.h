@@ -146,9 +146,17 @@ void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, c
 void attention_forward(const AttentionWeights& w, Heads heads, const Mat& x_q, const Mat& x_kv, const MaskList& masks,
                        Mat& out, AttentionTrace* tr, const Rotation* rot = nullptr, const Hook* hook = nullptr);
 
-// K's projection of x (n, d) for a self-attention, rotated when `rot` is given (what a KV cache
-// stores); the unrotated projection goes to `unrotated` when given.
-void project_keys(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& k, Mat* unrotated);
+// Q, K and V of a self-attention over x (n, d), projected together (linear_forward_same_input);
+// K rotated when `rot` is given (what a KV cache stores), its unrotated projection kept in
+// `k_unrotated` when given. Q stays unrotated: attention_with_qkv turns it.
+void project_self(const AttentionWeights& w, const Mat& x, const Rotation* rot, Mat& q, Mat& k, Mat& v,
+                  Mat* k_unrotated);
+
+// attention_with_kv on a query already projected (project_self's q, unrotated): rotates it when
+// `rot` is given, runs the core over k, v and applies W_o, recording as attention_with_kv does.
+void attention_with_qkv(const AttentionWeights& w, Heads heads, Mat q, const Eigen::Ref<const Mat>& k,
+                        const Eigen::Ref<const Mat>& v, const MaskList& masks, Mat& out, AttentionTrace* tr,
+                        const Rotation* rot = nullptr, const Hook* hook = nullptr);
 
 // Backward of attention_forward. x_q (B·n_q, d) and x_kv (B·n_k, d) are the inputs the forward
 // read, tr its recording, dout (B·n_q, d). Per sequence b and head h, with P = weights[b·h + h]:

@@ -67,20 +67,20 @@ void self_attention(const DecodeCall& r, const DecoderLayerWeights& w, KvCacheLa
   if (!kv) {
     attention_forward(w.self_attn, r.heads, in, in, r.masks, out, at, r.rot, &hook);
   } else {
-    Mat k_new, v_new;  // (B·m, h_kv·dk)
-    project_keys(w.self_attn, in, r.rot, k_new, at && at->kind == Recording::Full ? &at->k_unrotated : nullptr);
-    linear_forward(in, w.self_attn.v_proj, v_new);
+    Mat q, k_new, v_new;  // (B·m, h·dk), (B·m, h_kv·dk) twice
+    project_self(w.self_attn, in, r.rot, q, k_new, v_new,
+                 at && at->kind == Recording::Full ? &at->k_unrotated : nullptr);
     const int capacity = r.cache->capacity;
     for (int b = 0; b < batch; ++b) {
       kv->self_k.middleRows(b * capacity + pos0, mlen) = k_new.middleRows(b * mlen, mlen);
       kv->self_v.middleRows(b * capacity + pos0, mlen) = v_new.middleRows(b * mlen, mlen);
     }
     if (batch == 1)  // the common case: attend over the buffers in place
-      attention_with_kv(w.self_attn, r.heads, in, kv->self_k.topRows(pos0 + mlen), kv->self_v.topRows(pos0 + mlen),
-                        r.masks, out, at, r.rot, &hook);
+      attention_with_qkv(w.self_attn, r.heads, std::move(q), kv->self_k.topRows(pos0 + mlen),
+                         kv->self_v.topRows(pos0 + mlen), r.masks, out, at, r.rot, &hook);
     else
-      attention_with_kv(w.self_attn, r.heads, in, cached_rows(kv->self_k, *r.cache, pos0 + mlen),
-                        cached_rows(kv->self_v, *r.cache, pos0 + mlen), r.masks, out, at, r.rot, &hook);
+      attention_with_qkv(w.self_attn, r.heads, std::move(q), cached_rows(kv->self_k, *r.cache, pos0 + mlen),
+                         cached_rows(kv->self_v, *r.cache, pos0 + mlen), r.masks, out, at, r.rot, &hook);
   }
   if (hook.output(out) && at && at->kind != Recording::Training) at->out = out;
 }
@@ -94,8 +94,8 @@ void cross_attention(const DecodeCall& r, const DecoderLayerWeights& w, KvCacheL
     attention_forward(w.cross_attn, n_heads, in, *r.enc.memory, r.cross_masks, out, at, nullptr, &hook);
   } else {
     if (!kv->cross_ready) {
-      linear_forward(*r.enc.memory, w.cross_attn.k_proj, kv->cross_k);
-      linear_forward(*r.enc.memory, w.cross_attn.v_proj, kv->cross_v);
+      linear_forward_same_input(*r.enc.memory,
+                                {{&w.cross_attn.k_proj, &kv->cross_k}, {&w.cross_attn.v_proj, &kv->cross_v}});
       kv->cross_ready = true;
     }
     attention_with_kv(w.cross_attn, n_heads, in, kv->cross_k, kv->cross_v, r.cross_masks, out, at, nullptr, &hook);

@@ -69,8 +69,7 @@ namespace {
 // down(act(gate(x)) ⊙ up(x)), forward only.
 void gated_feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
   Mat g, u;  // (n, dff)
-  linear_forward(x, w.gate, g);
-  linear_forward(x, w.fc1, u);
+  linear_forward_same_input(x, {{&w.gate, &g}, {&w.fc1, &u}});
   const bool full = tr && tr->kind == Recording::Full;
   if (full) tr->gate_pre = g;
   activation_forward(a, g);

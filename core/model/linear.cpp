@@ -1,13 +1,16 @@
 #include "model/linear.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "base/gemm.h"
 #include "base/matvec.h"
 #include "base/phase_timer.h"
 #include "base/split_governor.h"
 #include "base/threads.h"
+#include "model/packed_gemm.h"
 
 namespace sf {
 namespace {
@@ -94,6 +97,94 @@ void matmul_transposed(const Mat& x, const PackedWeight& weight, Mat& y, const R
   one_row_product(
       b.n, b.n * b.k, y, bias, ep,
       [&](Eigen::Index r0, Eigen::Index r1) { matvec_packed(x.data(), b, r0, r1, y.data()); }, packed_panel_width());
+}
+
+namespace {
+
+// Outputs [r0, r1) of one row's x Wᵀ (no bias) on the storage linear_forward reads for one row.
+void one_row_range(const float* x, const Linear& l, Eigen::Index r0, Eigen::Index r1, float* y) {
+  if (l.storage() != WeightStorage::F32)
+    matvec_half(x, l.half, r0, r1, y);
+  else if (l.packed_only())
+    matvec_packed(x, l.packed->wt, r0, r1, y);
+  else
+    matvec(x, l.weight, r0, r1, y);
+}
+
+Eigen::Index out_features(const Linear& l) {
+  if (l.storage() != WeightStorage::F32) return l.half.rows;
+  return l.packed_only() ? l.packed->wt.n : l.weight.rows();
+}
+
+// One row through every part: their outputs, concatenated, split between the cores as one
+// product's rows (whole panels when a part runs on its packing).
+void one_row_parts(const Mat& x, std::initializer_list<LinearOut> parts) {
+  const ScopedPhase phase(Phase::ProjectionForward);
+  Eigen::Index total = 0;
+  int64_t weights = 0;
+  bool packed = false;
+  for (const LinearOut& p : parts) {
+    const Eigen::Index out = out_features(*p.l);
+    p.y->resize(1, out);
+    total += out;
+    weights += int64_t{out} * x.cols();
+    packed = packed || (p.l->storage() == WeightStorage::F32 && p.l->packed_only());
+  }
+  // rows [r0, r1) of the concatenation, part by part
+  const auto kernel = [&](Eigen::Index r0, Eigen::Index r1) {
+    Eigen::Index o = 0;
+    for (const LinearOut& p : parts) {
+      const Eigen::Index out = p.y->cols(), a = std::max(r0, o), b = std::min(r1, o + out);
+      if (a < b) one_row_range(x.data(), *p.l, a - o, b - o, p.y->data());
+      o += out;
+    }
+  };
+  const int T = threads();
+  if (!worth_splitting(T, weights) || !t_governor.should_split())
+    kernel(0, total);
+  else
+    split_rows(total, T, packed ? packed_panel_width() : 16, kernel);
+  for (const LinearOut& p : parts) *p.y += p.l->bias;
+}
+
+}  // namespace
+
+void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep) {
+  if (x.rows() == 1) {
+    one_row_parts(x, {{&l, &y}});
+    apply_epilogue(ep, 1, y.cols(), y.data(), y.cols());
+    return;
+  }
+  if (l.storage() != WeightStorage::F32) {
+    matmul_transposed(x, l.half, y, &l.bias, ep);
+    return;
+  }
+  if (l.packed) {
+    matmul_transposed(x, *l.packed, y, &l.bias, ep);
+    return;
+  }
+  linear_forward(x, l.weight, l.bias, y, ep);
+}
+
+void linear_forward_same_input(const Mat& x, std::initializer_list<LinearOut> parts) {
+  if (x.rows() == 1) {
+    one_row_parts(x, parts);
+    return;
+  }
+  bool packed = true;
+  for (const LinearOut& p : parts) packed = packed && p.l->storage() == WeightStorage::F32 && p.l->packed;
+  if (!packed) {
+    for (const LinearOut& p : parts) linear_forward(x, *p.l, *p.y);
+    return;
+  }
+  const ScopedPhase phase(Phase::ProjectionForward);
+  std::vector<PackedTarget> targets;
+  for (const LinearOut& p : parts) {
+    const PackedB& b = p.l->packed->wt;
+    p.y->resize(x.rows(), b.n);
+    targets.push_back({&b, p.y->data(), b.n, p.l->bias.data()});
+  }
+  gemm_same_a(x.rows(), mat_ref(x), targets.data(), targets.size());
 }
 
 void linear_backward(const Mat& x, const Mat& weight, const Mat& dy, Mat& dweight, RowVec& dbias, Mat* dx,

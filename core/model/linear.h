@@ -1,6 +1,8 @@
 // linear.h — y = x Wᵀ + b, PyTorch's nn.Linear with W stored (out_features, in_features).
 #pragma once
 
+#include <initializer_list>
+
 #include "base/gemm.h"
 #include "base/tensor.h"
 #include "model/weights.h"
@@ -34,17 +36,19 @@ inline void linear_forward(const Mat& x, const Mat& weight, const RowVec& bias, 
 // Linear::packed present, a product over several rows runs on it (no packing of the weight); a
 // single row (a cached step) is a matrix-vector product over weight, which packs nothing, or on
 // the packing when that is all the Linear holds. BF16/F16: the 16-bit products above.
-inline void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep = {}) {
-  if (l.storage() != WeightStorage::F32) {
-    matmul_transposed(x, l.half, y, &l.bias, ep);
-    return;
-  }
-  if (l.packed && (x.rows() > 1 || l.packed_only())) {
-    matmul_transposed(x, *l.packed, y, &l.bias, ep);
-    return;
-  }
-  linear_forward(x, l.weight, l.bias, y, ep);
-}
+void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep = {});
+
+// One of several Linears that read the same input, and where its output goes.
+struct LinearOut {
+  const Linear* l = nullptr;
+  Mat* y = nullptr;
+};
+// *part.y = x part.lᵀ + b for every part, each with the bits linear_forward gives it: an attention
+// layer's Q, K and V, a gated feed-forward's gate and up projections. Together they open one
+// parallel region rather than one each: several rows on packed float32 weights share gemm_same_a
+// (A packed once per thread), a single row (a cached step) splits the parts' rows, concatenated,
+// between the cores in one split. Any other storage runs part by part.
+void linear_forward_same_input(const Mat& x, std::initializer_list<LinearOut> parts);
 
 // The output projection: logits (n, V) = x (n, d) Wᵀ + b, W the generator's weight or the target
 // embedding it is tied to (Weights::generator_weight, or its 16-bit form); packed when
