@@ -94,9 +94,9 @@ TEST(Threads, MatrixVectorSplitCoversEveryOutput) {
   }
 }
 
-// An activation over a large block runs split between cores, bit for bit what one core computes:
-// sizes that are not a multiple of a line, a register or the thread count, around the split's
-// threshold (65,536 floats).
+// An activation over a large block runs split between cores, bit for bit what one core computes,
+// in place or into another matrix (x untouched): sizes that are not a multiple of a line, a
+// register or the thread count, around the split's threshold (65,536 floats).
 TEST(Threads, ActivationSplitGivesTheOneCoreBits) {
   for (const Activation a : {Activation::Relu, Activation::Gelu, Activation::GeluTanh, Activation::Swish})
     for (const auto& [rows, cols] : {std::pair{300, 257}, std::pair{256, 256}, std::pair{1, 70001}, std::pair{3, 5}}) {
@@ -112,6 +112,12 @@ TEST(Threads, ActivationSplitGivesTheOneCoreBits) {
         activation_forward(a, split);
         EXPECT_TRUE(same_bits(one, split))
             << static_cast<int>(a) << " " << rows << "×" << cols << ", " << t << " threads";
+        Mat into(2, 2);
+        const Mat kept = x;
+        activation_forward(a, kept, into);
+        EXPECT_TRUE(same_bits(one, into))
+            << static_cast<int>(a) << " " << rows << "×" << cols << ", " << t << " threads, out of place";
+        EXPECT_TRUE(same_bits(kept, x));
       }
       EXPECT_FALSE(same_bits(one, x));  // the activation changed the block
     }

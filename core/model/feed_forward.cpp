@@ -23,61 +23,67 @@ float gelu_tanh_grad(float v) {
 }
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
-// The activation in place on x[0..n), x aligned to a SIMD register's size (an aligned start
-// runs the same floats through Eigen's vector path and its scalar tail as a whole matrix does).
-void activate(Activation a, float* x, Eigen::Index n) {
-  Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> v(x, n);
+// y[0..n) = the activation of x[0..n) (y may be x), both aligned to a SIMD register's size (an
+// aligned start runs the same floats through Eigen's vector path and its scalar tail as a whole
+// matrix does).
+void activate(Activation a, const float* x, float* y, Eigen::Index n) {
+  const Eigen::Map<const Eigen::ArrayXf, Eigen::AlignedMax> v(x, n);
+  Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> out(y, n);
   switch (a) {
     case Activation::Relu:
-      v = v.max(0.0f);
+      out = v.max(0.0f);
       break;
     case Activation::Gelu:
       // std::erf per element: exact to float rounding, like torch's erf-based GELU.
-      v = v.unaryExpr([](float e) { return 0.5f * e * (1.0f + std::erf(e * 0.70710678118654752f)); });
+      out = v.unaryExpr([](float e) { return 0.5f * e * (1.0f + std::erf(e * 0.70710678118654752f)); });
       break;
     case Activation::GeluTanh:
       // Eigen's vectorised tanh and exp (a few ulp from std::tanh/std::exp) instead of one libm
       // call per element: the activation of a GPT-2 layer is 128 × 3072 of them.
-      v = 0.5f * v * (1.0f + (kSqrt2OverPi * (v + kGeluCubic * v.cube())).tanh());
+      out = 0.5f * v * (1.0f + (kSqrt2OverPi * (v + kGeluCubic * v.cube())).tanh());
       break;
     case Activation::Swish:
-      v = v / (1.0f + (-v).exp());
+      out = v / (1.0f + (-v).exp());
       break;
   }
 }
 
 }  // namespace
 
-void activation_forward(Activation a, Mat& x) {
+void activation_forward(Activation a, const Mat& x, Mat& y) {
   // A large block is split between the cores in runs of whole 64-float lines: each run starts
   // aligned and all but the last are whole registers long, so every float takes the same path
   // (vector or scalar tail) as on one core: the same bits. (The exact GELU's erf runs per element:
   // a 1,024-token GPT-2 layer's is 3 M of them.)
+  y.resize(x.rows(), x.cols());  // (nothing to do when y is x)
   const Eigen::Index n = x.size();
   int T = 1;
 #ifdef _OPENMP
   if (n >= (Eigen::Index{1} << 16) && !omp_in_parallel()) T = threads();
 #endif
-  if (T <= 1) return activate(a, x.data(), n);
+  if (T <= 1) return activate(a, x.data(), y.data(), n);
   for_each_share(n, T, 64, [&](int, int64_t i0, int64_t i1) {
-    if (i1 > i0) activate(a, x.data() + i0, i1 - i0);
+    if (i1 > i0) activate(a, x.data() + i0, y.data() + i0, i1 - i0);
   });
 }
+
+void activation_forward(Activation a, Mat& x) { activation_forward(a, x, x); }
 
 namespace {
 
 // down(act(gate(x)) ⊙ up(x)), forward only.
 void gated_feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr) {
-  Mat g, u;  // (n, dff)
-  linear_forward_same_input(x, {{&w.gate, &g}, {&w.fc1, &u}});
-  const bool full = tr && tr->kind == Recording::Full;
-  if (full) tr->gate_pre = g;
-  activation_forward(a, g);
-  if (full) {
-    tr->gate = g;
-    tr->up = u;
+  Mat g;                                    // (n, dff)
+  if (tr && tr->kind == Recording::Full) {  // the recording's matrices are the products' own outputs
+    linear_forward_same_input(x, {{&w.gate, &tr->gate_pre}, {&w.fc1, &tr->up}});
+    activation_forward(a, tr->gate_pre, tr->gate);
+    g = tr->gate.array() * tr->up.array();
+  } else {
+    Mat u;  // (n, dff)
+    linear_forward_same_input(x, {{&w.gate, &g}, {&w.fc1, &u}});
+    activation_forward(a, g);
+    g.array() *= u.array();
   }
-  g.array() *= u.array();
   linear_forward(g, w.fc2, out);  // (n, d)
   if (tr) {
     if (tr->kind != Recording::Compact) tr->hidden = std::move(g);
@@ -95,9 +101,13 @@ void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& 
   const bool keep_pre =
       tr && (tr->kind == Recording::Full || (tr->kind == Recording::Training && a != Activation::Relu));
   const bool fused = a == Activation::Relu && !keep_pre;
-  linear_forward(x, w.fc1, h, fused ? Epilogue::relu() : Epilogue{});
-  if (keep_pre) tr->hidden_pre = h;
-  if (!fused) activation_forward(a, h);
+  if (keep_pre) {  // fc1's product straight into the recording, the activation out of place
+    linear_forward(x, w.fc1, tr->hidden_pre);
+    activation_forward(a, tr->hidden_pre, h);
+  } else {
+    linear_forward(x, w.fc1, h, fused ? Epilogue::relu() : Epilogue{});
+    if (!fused) activation_forward(a, h);
+  }
   linear_forward(h, w.fc2, out);  // (n, d)
   if (tr) {
     if (tr->kind != Recording::Compact) tr->hidden = std::move(h);

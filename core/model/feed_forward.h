@@ -22,8 +22,11 @@ struct FeedForwardTrace {
   Mat out;         // (n, d)
 };
 
-// In place: ReLU; GELU in its exact erf form 0.5·x·(1 + erf(x/√2)) (PyTorch's default);
-// GPT-2's tanh GELU 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))); Swish x·σ(x).
+// y = act(x), elementwise: ReLU; GELU in its exact erf form 0.5·x·(1 + erf(x/√2)) (PyTorch's
+// default); GPT-2's tanh GELU 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))); Swish x·σ(x). The same
+// bits in place or not, on any thread count.
+void activation_forward(Activation a, const Mat& x, Mat& y);
+// The same in place.
 void activation_forward(Activation a, Mat& x);
 
 void feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x, Mat& out, FeedForwardTrace* tr);
