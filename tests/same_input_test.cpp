@@ -1,15 +1,19 @@
 // same_input_test.cpp — products that read the same input, run together (base/gemm.h's
 // gemm_same_a, model/linear.h's linear_forward_same_input: an attention layer's Q, K and V, a
 // gated feed-forward's gate and up), give each output the bits it gets alone: on several rows and
-// on one, on every weight storage, on any number of threads.
+// on one, on every weight storage, on any number of threads; and a feed-forward's full recording,
+// whose matrices are those products' own outputs, holds each step's bits.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/gemm.h"
 #include "base/half.h"
 #include "base/threads.h"
+#include "model/feed_forward.h"
 #include "model/linear.h"
 #include "model/packed_gemm.h"
 
@@ -113,6 +117,58 @@ TEST(SameInput, LinearsTogetherEqualLinearsAlone) {
       EXPECT_GT(want[0].cwiseAbs().maxCoeff(), 0.5f);
     }
   }
+}
+
+// A feed-forward's full recording holds each step's own bits — the products, the activation, the
+// gate times up — and recording changes nothing in the output: the standard MLP (ReLU, fused
+// into fc1's product when nothing keeps the pre-activation, and GELU) and the gated one.
+TEST(SameInput, FeedForwardRecordingHoldsEachStepsBits) {
+  constexpr int d = 64, dff = 256, n = 40;
+  const auto linear = [](int out, int in) {
+    Linear l;
+    l.weight = Mat::Random(out, in);
+    l.bias = RowVec::Random(out);
+    l.packed = std::make_shared<const PackedWeight>(pack_weight(l.weight));
+    return l;
+  };
+  const Mat x = Mat::Random(n, d);
+  for (const Mlp kind : {Mlp::Standard, Mlp::Gated})
+    for (const Activation a : {Activation::Relu, Activation::Gelu, Activation::Swish})
+      for (int threads : {1, 2}) {
+        const ScopedThreads t(threads);
+        FeedForwardWeights w;
+        w.kind = kind;
+        w.fc1 = linear(dff, d);
+        w.fc2 = linear(d, dff);
+        if (kind == Mlp::Gated) w.gate = linear(dff, d);
+        Mat plain, recorded;
+        feed_forward(w, a, x, plain, nullptr);
+        FeedForwardTrace tr;
+        feed_forward(w, a, x, recorded, &tr);
+        const std::string what = std::string(kind == Mlp::Gated ? "gated" : "standard") + ", activation " +
+                                 std::to_string(static_cast<int>(a)) + ", " + std::to_string(threads) + " threads";
+        EXPECT_TRUE(same_bits(plain, recorded)) << what;
+        EXPECT_TRUE(same_bits(tr.out, recorded)) << what;
+        Mat up, pre;
+        linear_forward(x, w.fc1, up);
+        if (kind == Mlp::Gated) {
+          linear_forward(x, w.gate, pre);
+          EXPECT_TRUE(same_bits(tr.gate_pre, pre)) << what;
+          EXPECT_TRUE(same_bits(tr.up, up)) << what;
+          activation_forward(a, pre);
+          EXPECT_TRUE(same_bits(tr.gate, pre)) << what;
+          const Mat hidden = pre.array() * up.array();
+          EXPECT_TRUE(same_bits(tr.hidden, hidden)) << what;
+        } else {
+          EXPECT_TRUE(same_bits(tr.hidden_pre, up)) << what;
+          activation_forward(a, up);
+          EXPECT_TRUE(same_bits(tr.hidden, up)) << what;
+        }
+        Mat out;
+        linear_forward(tr.hidden, w.fc2, out);
+        EXPECT_TRUE(same_bits(out, recorded)) << what;
+        EXPECT_GT(tr.hidden.cwiseAbs().maxCoeff(), 0.1f) << what;
+      }
 }
 
 }  // namespace

@@ -347,7 +347,7 @@ void attention_with_kv(const AttentionWeights& w, Heads heads, const Mat& x_q, c
                        const Rotation* rot, const Hook* hook) {
   Mat q;  // (B·n_q, h·dk)
   linear_forward(x_q, w.q_proj, q);
-  attend_projected(w, heads, std::move(q), k, v, masks, out, tr, true, rot, hook);
+  attention_with_qkv(w, heads, std::move(q), k, v, masks, out, tr, rot, hook);
 }
 
 void attention_with_qkv(const AttentionWeights& w, Heads heads, Mat q, const Eigen::Ref<const Mat>& k,

@@ -45,18 +45,24 @@ void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kerne
   t_governor.record(seconds_since(t0), first_share, T);
 }
 
+// kernel(0, out) for a one-row product over `weights` entries: on this thread, or split by
+// split_rows where a fork is worth it and the governor lets it.
+template <typename Kernel>
+void run_rows(Eigen::Index out, int64_t weights, Eigen::Index block, const Kernel& kernel) {
+  const int T = threads();
+  if (!worth_splitting(T, weights) || !t_governor.should_split())
+    kernel(0, out);
+  else
+    split_rows(out, T, block, kernel);
+}
+
 // A one-row product y (1, out) = x Wᵀ (+ bias, then the epilogue) for a weight of `out` rows and
-// `weights` entries: kernel(r0, r1) writes outputs [r0, r1), on this thread or split by split_rows.
+// `weights` entries: kernel(r0, r1) writes outputs [r0, r1).
 template <typename Kernel>
 void one_row_product(Eigen::Index out, int64_t weights, Mat& y, const RowVec* bias, const Epilogue& ep,
                      const Kernel& kernel, Eigen::Index block = 16) {
   y.resize(1, out);
-  const int T = threads();
-  if (!worth_splitting(T, weights) || !t_governor.should_split()) {
-    kernel(0, out);
-  } else {
-    split_rows(out, T, block, kernel);
-  }
+  run_rows(out, weights, block, kernel);
   if (bias) y += *bias;
   apply_epilogue(ep, y.rows(), y.cols(), y.data(), y.cols());
 }
@@ -139,11 +145,7 @@ void one_row_parts(const Mat& x, std::initializer_list<LinearOut> parts) {
       o += out;
     }
   };
-  const int T = threads();
-  if (!worth_splitting(T, weights) || !t_governor.should_split())
-    kernel(0, total);
-  else
-    split_rows(total, T, packed ? packed_panel_width() : 16, kernel);
+  run_rows(total, weights, packed ? packed_panel_width() : 16, kernel);
   for (const LinearOut& p : parts) *p.y += p.l->bias;
 }
 
