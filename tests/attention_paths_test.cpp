@@ -1,9 +1,10 @@
 // attention_paths_test.cpp — the forward's faster paths give what the plain ones give: heads shared
 // between cores (model/attention.cpp) the one-core bits, blocks of queries over the keys they see
-// the whole rows' numbers, softmax over long rows the reference softmax, a tabulated rotation (model/rotary.h) the
-// rotation computed row by row.
+// the whole rows' numbers, softmax over long rows the reference softmax, a tabulated or split rotation
+// (model/rotary.h) the rotation computed row by row on one core.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -16,16 +17,17 @@
 namespace sf {
 namespace {
 
-// Two causal sequences of 64 queries, 8 heads of 32: enough work that the cores share the heads.
+// Two causal sequences of 64 queries, 8 heads of 32: enough work that the cores share the heads
+// (and the transposes of K); `kv_heads` K/V heads.
 struct Inputs {
-  Mat q, k, v;  // (2·64, 256)
+  Mat q, k, v;  // (2·64, 256), (2·64, kv_heads·32) twice
   std::vector<Mat> masks;
 };
-Inputs inputs() {
+Inputs inputs(int kv_heads = 8) {
   Inputs in;
   in.q = Mat::Random(128, 256);
-  in.k = Mat::Random(128, 256);
-  in.v = Mat::Random(128, 256);
+  in.k = Mat::Random(128, 32 * kv_heads);
+  in.v = Mat::Random(128, 32 * kv_heads);
   std::vector<int> keys(64, 5);
   keys[60] = 0;  // a padded key
   for (int b = 0; b < 2; ++b) in.masks.push_back(make_mask(64, keys, 0, /*causal=*/true));
@@ -55,6 +57,23 @@ TEST(AttentionPaths, HeadsSharedBetweenCoresGiveTheOneCoreBits) {
   const ref::Attention r = ref::scaled_dot_product_attention(qh, kh, in.v.block(64, 96, 64, 32), in.masks[1]);
   EXPECT_LE((tr[1].weights[11] - r.weights).cwiseAbs().maxCoeff(), 1e-5f);
   EXPECT_LE((concat[1].block(64, 96, 64, 32) - r.out).cwiseAbs().maxCoeff(), 1e-5f);
+}
+
+// Grouped-query heads (8 query heads over 2 K/V heads) shared between cores: the one-core bits, and
+// query head 7 of sequence 1 reads K/V head 1 of that sequence as the reference does.
+TEST(AttentionPaths, GroupedHeadsSharedBetweenCoresGiveTheOneCoreBits) {
+  const Inputs in = inputs(2);
+  std::vector<Mat> concat(4);
+  const int counts[] = {1, 2, 3, 5};
+  for (int i = 0; i < 4; ++i) {
+    const ScopedThreads scope(counts[i]);
+    attend(in.q, in.k, in.v, Heads(8, 2), in.masks, concat[static_cast<size_t>(i)], nullptr);
+  }
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(concat[i], concat[0]) << counts[i] << " threads";
+  const Mat qh = in.q.block(64, 224, 64, 32), kh = in.k.block(64, 32, 64, 32), vh = in.v.block(64, 32, 64, 32);
+  const ref::Attention r = ref::scaled_dot_product_attention(qh, kh, vh, in.masks[1]);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_LE((concat[i].block(64, 224, 64, 32) - r.out).cwiseAbs().maxCoeff(), 1e-5f) << counts[i] << " threads";
 }
 
 // Queries that see only the first keys (a causal mask; padding at the end of the keys) run their
@@ -125,10 +144,12 @@ TEST(AttentionPaths, LongRowsSoftmaxAsTheReference) {
   }
 }
 
-TEST(AttentionPaths, TabulatedRotationTurnsAsTheRowByRowOne) {
+// The rotation, tabulated or computed row by row, on one core or with a long input's rows split
+// between several, turns every row to the bits of the plain row-by-row rotation on one core.
+TEST(AttentionPaths, RotationTabulatedOrSplitTurnsAsTheRowByRowOne) {
   Config c;
-  c.d_model = 64;
-  c.n_heads = 2;
+  c.d_model = 256;
+  c.n_heads = 4;
   c.positional = Positional::Rotary;
   const RowVec inv_freq = rope_inv_freq(c);
   Rotation rot;
@@ -136,15 +157,27 @@ TEST(AttentionPaths, TabulatedRotationTurnsAsTheRowByRowOne) {
   rot.rot_dim = c.rotary_dim();
   rot.d_head = c.d_k();
   rot.pos0 = 17;
-  rot.rows_per_seq = 9;
-  const Mat x = Mat::Random(18, 64) * 3.0f;  // two sequences of 9 rows
+  rot.rows_per_seq = 150;
+  const Mat x = Mat::Random(300, 256) * 3.0f;  // two sequences of 150 rows: 76,800 floats, split
   Mat row_by_row = x;
-  apply_rotary(row_by_row, rot);
-  tabulate_angles(rot);
-  Mat tabulated = x;
-  apply_rotary(tabulated, rot);
-  EXPECT_EQ(tabulated, row_by_row);
-  EXPECT_GT((tabulated - x).cwiseAbs().maxCoeff(), 0.1f);  // it did turn
+  {
+    const ScopedThreads one(1);
+    apply_rotary(row_by_row, rot);
+  }
+  for (const bool tabulated : {false, true}) {
+    if (tabulated) tabulate_angles(rot);
+    for (int t : {1, 2, 3, 7}) {
+      const ScopedThreads scope(t);
+      Mat turned = x;
+      apply_rotary(turned, rot);
+      EXPECT_TRUE(same_bits(turned, row_by_row)) << t << " threads" << (tabulated ? ", tabulated" : "");
+    }
+  }
+  // Row 150 is the second sequence's first, at position pos0: its first pair turned by pos0·θ_0.
+  const double angle = 17.0 * inv_freq(0);
+  const float a = x(150, 0), b = x(150, 32);
+  EXPECT_NEAR(row_by_row(150, 0), a * std::cos(angle) - b * std::sin(angle), 1e-4);
+  EXPECT_NEAR(row_by_row(150, 32), b * std::cos(angle) + a * std::sin(angle), 1e-4);
 }
 
 }  // namespace

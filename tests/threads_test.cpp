@@ -1,18 +1,22 @@
 // threads_test.cpp — inference on several cores gives the one-core results (base/threads.h):
 // matrix products split by Eigen (a forward over many tokens) and by matmul_transposed (the
 // matrix-vector products of a cached step) agree with one thread to float rounding, an activation
-// split between cores gives the one-core bits, and cached decoding still equals recomputation.
+// split between cores gives the one-core bits, as do LayerNorm, RMSNorm and the residual stream's
+// element-wise sums and products, and cached decoding still equals recomputation.
 // `--threads` values are checked.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <new>
+#include <string>
 #include <utility>
 
+#include "base/elementwise.h"
 #include "base/threads.h"
 #include "model/encoder.h"
 #include "model/feed_forward.h"
+#include "model/layer_norm.h"
 #include "model/linear.h"
 #include "stepper/decoding.h"
 
@@ -121,6 +125,78 @@ TEST(Threads, ActivationSplitGivesTheOneCoreBits) {
       }
       EXPECT_FALSE(same_bits(one, x));  // the activation changed the block
     }
+}
+
+// Shapes around the passes' split threshold (65,536 floats): not multiples of a line, a register
+// or the thread count; one long row; a block too small to split.
+const std::pair<int, int> kPassShapes[] = {{300, 257}, {256, 256}, {1, 70001}, {3, 5}};
+
+// LayerNorm and RMSNorm of a large block run row by row split between the cores, with the one-core
+// bits in the output and in the recorded statistics.
+TEST(Threads, NormSplitGivesTheOneCoreBits) {
+  for (const NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (const auto& [rows, cols] : kPassShapes) {
+      const Mat x = Mat::Random(rows, cols) * 3.0f + Mat::Constant(rows, cols, 0.5f);
+      LayerNormWeights w;
+      w.kind = kind;
+      w.weight = RowVec::Random(cols);
+      w.bias = kind == NormKind::LayerNorm ? RowVec(RowVec::Random(cols)) : RowVec::Zero(cols);
+      Mat one;
+      LayerNormTrace one_tr;
+      {
+        const ScopedThreads scope(1);
+        layer_norm_forward(x, w, one, &one_tr);
+      }
+      for (int t : {2, 3, 7}) {
+        const ScopedThreads scope(t);
+        Mat split;
+        LayerNormTrace tr;
+        layer_norm_forward(x, w, split, &tr);
+        const std::string at =
+            std::to_string(rows) + "×" + std::to_string(cols) + ", " + std::to_string(t) + " threads";
+        EXPECT_TRUE(same_bits(one, split)) << at;
+        EXPECT_TRUE(same_bits(one_tr.out, tr.out)) << at;
+        EXPECT_EQ(one_tr.mean, tr.mean) << at;
+        EXPECT_EQ(one_tr.var, tr.var) << at;
+        EXPECT_EQ(one_tr.rms, tr.rms) << at;
+      }
+      // Not by accident: the last row normalised as one row alone is.
+      const Eigen::Index last = rows - 1;
+      RowVec expected;
+      if (kind == NormKind::LayerNorm) {
+        const float mu = x.row(last).mean();
+        const float var = (x.row(last).array() - mu).square().mean();
+        expected = ((x.row(last).array() - mu) / std::sqrt(var + w.eps) * w.weight.array() + w.bias.array()).matrix();
+      } else {
+        const float ms = x.row(last).squaredNorm() / static_cast<float>(cols);
+        expected = (x.row(last).array() / std::sqrt(ms + w.eps) * w.weight.array()).matrix();
+      }
+      EXPECT_LE((one.row(last) - expected).cwiseAbs().maxCoeff(), 1e-4f) << rows << "×" << cols;
+    }
+}
+
+// The element-wise sum and product of two large blocks split between the cores: Eigen's a + b and
+// a ⊙ b to the bit, into a third matrix or in place over either operand.
+TEST(Threads, ElementwiseSplitGivesTheOneCoreBits) {
+  for (const auto& [rows, cols] : kPassShapes) {
+    const Mat a = Mat::Random(rows, cols), b = Mat::Random(rows, cols);
+    const Mat sum = a + b, product = (a.array() * b.array()).matrix();
+    for (int t : {1, 2, 3, 7}) {
+      const ScopedThreads scope(t);
+      const std::string at = std::to_string(rows) + "×" + std::to_string(cols) + ", " + std::to_string(t) + " threads";
+      Mat y(1, 1);
+      add(a, b, y);
+      EXPECT_TRUE(same_bits(y, sum)) << at;
+      multiply(a, b, y);
+      EXPECT_TRUE(same_bits(y, product)) << at;
+      Mat in_place = a;
+      add(in_place, b, in_place);
+      EXPECT_TRUE(same_bits(in_place, sum)) << at << ", in place";
+      in_place = b;
+      multiply(a, in_place, in_place);
+      EXPECT_TRUE(same_bits(in_place, product)) << at << ", in place";
+    }
+  }
 }
 
 // same_bits compares shapes and bits: +0 and −0 differ, a NaN equals its own copy.

@@ -53,6 +53,14 @@ int threads() {
 #endif
 }
 
+int pass_threads(int64_t floats) {
+#ifdef _OPENMP
+  if (floats >= kSplitPassFloats && !omp_in_parallel()) return threads();
+#endif
+  (void)floats;
+  return 1;
+}
+
 void set_default_threads(int n) {
   g_default_threads = resolve(n);
   set_threads(n);

@@ -69,6 +69,15 @@ class RegionErrors {
   std::exception_ptr first_;
 };
 
+// A pass over memory (an element-wise operation, a normalisation row by row) splits between the
+// cores from this many floats: a region costs a few microseconds, about what one core takes for a
+// pass over 16,000 floats, so a pass splits when each core's half is several times that.
+constexpr int64_t kSplitPassFloats = int64_t{1} << 16;
+
+// Threads for such a pass over `floats` floats: the calling thread's count when the pass is large
+// enough and the caller is outside any parallel region, else 1.
+int pass_threads(int64_t floats);
+
 // Splits [0, n) between T threads, one share each, every share but the last a whole number of
 // `block`s (whole cache lines, panels or SIMD runs, so that no element's result depends on the
 // split): body(t, i0, i1) runs on thread t for its share [i0, i1), which may be empty.
@@ -83,6 +92,19 @@ void for_each_share(int64_t n, int T, int64_t block, const Body& body) {
     const int64_t i1 = t == T - 1 ? n : std::min(n, i0 + per_thread);
     body(t, i0, i1);
   }
+}
+
+// A pass over n items of `item_floats` floats each (rows, or single floats): body(i0, i1) runs for
+// shares [i0, i1) of whole `block`s on pass_threads(n · item_floats) threads, or once for [0, n).
+// Each item's result must not depend on the share it falls in (rows computed alone, element-wise
+// operations on whole SIMD runs): then the split gives the one-core bits.
+template <typename Body>
+void split_pass(int64_t n, int64_t item_floats, int64_t block, const Body& body) {
+  const int T = pass_threads(n * item_floats);
+  if (T <= 1) return body(int64_t{0}, n);
+  for_each_share(n, T, block, [&](int, int64_t i0, int64_t i1) {
+    if (i1 > i0) body(i0, i1);
+  });
 }
 
 }  // namespace sf

@@ -219,15 +219,18 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // again: a long prefill never holds every head's (n_q, n_k) weights at once.
   const bool keep_weights = tr && tr->kind != Recording::Compact;
   const Eigen::Index lq = q.outerStride(), lk = k.outerStride(), lv = v.outerStride();
-  // Kᵀ (d, B·n_k), transposed once rather than head by head inside the products, when several
-  // queries read each key. One query (a cached decoding step) reads K as it is: a matrix-vector
-  // product, for which transposing would double the traffic over the cache.
+  // Kᵀ (h_kv·dk, B·n_k), transposed once rather than head by head inside the products, when
+  // several queries read each key. One query (a cached decoding step) reads K as it is: a
+  // matrix-vector product, for which transposing would double the traffic over the cache.
   Mat kt;
-  if (nq > 1) {
+  if (nq > 1) kt.resize(dkv, k.rows());
+  // K/V head g of sequence b (item b·h_kv + g): K's (n_k, dk) block into Kᵀ's (dk, n_k) block.
+  const int n_kv_items = nq > 1 ? B * heads.kv : 0;
+  const auto transpose_keys = [&](int i) {
+    const int b = i / heads.kv, g = i % heads.kv;
     const ScopedPhase phase(Phase::Transpose);
-    kt.resize(dkv, k.rows());
-    transpose_copy(k.data(), lk, k.rows(), dkv, kt.data(), kt.cols());
-  }
+    transpose_copy(k.data() + b * nk * lk + g * dk, lk, nk, dk, kt.data() + g * dk * kt.cols() + b * nk, kt.cols());
+  };
   // The keys each block of queries sees, per sequence (one block over every key when the masks
   // hide no suffix of keys, or a full recording keeps every raw score).
   const bool raw = tr && tr->kind == Recording::Full;
@@ -270,14 +273,18 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   if (nq > 1 && n_items > 1 && work >= (int64_t{1} << 20) && !omp_in_parallel()) T = std::min(threads(), n_items);
 #endif
   if (T <= 1) {
+    for (int i = 0; i < n_kv_items; ++i) transpose_keys(i);
     Mat scratch;
     for (int i = 0; i < n_items; ++i) one_head(i / n_heads, i % n_heads, scratch);
     return;
   }
   RegionErrors errors;  // a head's scratch, or its recorded weights, may fail to allocate
 #ifdef _OPENMP
+  // One region: the threads share the transposes, then (after the loop's barrier) the heads.
 #pragma omp parallel num_threads(T)
   {
+#pragma omp for schedule(static)
+    for (int i = 0; i < n_kv_items; ++i) transpose_keys(i);
     Mat scratch;
 #pragma omp for schedule(static)
     for (int i = 0; i < n_items; ++i) errors.run([&] { one_head(i / n_heads, i % n_heads, scratch); });

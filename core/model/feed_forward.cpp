@@ -2,10 +2,7 @@
 
 #include <cmath>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
+#include "base/elementwise.h"
 #include "base/threads.h"
 #include "model/linear.h"
 
@@ -56,15 +53,7 @@ void activation_forward(Activation a, const Mat& x, Mat& y) {
   // (vector or scalar tail) as on one core: the same bits. (The exact GELU's erf runs per element:
   // a 1,024-token GPT-2 layer's is 3 M of them.)
   y.resize(x.rows(), x.cols());  // (nothing to do when y is x)
-  const Eigen::Index n = x.size();
-  int T = 1;
-#ifdef _OPENMP
-  if (n >= (Eigen::Index{1} << 16) && !omp_in_parallel()) T = threads();
-#endif
-  if (T <= 1) return activate(a, x.data(), y.data(), n);
-  for_each_share(n, T, 64, [&](int, int64_t i0, int64_t i1) {
-    if (i1 > i0) activate(a, x.data() + i0, y.data() + i0, i1 - i0);
-  });
+  split_pass(x.size(), 1, 64, [&](int64_t i0, int64_t i1) { activate(a, x.data() + i0, y.data() + i0, i1 - i0); });
 }
 
 void activation_forward(Activation a, Mat& x) { activation_forward(a, x, x); }
@@ -77,12 +66,12 @@ void gated_feed_forward(const FeedForwardWeights& w, Activation a, const Mat& x,
   if (tr && tr->kind == Recording::Full) {  // the recording's matrices are the products' own outputs
     linear_forward_same_input(x, {{&w.gate, &tr->gate_pre}, {&w.fc1, &tr->up}});
     activation_forward(a, tr->gate_pre, tr->gate);
-    g = tr->gate.array() * tr->up.array();
+    multiply(tr->gate, tr->up, g);
   } else {
     Mat u;  // (n, dff)
     linear_forward_same_input(x, {{&w.gate, &g}, {&w.fc1, &u}});
     activation_forward(a, g);
-    g.array() *= u.array();
+    multiply(g, u, g);
   }
   linear_forward(g, w.fc2, out);  // (n, d)
   if (tr) {

@@ -3,36 +3,28 @@
 #include <cmath>
 
 #include "base/phase_timer.h"
+#include "base/threads.h"
 
 namespace sf {
 
 namespace {
 
-void rms_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
-  const Eigen::Index n = x.rows(), d = x.cols();
-  out.resize(n, d);
-  if (tr) tr->rms.resize(n);
-  for (Eigen::Index t = 0; t < n; ++t) {
+// Rows [t0, t1) of RMSNorm: x̂ = x / √(mean(x²) + ε) · γ.
+void rms_norm_rows(const Mat& x, const LayerNormWeights& w, Eigen::Index t0, Eigen::Index t1, Mat& out,
+                   LayerNormTrace* tr) {
+  const Eigen::Index d = x.cols();
+  for (Eigen::Index t = t0; t < t1; ++t) {
     const float ms = x.row(t).squaredNorm() / static_cast<float>(d);  // mean(x²)
     const float rstd = 1.0f / std::sqrt(ms + w.eps);
     out.row(t) = ((x.row(t).array() * rstd) * w.weight.array()).matrix();
     if (tr) tr->rms(t) = std::sqrt(ms);
   }
-  if (tr && tr->kind != Recording::Training) tr->out = out;
 }
 
-}  // namespace
-
-void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
-  const ScopedPhase phase(Phase::LayerNorm);
-  if (w.kind == NormKind::RMSNorm) return rms_norm_forward(x, w, out, tr);
-  const Eigen::Index n = x.rows(), d = x.cols();
-  out.resize(n, d);
-  if (tr) {
-    tr->mean.resize(n);
-    tr->var.resize(n);
-  }
-  for (Eigen::Index t = 0; t < n; ++t) {
+// Rows [t0, t1) of LayerNorm: (x − μ) / √(σ² + ε) · γ + β.
+void layer_norm_rows(const Mat& x, const LayerNormWeights& w, Eigen::Index t0, Eigen::Index t1, Mat& out,
+                     LayerNormTrace* tr) {
+  for (Eigen::Index t = t0; t < t1; ++t) {
     const float mu = x.row(t).mean();
     const float var = (x.row(t).array() - mu).square().mean();
     const float rstd = 1.0f / std::sqrt(var + w.eps);
@@ -42,6 +34,27 @@ void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, Layer
       tr->var(t) = var;
     }
   }
+}
+
+}  // namespace
+
+void layer_norm_forward(const Mat& x, const LayerNormWeights& w, Mat& out, LayerNormTrace* tr) {
+  const ScopedPhase phase(Phase::LayerNorm);
+  const Eigen::Index n = x.rows(), d = x.cols();
+  const bool rms = w.kind == NormKind::RMSNorm;
+  out.resize(n, d);
+  if (tr && rms) tr->rms.resize(n);
+  if (tr && !rms) {
+    tr->mean.resize(n);
+    tr->var.resize(n);
+  }
+  // Each row is normalised alone: a long input's rows split between the cores give the same bits.
+  split_pass(n, d, 1, [&](int64_t t0, int64_t t1) {
+    if (rms)
+      rms_norm_rows(x, w, t0, t1, out, tr);
+    else
+      layer_norm_rows(x, w, t0, t1, out, tr);
+  });
   if (tr && tr->kind != Recording::Training) tr->out = out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <utility>
 
+#include "base/elementwise.h"
 #include "base/phase_timer.h"
 #include "model/config.h"
 #include "model/layer_norm.h"
@@ -57,7 +58,8 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
     case NormPlacement::Post: {
       sublayer(*in, s);
       if (drop) s.array() *= tr->dropout_mask.array();
-      Mat sum = *in + s;
+      Mat sum;  // (n, d)
+      add(*in, s, sum);
       layer_norm_forward(sum, ln, y, tr ? &tr->norm : nullptr);
       if (tr) tr->sum = std::move(sum);
       break;
@@ -68,10 +70,10 @@ void residual_block(NormPlacement placement, const LayerNormWeights& ln, Mat& x,
       sublayer(normed, s);
       if (drop) s.array() *= tr->dropout_mask.array();
       if (training) {  // no copy of s to keep: the sum in place, in the lines the sublayer just wrote
-        s += *in;
+        add(s, *in, s);
         y = std::move(s);
       } else {
-        y = *in + s;
+        add(*in, s, y);
       }
       if (tr) {
         tr->sublayer_in = std::move(normed);
@@ -103,11 +105,12 @@ void parallel_residual_block(const LayerNormWeights& ln1, const LayerNormWeights
   layer_norm_forward(x, ln2, m_in, mt ? &mt->norm : nullptr);
   attn(a_in, a);
   mlp(m_in, f);
-  y = (f + a) + x;
+  add(f, a, y);
+  add(y, x, y);
   if (at) {
     at->input = x;
     at->sublayer_in = std::move(a_in);
-    at->sum = x + a;
+    add(x, a, at->sum);
     at->output = at->sum;
     at->sublayer_out = std::move(a);
   }

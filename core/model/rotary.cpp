@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "base/threads.h"
+
 namespace sf {
 
 RowVec rope_inv_freq(const Config& c) {
@@ -60,7 +62,10 @@ void tabulate_angles(Rotation& rot) {
     angles(rot, rot.pos0 + static_cast<int>(r), rot.cos.data() + r * half, rot.sin.data() + r * half);
 }
 
-void apply_rotary(Mat& x, const Rotation& rot) {
+namespace {
+
+// Rows [r0, r1) of x turned: each head's pairs (v_i, v_{i+r/2}) by the row's position's angles.
+void rotate_rows(Mat& x, const Rotation& rot, Eigen::Index r0, Eigen::Index r1) {
   const int half = rot.rot_dim / 2;
   const int heads = static_cast<int>(x.cols()) / rot.d_head;
   const bool tabulated = rot.cos.size() == static_cast<size_t>(rot.rows_per_seq) * static_cast<size_t>(half);
@@ -69,7 +74,7 @@ void apply_rotary(Mat& x, const Rotation& rot) {
     own_cs.resize(static_cast<size_t>(half));
     own_sn.resize(static_cast<size_t>(half));
   }
-  for (Eigen::Index r = 0; r < x.rows(); ++r) {
+  for (Eigen::Index r = r0; r < r1; ++r) {
     const int in_seq = static_cast<int>(r % rot.rows_per_seq);
     const float* cs = own_cs.data();
     const float* sn = own_sn.data();
@@ -89,6 +94,13 @@ void apply_rotary(Mat& x, const Rotation& rot) {
       }
     }
   }
+}
+
+}  // namespace
+
+void apply_rotary(Mat& x, const Rotation& rot) {
+  // Each row turns alone: a long input's rows split between the cores give the same bits.
+  split_pass(x.rows(), x.cols(), 1, [&](int64_t r0, int64_t r1) { rotate_rows(x, rot, r0, r1); });
 }
 
 }  // namespace sf
