@@ -21,9 +21,15 @@ bool worth_splitting(int T, int64_t weights) { return T > 1 && weights >= (int64
 // The calling thread's governor: the explorer's worker, the CLI's main thread and each test
 // thread decide for their own products.
 thread_local SplitGovernor t_governor;
+// When the calling thread's previous split ended (the clock's epoch before its first).
+thread_local std::chrono::steady_clock::time_point t_last_split_end;
+
+double seconds_between(std::chrono::steady_clock::time_point t0, std::chrono::steady_clock::time_point t1) {
+  return std::chrono::duration<double>(t1 - t0).count();
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return seconds_between(t0, std::chrono::steady_clock::now());
 }
 
 // A one-row product y (1, out) = x Wᵀ split between T threads by rows of W: kernel(r0, r1) writes
@@ -31,7 +37,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // lines of y; a packed weight's panel width: whole panels); each output's sum does not depend on
 // the rows a call covers. An exception a kernel throws is rethrown here, after the region. The
 // governor learns how long the region took against the time the calling thread spent on its own
-// rows.
+// rows, and how long the threads had been idle before it.
 template <typename Kernel>
 void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kernel) {
   RegionErrors errors;
@@ -41,8 +47,10 @@ void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kerne
     if (r1 > r0) errors.run([&] { kernel(r0, r1); });
     if (t == 0) first_share = seconds_since(t0);
   });
+  const auto t1 = std::chrono::steady_clock::now();
+  t_governor.record(seconds_between(t_last_split_end, t0), seconds_between(t0, t1), first_share, T);
+  t_last_split_end = t1;
   errors.rethrow();
-  t_governor.record(seconds_since(t0), first_share, T);
 }
 
 // kernel(0, out) for a one-row product over `weights` entries: on this thread, or split by

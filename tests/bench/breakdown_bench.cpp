@@ -4,8 +4,8 @@
 // copies, allocation, the rest; and the kernel time (page faults of fresh memory, mmap) of the runs.
 //   ./build/tests/bench/breakdown_bench [--runs N] [--threads N] [FIGURE ...]
 // FIGURE: small, base, base_unrecorded, gpt2_128, gpt2_128_rows, gpt2_1024, smollm2_128, qwen_128,
-// base_decode, gpt2_decode (default: all but gpt2_128_rows, a second GPT-2 held in rows to compare
-// with gpt2_128, and qwen_128, whose weights take 4 GB with their packed copy). Each
+// base_decode, gpt2_decode, smollm2_decode (default: all but gpt2_128_rows, a second GPT-2 held in
+// rows to compare with gpt2_128, and qwen_128, whose weights take 4 GB with their packed copy). Each
 // figure is the workload of the benchmark of the same name in forward_bench, gpt2_bench,
 // llama_bench and decode_bench, with random weights.
 //
@@ -167,6 +167,14 @@ Figure gpt2_decode() {
   return cached_step("gpt2_decode", "GPT-2 small cached decode step at t = 129", gpt2(), EncoderContext{}, ids);
 }
 
+// llama_bench's SmolLM2 step at t = 129, its weights float32.
+Figure smollm2_decode() {
+  std::vector<int> ids = prompt_ids(128, 49152);
+  ids.push_back(4);
+  return cached_step("smollm2_decode", "SmolLM2-135M shape cached decode step at t = 129, float32 weights",
+                     llama("smollm2_135m"), EncoderContext{}, ids);
+}
+
 // GPT-2 small with its projections in rows only, as the trainer holds them: every product packs
 // the panels of W as it reaches them (against gpt2(), whose projections load_model holds packed).
 std::shared_ptr<const Model> gpt2_rows() {
@@ -189,9 +197,10 @@ Figure make_figure(const std::string& name) {
     return decoder_forward(name, "Qwen2.5-0.5B shape forward, 128 tokens", llama("qwen25_05b"), 128);
   if (name == "base_decode") return base_decode();
   if (name == "gpt2_decode") return gpt2_decode();
+  if (name == "smollm2_decode") return smollm2_decode();
   std::fprintf(stderr,
                "breakdown_bench: expected a figure (small, base, base_unrecorded, gpt2_128, gpt2_128_rows, gpt2_1024, "
-               "smollm2_128, qwen_128, base_decode, gpt2_decode), found '%s'\n",
+               "smollm2_128, qwen_128, base_decode, gpt2_decode, smollm2_decode), found '%s'\n",
                name.c_str());
   std::exit(2);
 }
@@ -314,7 +323,8 @@ int main(int argc, char** argv) {
     }
   }
   if (names.empty())
-    names = {"small", "base", "base_unrecorded", "gpt2_128", "gpt2_1024", "smollm2_128", "base_decode", "gpt2_decode"};
+    names = {"small",       "base",        "base_unrecorded", "gpt2_128",      "gpt2_1024",
+             "smollm2_128", "base_decode", "gpt2_decode",     "smollm2_decode"};
   sf::set_threads(n_threads);
   for (const std::string& n : names) {
     sf::Figure f = sf::make_figure(n);
