@@ -34,16 +34,27 @@ Inputs inputs(int kv_heads = 8) {
   return in;
 }
 
+// attend() on 1, 2, 3 and 5 threads (`counts`), each run recorded in full.
+const int counts[] = {1, 2, 3, 5};
+struct Runs {
+  std::vector<Mat> concat = std::vector<Mat>(4);
+  std::vector<AttentionTrace> tr = std::vector<AttentionTrace>(4);
+};
+Runs attend_on_each_count(const Mat& q, const Mat& k, const Mat& v, Heads heads, const std::vector<Mat>& masks) {
+  Runs r;
+  for (size_t i = 0; i < 4; ++i) {
+    const ScopedThreads scope(counts[i]);
+    r.tr[i].kind = Recording::Full;
+    attend(q, k, v, heads, masks, r.concat[i], &r.tr[i]);
+  }
+  return r;
+}
+
 TEST(AttentionPaths, HeadsSharedBetweenCoresGiveTheOneCoreBits) {
   const Inputs in = inputs();
-  std::vector<Mat> concat(4);
-  std::vector<AttentionTrace> tr(4);
-  const int counts[] = {1, 2, 3, 5};
-  for (int i = 0; i < 4; ++i) {
-    const ScopedThreads scope(counts[i]);
-    tr[static_cast<size_t>(i)].kind = Recording::Full;
-    attend(in.q, in.k, in.v, 8, in.masks, concat[static_cast<size_t>(i)], &tr[static_cast<size_t>(i)]);
-  }
+  const Runs runs = attend_on_each_count(in.q, in.k, in.v, 8, in.masks);
+  const std::vector<Mat>& concat = runs.concat;
+  const std::vector<AttentionTrace>& tr = runs.tr;
   for (size_t i = 1; i < 4; ++i) {
     EXPECT_EQ(concat[i], concat[0]) << counts[i] << " threads";
     ASSERT_EQ(tr[i].weights.size(), 16u);
@@ -64,7 +75,6 @@ TEST(AttentionPaths, HeadsSharedBetweenCoresGiveTheOneCoreBits) {
 TEST(AttentionPaths, GroupedHeadsSharedBetweenCoresGiveTheOneCoreBits) {
   const Inputs in = inputs(2);
   std::vector<Mat> concat(4);
-  const int counts[] = {1, 2, 3, 5};
   for (int i = 0; i < 4; ++i) {
     const ScopedThreads scope(counts[i]);
     attend(in.q, in.k, in.v, Heads(8, 2), in.masks, concat[static_cast<size_t>(i)], nullptr);
@@ -74,6 +84,34 @@ TEST(AttentionPaths, GroupedHeadsSharedBetweenCoresGiveTheOneCoreBits) {
   const ref::Attention r = ref::scaled_dot_product_attention(qh, kh, vh, in.masks[1]);
   for (size_t i = 0; i < 4; ++i)
     EXPECT_LE((concat[i].block(64, 224, 64, 32) - r.out).cwiseAbs().maxCoeff(), 1e-5f) << counts[i] << " threads";
+}
+
+// One query per sequence (a cached decoding step) over 300 keys, 9 query heads over 3 K/V heads of
+// 64 (SmolLM2-135M's grouping): enough work that the cores share the heads; the one-core bits, and
+// query head 5 of sequence 1 (K/V head 1) against the reference, its padded key at weight 0.
+TEST(AttentionPaths, OneQueryHeadsSharedBetweenCoresGiveTheOneCoreBits) {
+  const int n_k = 300;
+  const Mat q = Mat::Random(2, 9 * 64), k = Mat::Random(2 * n_k, 3 * 64), v = Mat::Random(2 * n_k, 3 * 64);
+  std::vector<int> keys(n_k, 5);
+  keys[17] = 0;  // a padded key
+  const std::vector<Mat> masks{make_mask(1, keys, 0, /*causal=*/true, n_k - 1),
+                               make_mask(1, keys, 0, /*causal=*/true, n_k - 1)};
+  const Runs runs = attend_on_each_count(q, k, v, Heads(9, 3), masks);
+  const std::vector<Mat>& concat = runs.concat;
+  const std::vector<AttentionTrace>& tr = runs.tr;
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(concat[i], concat[0]) << counts[i] << " threads";
+    ASSERT_EQ(tr[i].weights.size(), 18u);
+    for (size_t h = 0; h < 18; ++h)
+      EXPECT_EQ(tr[i].weights[h], tr[0].weights[h]) << counts[i] << " threads, head " << h;
+  }
+  const Mat qh = q.block(1, 5 * 64, 1, 64), kh = k.block(n_k, 64, n_k, 64), vh = v.block(n_k, 64, n_k, 64);
+  const ref::Attention r = ref::scaled_dot_product_attention(qh, kh, vh, masks[1]);
+  EXPECT_EQ(r.weights(0, 17), 0.0f);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_LE((tr[i].weights[14] - r.weights).cwiseAbs().maxCoeff(), 1e-6f) << counts[i] << " threads";
+    EXPECT_LE((concat[i].block(1, 5 * 64, 1, 64) - r.out).cwiseAbs().maxCoeff(), 1e-5f) << counts[i] << " threads";
+  }
 }
 
 // Queries that see only the first keys (a causal mask; padding at the end of the keys) run their

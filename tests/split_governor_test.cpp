@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/split_governor.h"
 
@@ -32,6 +33,7 @@ TEST(SplitGovernor, SplitsWhileSplitsPay) {
   // A region that took the whole product's time plus a wake-up from a spin is not slow either.
   g.record(kBusy, 2 * 40e-6 + 150e-6, 40e-6, 2);
   EXPECT_EQ(g.backoffs(), 0);
+  EXPECT_FALSE(g.backing_off());
   EXPECT_EQ(splits_in(g, 1000), 1000);
 }
 
@@ -51,8 +53,12 @@ TEST(SplitGovernor, BacksOffAfterSlowSplitsInARowAndTriesAgain) {
   EXPECT_EQ(g.backoffs(), 0);
   g.record(kBusy, 3e-3, 40e-6, 2);
   EXPECT_EQ(g.backoffs(), 1);
-  EXPECT_EQ(splits_in(g, SplitGovernor::kBackoff), 0);  // the next kBackoff run on one thread
-  EXPECT_TRUE(g.should_split());                        // then probes
+  EXPECT_TRUE(g.backing_off());
+  EXPECT_EQ(splits_in(g, SplitGovernor::kBackoff - 1), 0);  // the next kBackoff run on one thread
+  EXPECT_TRUE(g.backing_off());
+  EXPECT_FALSE(g.should_split());
+  EXPECT_FALSE(g.backing_off());
+  EXPECT_TRUE(g.should_split());  // then probes
 }
 
 TEST(SplitGovernor, BackOffsWithoutAPayingSplitDoubleTheWaitUpToTheMostAndAGoodOneResetsIt) {
@@ -98,6 +104,22 @@ TEST(SplitGovernor, MoreThreadsAllowProportionallyLongerRegions) {
   EXPECT_EQ(g.backoffs(), 0);
   for (int i = 0; i < 2; ++i) g.record(kBusy, 700e-6, 100e-6, 2);
   EXPECT_EQ(g.backoffs(), 1);
+}
+
+// record_split measures the gap from the end of the previous split it saw: slow splits back to
+// back back off (the first, long after the clock's epoch, is not judged); slow splits 5 ms apart
+// never do.
+TEST(SplitGovernor, RecordSplitTakesTheGapFromThePreviousSplitsEnd) {
+  using Clock = std::chrono::steady_clock;
+  using std::chrono::microseconds;
+  const Clock::time_point start{std::chrono::seconds(100)};
+  SplitGovernor back_to_back, apart;
+  Clock::time_point t = start;
+  for (int i = 0; i < 3; ++i, t += microseconds(3010)) back_to_back.record_split(t, t + microseconds(3000), 40e-6, 2);
+  EXPECT_EQ(back_to_back.backoffs(), 1);  // the second and third judged, both slow
+  t = start;
+  for (int i = 0; i < 10; ++i, t += microseconds(8000)) apart.record_split(t, t + microseconds(3000), 40e-6, 2);
+  EXPECT_EQ(apart.backoffs(), 0);
 }
 
 }  // namespace

@@ -21,9 +21,12 @@
 //   500–1000 waits a millisecond or more (the hypervisor's own work), and backing off for each
 //   ran most of a decoding step's products on one core (docs/benchmarks.md, "Decoding on two
 //   cores").
-// On an idle host every product splits. Which thread computes which rows never changes a value
-// (model/linear.cpp).
+// A cached step's other short regions (its one-query attention) split only while the governor is
+// not backing off (model/linear.h, small_splits_pay). On an idle host every product splits. Which thread computes which
+// rows never changes a value (model/linear.cpp).
 #pragma once
+
+#include <chrono>
 
 namespace sf {
 
@@ -62,13 +65,26 @@ class SplitGovernor {
     backoff_ = backoff_ < kMaxBackoff ? 2 * backoff_ : kMaxBackoff;
     ++backoffs_;
   }
-  int backoffs() const { return backoffs_; }  // back-offs so far (diagnostics, tests)
+  // After a split that ran from t0 to t1, the calling thread `first_share` seconds of it on its own
+  // rows: record() with the time since the previous split this governor saw ended.
+  void record_split(std::chrono::steady_clock::time_point t0, std::chrono::steady_clock::time_point t1,
+                    double first_share, int n_threads) {
+    record(seconds_between(last_end_, t0), seconds_between(t0, t1), first_share, n_threads);
+    last_end_ = t1;
+  }
+  bool backing_off() const { return skip_ > 0; }  // the next product runs unsplit
+  int backoffs() const { return backoffs_; }      // back-offs so far (diagnostics, tests)
 
  private:
   int skip_ = 0;            // products still to run unsplit
   int backoff_ = kBackoff;  // the next back-off's wait
   int slow_in_a_row_ = 0;   // judged slow splits since the last paying one or back-off
   int backoffs_ = 0;
+  std::chrono::steady_clock::time_point last_end_;  // when the previous split ended (the epoch before the first)
+
+  static double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
 };
 
 }  // namespace sf

@@ -266,11 +266,16 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   const int n_items = B * n_heads;
   int T = 1;
 #ifdef _OPENMP
-  // Several queries per head, enough work to pay for waking the cores: they share the heads, each
-  // head whole (its products then run on one core each, and give the same bits as on one core).
-  // The softmax and the small products of a short input then run in parallel too.
+  // Enough work to pay for waking the cores: they share the heads, each head whole (its products
+  // then run on one core each, and give the same bits as on one core). The softmax and the small
+  // products of a short input then run in parallel too. Several queries per head need 2²⁰
+  // multiply-adds. One query (a cached step) needs 2¹⁶, since its threads are awake from the
+  // projection just before it, and splits only while the step's products do (a region that waits
+  // for a busy core costs a scheduler slice, model/linear.h): SmolLM2-135M's 30 layers of one-query
+  // attention at t = 129 (2¹⁶·1.1 multiply-adds each) take 0.75 ms on one core, 0.45 ms on two.
   const int64_t work = int64_t{nq} * nk * dk * n_items;
-  if (nq > 1 && n_items > 1 && work >= (int64_t{1} << 20) && !omp_in_parallel()) T = std::min(threads(), n_items);
+  const bool enough = nq > 1 ? work >= (int64_t{1} << 20) : work >= (int64_t{1} << 16) && small_splits_pay();
+  if (n_items > 1 && enough && !omp_in_parallel()) T = std::min(threads(), n_items);
 #endif
   if (T <= 1) {
     for (int i = 0; i < n_kv_items; ++i) transpose_keys(i);

@@ -21,15 +21,8 @@ bool worth_splitting(int T, int64_t weights) { return T > 1 && weights >= (int64
 // The calling thread's governor: the explorer's worker, the CLI's main thread and each test
 // thread decide for their own products.
 thread_local SplitGovernor t_governor;
-// When the calling thread's previous split ended (the clock's epoch before its first).
-thread_local std::chrono::steady_clock::time_point t_last_split_end;
-
-double seconds_between(std::chrono::steady_clock::time_point t0, std::chrono::steady_clock::time_point t1) {
-  return std::chrono::duration<double>(t1 - t0).count();
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return seconds_between(t0, std::chrono::steady_clock::now());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // A one-row product y (1, out) = x Wᵀ split between T threads by rows of W: kernel(r0, r1) writes
@@ -47,9 +40,7 @@ void split_rows(Eigen::Index out, int T, Eigen::Index block, const Kernel& kerne
     if (r1 > r0) errors.run([&] { kernel(r0, r1); });
     if (t == 0) first_share = seconds_since(t0);
   });
-  const auto t1 = std::chrono::steady_clock::now();
-  t_governor.record(seconds_between(t_last_split_end, t0), seconds_between(t0, t1), first_share, T);
-  t_last_split_end = t1;
+  t_governor.record_split(t0, std::chrono::steady_clock::now(), first_share, T);
   errors.rethrow();
 }
 
@@ -158,6 +149,8 @@ void one_row_parts(const Mat& x, std::initializer_list<LinearOut> parts) {
 }
 
 }  // namespace
+
+bool small_splits_pay() { return !t_governor.backing_off(); }
 
 void linear_forward(const Mat& x, const Linear& l, Mat& y, const Epilogue& ep) {
   if (x.rows() == 1) {

@@ -50,6 +50,11 @@ struct LinearOut {
 // between the cores in one split. Any other storage runs part by part.
 void linear_forward_same_input(const Mat& x, std::initializer_list<LinearOut> parts);
 
+// Whether the calling thread's one-row products split between the cores now: false while its
+// split governor (base/split_governor.h) runs them on this thread alone because splits cost time
+// on this host. A cached step's other short regions (its one-query attention) follow it.
+bool small_splits_pay();
+
 // The output projection: logits (n, V) = x (n, d) Wᵀ + b, W the generator's weight or the target
 // embedding it is tied to (Weights::generator_weight, or its 16-bit form); packed when
 // pack_for_inference packed it.
