@@ -15,13 +15,13 @@ stepper/cost.h, bytes with tests/bench/bench_common.h), never typed in here.
 The host's limits come from host_limits_bench and its twin torch_host_limits.py in the same run:
   compute limit (per thread count) = the higher of our kernel's and OpenBLAS's (torch.mm) rate on
                                      the 1024³ product at that thread count;
-  decode floor                     = the step's bytes ÷ the streaming read rate (a plain sum over
-                                     512 MiB) at that thread count, measured by the decode
-                                     benchmark right after each of its runs (counter read_rate;
-                                     tests/bench/stream_read.h), else the run's limit row.
+  decode floor                     = the step's bytes ÷ the streaming read rate (a plain sum) at
+                                     that thread count, measured by the decode benchmark between
+                                     the steps of each of its runs, 64 MiB after each step (counter
+                                     read_rate; tests/bench/stream_read.h), else the run's limit row.
 A decode figure's ratio to its floor is the best over its runs of the run's time ÷ the floor at
-that run's read rate: a shared host's memory bandwidth drifts by a third within minutes, so a
-floor read once at the start of the run would judge each step against another moment's memory.
+that run's read rate: a shared host's memory bandwidth moves by half within seconds, so a floor
+read once, or after the run, would judge the steps against another moment's memory.
 """
 
 import glob
@@ -41,7 +41,7 @@ class Figure:
     def __init__(self):
         self.times = []
         self.counters = {}
-        self.read_rates = []  # per run, beside times: the streaming read rate measured after it
+        self.read_rates = []  # per run, beside times: the streaming read rate measured between its steps
 
     def floor_runs(self, nbytes):
         """(time ÷ floor, floor ms, read rate, time ms) of each run with a read rate of its own."""
@@ -281,12 +281,12 @@ def main():
     print("minimum time; **of limit** is that rate as a fraction of this host's limit measured in the same")
     print("run (below): for compute figures the higher of our GEMM's and OpenBLAS's rate on a 1024³")
     print("product at the same thread count; for decode steps the step's bytes ÷ the streaming read rate")
-    print("(the step's floor) divided by its time, the read rate measured right after each run at the")
-    print("same thread count (a shared host's memory bandwidth drifts by a third within minutes; the best")
-    print("run against its own floor counts). The read rate is one sequential stream's, a plain sum: a")
-    print("product that reads several parts of a matrix at once can read faster, and the 16-bit one does")
-    print("(`base/half.cpp`), so its step can come in under that floor. PyTorch ÷ stepformer compares")
-    print("minimum times (above 1: stepformer is faster).")
+    print("(the step's floor) divided by its time, the read rate measured between the steps of each run")
+    print("(64 MiB after each step) at the same thread count: a shared host's memory bandwidth moves by")
+    print("half within seconds, and the best run against its own floor counts. The read rate is one")
+    print("sequential stream's per thread, a plain sum: a product that reads several parts of a matrix")
+    print("at once can read faster, and the 16-bit one does (`base/half.cpp`), so its step can come in")
+    print("under that floor. PyTorch ÷ stepformer compares minimum times (above 1: stepformer is faster).")
     print()
     print("**Reading it across hosts.** Compare the *of limit* column between machines, not the PyTorch")
     print("ratio. The ratio mixes our code with the host and with the OpenBLAS kernel that host gets (Debian")
