@@ -15,10 +15,11 @@ stepper/cost.h, bytes with tests/bench/bench_common.h), never typed in here.
 The host's limits come from host_limits_bench and its twin torch_host_limits.py in the same run:
   compute limit (per thread count) = the higher of our kernel's and OpenBLAS's (torch.mm) rate on
                                      the 1024³ product at that thread count;
-  decode floor                     = the step's bytes ÷ the streaming read rate (a plain sum) at
-                                     that thread count, measured by the decode benchmark between
-                                     the steps of each of its runs, 64 MiB after each step (counter
-                                     read_rate; tests/bench/stream_read.h), else the run's limit row.
+  decode floor                     = the step's bytes ÷ the streaming read rate at that thread
+                                     count, measured by the decode benchmark between the steps of
+                                     each of its runs, 64 MiB after each step, the faster of two ways
+                                     of reading (counter read_rate; tests/bench/stream_read.h), else
+                                     the run's limit row.
 A decode figure's ratio to its floor is the best over its runs of the run's time ÷ the floor at
 that run's read rate: a shared host's memory bandwidth moves by half within seconds, so a floor
 read once, or after the run, would judge the steps against another moment's memory.
@@ -199,7 +200,7 @@ def limits_table(lim, sf, context):
         rates = beside.get(threads)
         return "–" if not rates else "%.1f – %.1f GB/s" % (min(rates) / 1e9, max(rates) / 1e9)
 
-    print("| streaming read beside the decode runs, lowest – highest (their floors) | %s | %s |"
+    print("| streaming read between the decode steps, the faster way, lowest – highest over the runs (their floors) | %s | %s |"
           % (span(1), span(0)))
     c1, w1 = lim.compute(1)
     c0, w0 = lim.compute(0)
@@ -283,10 +284,11 @@ def main():
     print("product at the same thread count; for decode steps the step's bytes ÷ the streaming read rate")
     print("(the step's floor) divided by its time, the read rate measured between the steps of each run")
     print("(64 MiB after each step) at the same thread count: a shared host's memory bandwidth moves by")
-    print("half within seconds, and the best run against its own floor counts. The read rate is one")
-    print("sequential stream's per thread, a plain sum: a product that reads several parts of a matrix")
-    print("at once can read faster, and the 16-bit one does (`base/half.cpp`), so its step can come in")
-    print("under that floor. PyTorch ÷ stepformer compares minimum times (above 1: stepformer is faster).")
+    print("half within seconds, and the best run against its own floor counts. The read rate is the")
+    print("faster of two ways of reading each thread's part, in alternate passes: one sequential stream")
+    print("(a plain sum), and four quarters side by side, as the 16-bit product reads its rows")
+    print("(`base/half.cpp`); on some hosts one core reads a fifth faster the second way. PyTorch ÷")
+    print("stepformer compares minimum times (above 1: stepformer is faster).")
     print()
     print("**Reading it across hosts.** Compare the *of limit* column between machines, not the PyTorch")
     print("ratio. The ratio mixes our code with the host and with the OpenBLAS kernel that host gets (Debian")
