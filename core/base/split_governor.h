@@ -22,8 +22,8 @@
 //   ran most of a decoding step's products on one core (docs/benchmarks.md, "Decoding on two
 //   cores").
 // A cached step's other short regions (its one-query attention) split only while the governor is
-// not backing off (model/linear.h, small_splits_pay). On an idle host every product splits. Which thread computes which
-// rows never changes a value (model/linear.cpp).
+// not backing off (model/linear.h, small_splits_pay). On an idle host every product splits. Which
+// thread computes which rows never changes a value (model/linear.cpp).
 #pragma once
 
 #include <chrono>

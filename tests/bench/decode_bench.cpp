@@ -12,7 +12,6 @@
 #include "base/threads.h"
 #include "bench_common.h"
 #include "decoder_timing.h"
-#include "stream_read.h"
 
 namespace sf {
 namespace {
@@ -28,19 +27,8 @@ void step_cached(benchmark::State& state) {
   const EncoderContext enc{&b.memory, &b.src};
   Hypothesis h;
   prime_cached_step(b.model, enc, decode_prefix(t), h);
-  StreamBeside beside(threads());
-  for (auto _ : state) {
-    const RowVec logits = next_logits(b.model, enc, h, true, nullptr);
-    benchmark::DoNotOptimize(argmax(logits));
-    state.PauseTiming();
-    drop_last_row(h.cache);
-    beside.pass();
-    state.ResumeTiming();
-  }
-  benchmark::DoNotOptimize(beside.sink());
+  time_steps(state, b.model, enc, h);
   step_counters(state, b.model.config, static_cast<int>(b.src.size()), t);
-  state.counters["threads"] = threads();
-  state.counters["read_rate"] = beside.rate();  // this run's floor (stream_read.h)
   state.counters["cache_MiB"] = static_cast<double>(h.cache.bytes() + 2LL * 6 * 512 * 4) / (1 << 20);
 }
 

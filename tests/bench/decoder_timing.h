@@ -53,20 +53,13 @@ inline void prime_cached_step(const Model& m, const EncoderContext& enc, const s
   h.ids = ids;
 }
 
-// One cached step after the prompt: position prompt + 1 through every layer, the output
-// projection and argmax, on state.range(0) threads. The cache is rolled back after each step. The
-// step's bytes count the weight matrices at the width they are held (16-bit when kept so); the
-// host's streaming read rate on as many threads, measured between the steps, gives the floor of
-// this run (stream_read.h).
-inline void time_cached_step(benchmark::State& state, const Model& m, const std::vector<int>& prompt) {
-  set_threads(static_cast<int>(state.range(0)));
-  Hypothesis h;
-  start_hypothesis(m, prompt, true, h);
-  // Prefill (cache rows 0 .. prompt − 1); its prediction is the token the timed step feeds.
-  h.ids.push_back(argmax(next_logits(m, EncoderContext{}, h, true, nullptr)));
+// The timed loop of a cached step: h's next step (nothing recorded) and argmax, the cache rolled
+// back after each; between the steps, untimed, the host's streaming read on as many threads, whose
+// rate gives the floor of this run (counters read_rate and threads; stream_read.h).
+inline void time_steps(benchmark::State& state, const Model& m, const EncoderContext& enc, Hypothesis& h) {
   StreamBeside beside(threads());
   for (auto _ : state) {
-    const RowVec logits = next_logits(m, EncoderContext{}, h, true, nullptr);
+    const RowVec logits = next_logits(m, enc, h, true, nullptr);
     benchmark::DoNotOptimize(argmax(logits));
     state.PauseTiming();
     drop_last_row(h.cache);
@@ -74,9 +67,21 @@ inline void time_cached_step(benchmark::State& state, const Model& m, const std:
     state.ResumeTiming();
   }
   benchmark::DoNotOptimize(beside.sink());
-  step_counters(state, m.config, 0, static_cast<int>(prompt.size()) + 1, bytes_per_weight(m.weights.matrix_storage()));
   state.counters["threads"] = threads();
   state.counters["read_rate"] = beside.rate();
+}
+
+// One cached step after the prompt: position prompt + 1 through every layer, the output
+// projection and argmax, on state.range(0) threads (time_steps). The step's bytes count the weight
+// matrices at the width they are held (16-bit when kept so).
+inline void time_cached_step(benchmark::State& state, const Model& m, const std::vector<int>& prompt) {
+  set_threads(static_cast<int>(state.range(0)));
+  Hypothesis h;
+  start_hypothesis(m, prompt, true, h);
+  // Prefill (cache rows 0 .. prompt − 1); its prediction is the token the timed step feeds.
+  h.ids.push_back(argmax(next_logits(m, EncoderContext{}, h, true, nullptr)));
+  time_steps(state, m, EncoderContext{}, h);
+  step_counters(state, m.config, 0, static_cast<int>(prompt.size()) + 1, bytes_per_weight(m.weights.matrix_storage()));
 }
 
 // A tensor of a hub file: its name and shape.

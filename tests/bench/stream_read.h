@@ -55,20 +55,6 @@ inline void stream_pass(int n, std::vector<float>& sums) {
 // Bytes one pass reads (n threads read n equal parts).
 inline int64_t stream_pass_bytes(int n) { return kStreamFloats / n * n * 4; }
 
-// The best rate (bytes per second) of `passes` passes on n threads.
-inline double stream_read_rate(int n, int passes = 3) {
-  stream_buffer();  // filled, its pages faulted in, before any pass is timed
-  std::vector<float> sums;
-  double best = 0;
-  for (int i = 0; i < passes; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    stream_pass(n, sums);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, static_cast<double>(stream_pass_bytes(n)) / s);
-  }
-  return best;
-}
-
 // The streaming read between the steps of a run: after each step, one pass over the next 64 MiB
 // of the buffer (twice the largest L3 this project meets) on the step's n threads — OpenMP's, so
 // the step's next split finds them awake — timed apart from the step. Passes alternate between two
