@@ -1,7 +1,7 @@
 // simd.h — the vector registers of the matrix-vector kernels (base/matvec.cpp for float32
-// weights, base/half.cpp for 16-bit ones) and the row loop both run. Included by those two .cpp
-// files only: the build's instruction set (-march) chooses V's form — AVX-512, AVX2 with FMA, or
-// none (SF_SIMD undefined: the kernels' portable forms run).
+// weights, base/half.cpp for 16-bit ones, base/cached_attention.cpp for a cached step's heads) and
+// the row loop they run. Included by those .cpp files only: the build's instruction set (-march)
+// chooses V's form — AVX-512, AVX2 with FMA, or none (SF_SIMD undefined: the portable forms run).
 #pragma once
 
 #include <algorithm>
@@ -32,6 +32,7 @@ struct V {
   }
   static R zero() { return _mm512_setzero_ps(); }
   static R load(const float* p) { return _mm512_loadu_ps(p); }
+  static R bcast(float x) { return _mm512_set1_ps(x); }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
@@ -71,6 +72,7 @@ struct V {
   }
   static R zero() { return _mm256_setzero_ps(); }
   static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static R bcast(float x) { return _mm256_set1_ps(x); }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }

@@ -8,6 +8,7 @@
 #include <omp.h>
 #endif
 
+#include "base/cached_attention.h"
 #include "base/gemm.h"
 #include "base/phase_timer.h"
 #include "base/threads.h"
@@ -220,8 +221,8 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   const bool keep_weights = tr && tr->kind != Recording::Compact;
   const Eigen::Index lq = q.outerStride(), lk = k.outerStride(), lv = v.outerStride();
   // Kᵀ (h_kv·dk, B·n_k), transposed once rather than head by head inside the products, when
-  // several queries read each key. One query (a cached decoding step) reads K as it is: a
-  // matrix-vector product, for which transposing would double the traffic over the cache.
+  // several queries read each key. One query (a cached decoding step) reads K's rows as they are
+  // (query_heads below), where transposing would double the traffic over the cache.
   Mat kt;
   if (nq > 1) kt.resize(dkv, k.rows());
   // K/V head g of sequence b (item b·h_kv + g): K's (n_k, dk) block into Kᵀ's (dk, n_k) block.
@@ -236,21 +237,20 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   const bool raw = tr && tr->kind == Recording::Full;
   std::vector<QueryBlocks> blocks;
   for (int b = 0; b < B; ++b) blocks.push_back(head_blocks(masks[static_cast<size_t>(b)], raw));
-  // Head h of sequence b: scores, softmax, values into its columns of concat; `scratch` holds its
-  // (n_q, n_k) weights when no recording keeps them.
+  // Head h of sequence b's several queries: scores, softmax, values into its columns of concat;
+  // `scratch` holds its (n_q, n_k) weights when no recording keeps them.
   const auto one_head = [&](int b, int h, Mat& scratch) {
     int nb, nh;
-    if (nq > 1 && next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
+    if (next_head(b, h, B, n_heads, nb, nh)) {  // the next head's operands
       const int nkvh = heads.kv_of(nh);
       prefetch_block(q.data() + nb * nq * lq + nh * dk, nq, dk, lq);
       prefetch_block(v.data() + nb * nk * lv + nkvh * dk, nk, dk, lv);
       prefetch_block(kt.data() + nkvh * dk * kt.cols() + nb * nk, dk, nk, kt.cols());
     }
-    const int kvh = heads.kv_of(h);                       // the K/V head query head h reads
-    const float* qh = q.data() + b * nq * lq + h * dk;    // (n_q, dk), row stride lq
-    const float* vh = v.data() + b * nk * lv + kvh * dk;  // (n_k, dk), row stride lv
-    const MatRef kh_t = nq > 1 ? MatRef{kt.data() + kvh * dk * kt.cols() + b * nk, kt.cols(), 1}  // K_hᵀ (dk, n_k)
-                               : MatRef{k.data() + b * nk * lk + kvh * dk, 1, lk};
+    const int kvh = heads.kv_of(h);                                              // the K/V head query head h reads
+    const float* qh = q.data() + b * nq * lq + h * dk;                           // (n_q, dk), row stride lq
+    const float* vh = v.data() + b * nk * lv + kvh * dk;                         // (n_k, dk), row stride lv
+    const MatRef kh_t{kt.data() + kvh * dk * kt.cols() + b * nk, kt.cols(), 1};  // K_hᵀ (dk, n_k)
     const size_t idx = static_cast<size_t>(b * n_heads + h);
     Mat& s = keep_weights ? tr->weights[idx] : scratch;  // (n_q, n_k)
     const Mat& mask = masks[static_cast<size_t>(b)];
@@ -263,6 +263,30 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
            d, GemmOut::Overwrite);
     }
   };
+  // Heads [h0, h1) of sequence b's one query (a cached step): their scores from one pass over K's
+  // rows, each head's softmax, then their values from one pass over V's (base/cached_attention.h);
+  // `scratch` holds their (h1 − h0, n_k) scores, then weights.
+  const auto query_heads = [&](int b, int h0, int h1, Mat& scratch) {
+    const CachedHeads c{dk, n_heads / heads.kv, h0, h1, nk};
+    scratch.resize(h1 - h0, nk);
+    {
+      const ScopedPhase phase(Phase::HeadsForward);
+      cached_scores(q.data() + b * lq, k.data() + b * nk * lk, lk, c, scratch.data(), nk);
+    }
+    const Mat& mask = masks[static_cast<size_t>(b)];
+    for (int h = h0; h < h1 && nk > 0; ++h) {
+      float* const row = scratch.data() + (h - h0) * nk;
+      const size_t idx = static_cast<size_t>(b * n_heads + h);
+      if (raw) tr->raw_scores[idx] = Eigen::Map<const Mat>(row, 1, nk);
+      {
+        const ScopedPhase phase(Phase::Softmax);
+        softmax_rows(row, mask.data(), 1, nk, scale);
+      }
+      if (keep_weights) tr->weights[idx] = Eigen::Map<const Mat>(row, 1, nk);
+    }
+    const ScopedPhase phase(Phase::HeadsForward);
+    cached_values(scratch.data(), nk, v.data() + b * nk * lv, lv, c, concat.data() + b * d);
+  };
   const int n_items = B * n_heads;
   int T = 1;
 #ifdef _OPENMP
@@ -272,15 +296,24 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // multiply-adds. One query (a cached step) needs 2¹⁶, since its threads are awake from the
   // projection just before it, and splits only while the step's products do (a region that waits
   // for a busy core costs a scheduler slice, model/linear.h): SmolLM2-135M's 30 layers of one-query
-  // attention at t = 129 (2¹⁶·1.1 multiply-adds each) take 0.75 ms on one core, 0.45 ms on two.
+  // attention at t = 129 (2¹⁶·1.1 multiply-adds each) take 0.52 ms on one core, 0.40 ms on two.
   const int64_t work = int64_t{nq} * nk * dk * n_items;
   const bool enough = nq > 1 ? work >= (int64_t{1} << 20) : work >= (int64_t{1} << 16) && small_splits_pay();
   if (n_items > 1 && enough && !omp_in_parallel()) T = std::min(threads(), n_items);
 #endif
+  // The work items: a head of a sequence for several queries; for one query, a range of its heads,
+  // all of them on one core, else as many ranges as the threads need.
+  const int parts = nq > 1 ? n_heads : std::min(n_heads, (T + B - 1) / B);
+  const auto run_item = [&](int i, Mat& scratch) {
+    const int b = i / parts, part = i % parts;
+    if (nq > 1) return one_head(b, part, scratch);
+    query_heads(b, part * n_heads / parts, (part + 1) * n_heads / parts, scratch);
+  };
+  const int n_run = B * parts;
   if (T <= 1) {
     for (int i = 0; i < n_kv_items; ++i) transpose_keys(i);
     Mat scratch;
-    for (int i = 0; i < n_items; ++i) one_head(i / n_heads, i % n_heads, scratch);
+    for (int i = 0; i < n_run; ++i) run_item(i, scratch);
     return;
   }
   RegionErrors errors;  // a head's scratch, or its recorded weights, may fail to allocate
@@ -292,7 +325,7 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
     for (int i = 0; i < n_kv_items; ++i) transpose_keys(i);
     Mat scratch;
 #pragma omp for schedule(static)
-    for (int i = 0; i < n_items; ++i) errors.run([&] { one_head(i / n_heads, i % n_heads, scratch); });
+    for (int i = 0; i < n_run; ++i) errors.run([&] { run_item(i, scratch); });
   }
 #endif
   errors.rethrow();
@@ -304,17 +337,19 @@ void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>&
   const int nq = static_cast<int>(q.rows()), nk = static_cast<int>(k.rows());
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));  // as attend() forms it
   const int kvh = heads.kv_of(head);
-  // K_hᵀ as attend() reads it: transposed (its columns of it) when several queries read each key,
-  // K itself for one query (the matrix-vector product of a cached step).
-  Mat kt;
-  MatRef kh_t{k.data() + kvh * dk, 1, k.outerStride()};
-  if (nq > 1) {
-    kt.resize(dk, nk);
-    transpose_copy(k.data() + kvh * dk, k.outerStride(), nk, dk, kt.data(), kt.cols());
-    kh_t = MatRef{kt.data(), kt.cols(), 1};
+  if (nq == 1) {  // as attend()'s query_heads: K's rows as they are
+    weights.resize(1, nk);
+    cached_scores(q.data(), k.data(), k.outerStride(), CachedHeads{dk, heads.q / heads.kv, head, head + 1, nk},
+                  weights.data(), nk);
+    if (raw) *raw = weights;
+    if (nk > 0) softmax_rows(weights.data(), mask.data(), 1, nk, scale);
+    return;
   }
-  head_weights(q.data() + head * dk, q.outerStride(), kh_t, dk, mask, head_blocks(mask, raw != nullptr), scale, weights,
-               raw);
+  // K_hᵀ as attend() reads it: transposed (its columns of it) when several queries read each key.
+  Mat kt(dk, nk);
+  transpose_copy(k.data() + kvh * dk, k.outerStride(), nk, dk, kt.data(), kt.cols());
+  head_weights(q.data() + head * dk, q.outerStride(), MatRef{kt.data(), kt.cols(), 1}, dk, mask,
+               head_blocks(mask, raw != nullptr), scale, weights, raw);
 }
 
 namespace {
