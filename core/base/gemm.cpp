@@ -383,17 +383,16 @@ float* scratch(std::vector<float, Eigen::aligned_allocator<float>>& v, Index siz
 }
 thread_local std::vector<float, Eigen::aligned_allocator<float>> tl_a, tl_b;
 
-// One row of C (a cached decoding step's attention: one query): a matrix-vector product, which
-// Eigen runs straight on B's layout. Packing B for a single row would cost as much as the product.
+// One row of C: a matrix-vector product, which Eigen runs straight on B's layout. Packing B for a
+// single row would cost as much as the product.
 void vector_product(Index n, Index k, MatRef a, MatRef b, float* c, bool accumulate, const float* bias) {
   // Eigen's matrix-vector kernels need unit inner strides: maps with an outer stride only (a
   // dynamic inner stride would drop Eigen to a coefficient-wise product, several times slower).
   using RowMajorMap =
       Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
   using ColMajorMap = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
-  // A's one row, read in place when its floats are consecutive (a cached step's query head, a
-  // softmax row), else gathered; the product into C itself when nothing is added to it. A cached
-  // step runs four such products per head and layer: no allocation in them.
+  // A's one row, read in place when its floats are consecutive (a query head, a softmax row), else
+  // gathered; the product into C itself when nothing is added to it, and no allocation either way.
   thread_local RowVec x_own, prod_own;
   const float* x_data = a.data;
   if (a.col_stride != 1) {

@@ -36,12 +36,14 @@ struct V {
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
-  static float sum(R v) {  // the lanes in order (GCC 12's _mm512_reduce_add_ps trips -Wuninitialized)
-    alignas(64) float t[W];
-    _mm512_store_ps(t, v);
-    float s = 0.0f;
-    for (float x : t) s += x;
-    return s;
+  // Halves added pairwise down to one lane (8 instructions, not 16 dependent adds); the masked
+  // shuffles, since GCC 12's unmasked ones (and _mm512_reduce_add_ps) trip -Wuninitialized.
+  static float sum(R v) {
+    v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, 0xFFFF, v, v, 0x4E));  // + the other 256 bits
+    v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, 0xFFFF, v, v, 0xB1));  // + the other 128
+    v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, 0xFFFF, v, 0x4E));        // + the other 64
+    v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, 0xFFFF, v, 0xB1));        // + the other 32
+    return _mm512_cvtss_f32(v);
   }
 };
 #define SF_SIMD 1
