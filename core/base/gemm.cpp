@@ -339,11 +339,15 @@ void pack_b_panel(MatRef b, Index n, Index k, Index p, float* bp) {
 void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
   const Index c0 = p * NR, cols = std::min<Index>(NR, n - c0);
 #if defined(__AVX2__)
-  // BF16 on AVX2: 8 rows × 8 steps of W widened in registers (a BF16 is the upper half of its
-  // float) and transposed there, straight into the panel: no float block to write and read back.
-  // The rows and steps past the last full 8 go through half_to_float: the same floats.
+  // BF16 on AVX2: 8 rows × 16 steps of W widened in registers and transposed there, straight into
+  // the panel: no float block to write and read back. A BF16 is the upper half of its float, so a
+  // register of 16 BF16 read as 8 32-bit lanes holds steps 2c (low halves) and 2c + 1 (high halves)
+  // in lane c: a shift gives the even steps' floats, a mask the odd ones', with no zero-extending
+  // shuffle; their transposes fill every other row of the panel. Steps past the last 16 go 8 at a
+  // time, zero-extended; rows and steps past the last 8 through half_to_float: the same floats.
   if (w.storage == WeightStorage::BF16) {
-    const Index c8 = cols / 8 * 8, k8 = k / 8 * 8;
+    const Index c8 = cols / 8 * 8, k16 = k / 16 * 16, k8 = k / 8 * 8;
+    const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
     auto wide = [](const uint16_t* q) {
       const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -351,12 +355,23 @@ void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
     for (Index i0 = 0; i0 < c8; i0 += 8) {
       const uint16_t* s = w.row(c0 + i0);
       const Index ss = w.cols;
-      for (Index j0 = 0; j0 < k8; j0 += 8) {
+      for (Index j0 = 0; j0 < k16; j0 += 16) {
         const uint16_t* q = s + j0;
         // The next 8 rows' line at this step, into L1 a group ahead: with PanelSource's prefetch
         // into L2 alone, these loads still waited on memory (SmolLM2-135M's forward: 5 % of its time).
         if (i0 + 16 <= c8 && j0 % 32 == 0)
           for (int r = 8; r < 16; ++r) __builtin_prefetch(q + r * ss, 0, 3);
+        __m256 even[8], odd[8];
+        for (int r = 0; r < 8; ++r) {
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + r * ss));
+          even[r] = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16));
+          odd[r] = _mm256_castsi256_ps(_mm256_and_si256(x, high));
+        }
+        store_transposed8(even, bp + j0 * NR + i0, 2 * NR);
+        store_transposed8(odd, bp + (j0 + 1) * NR + i0, 2 * NR);
+      }
+      for (Index j0 = k16; j0 < k8; j0 += 8) {
+        const uint16_t* q = s + j0;
         const __m256 r[8] = {wide(q),          wide(q + ss),     wide(q + 2 * ss), wide(q + 3 * ss),
                              wide(q + 4 * ss), wide(q + 5 * ss), wide(q + 6 * ss), wide(q + 7 * ss)};
         store_transposed8(r, bp + j0 * NR + i0, NR);
