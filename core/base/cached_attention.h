@@ -11,9 +11,9 @@
 
 namespace sf {
 
-// Where query heads [h0, h1) of one query read the cache: q (h·dk) the query's row; K or V
-// (n, h_kv·dk) at `rows`, row stride `ld`; query head h reads the dk columns of K/V head h / group
-// (group = h / h_kv query heads per K/V head).
+// Which query heads a call covers, [h0, h1) of one query (q: its row, h·dk), over n keys: K and V
+// (n, h_kv·dk) with row strides ldk and ldv, query head h reading the dk columns of K/V head
+// h / group (group: the query heads per K/V head, h / h_kv).
 struct CachedHeads {
   Eigen::Index dk = 0, group = 1;
   Eigen::Index h0 = 0, h1 = 0;
