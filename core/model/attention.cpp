@@ -172,6 +172,25 @@ void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const M
   }
 }
 
+// softmax(q_h K_hᵀ · scale + mask) of heads [c.h0, c.h1) of one query (a cached step) into s
+// (h1 − h0, n_k): their scores from one pass over K's rows (base/cached_attention.h), K (n_k, ·)
+// with row stride lk, then each head's softmax; head h's raw scores go to raw[h − h0] first when
+// raw is given.
+void one_query_weights(const float* q, const float* k, Eigen::Index lk, const CachedHeads& c, const Mat& mask,
+                       float scale, float* s, Mat* raw) {
+  {
+    const ScopedPhase phase(Phase::HeadsForward);
+    cached_scores(q, k, lk, c, s, c.n);
+  }
+  for (Eigen::Index h = c.h0; h < c.h1; ++h) {
+    float* const row = s + (h - c.h0) * c.n;
+    if (raw) raw[h - c.h0] = Eigen::Map<const Mat>(row, 1, c.n);
+    if (c.n == 0) continue;  // no keys: nothing to normalise
+    const ScopedPhase phase(Phase::Softmax);
+    softmax_rows(row, mask.data(), 1, c.n, scale);
+  }
+}
+
 }  // namespace
 
 const std::vector<Mat>& MaskList::list() const {
@@ -263,27 +282,16 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
            d, GemmOut::Overwrite);
     }
   };
-  // Heads [h0, h1) of sequence b's one query (a cached step): their scores from one pass over K's
-  // rows, each head's softmax, then their values from one pass over V's (base/cached_attention.h);
-  // `scratch` holds their (h1 − h0, n_k) scores, then weights.
+  // Heads [h0, h1) of sequence b's one query (a cached step): their weights (one_query_weights),
+  // then their values from one pass over V's rows; `scratch` holds the (h1 − h0, n_k) weights.
   const auto query_heads = [&](int b, int h0, int h1, Mat& scratch) {
     const CachedHeads c{dk, n_heads / heads.kv, h0, h1, nk};
     scratch.resize(h1 - h0, nk);
-    {
-      const ScopedPhase phase(Phase::HeadsForward);
-      cached_scores(q.data() + b * lq, k.data() + b * nk * lk, lk, c, scratch.data(), nk);
-    }
-    const Mat& mask = masks[static_cast<size_t>(b)];
-    for (int h = h0; h < h1 && nk > 0; ++h) {
-      float* const row = scratch.data() + (h - h0) * nk;
-      const size_t idx = static_cast<size_t>(b * n_heads + h);
-      if (raw) tr->raw_scores[idx] = Eigen::Map<const Mat>(row, 1, nk);
-      {
-        const ScopedPhase phase(Phase::Softmax);
-        softmax_rows(row, mask.data(), 1, nk, scale);
-      }
-      if (keep_weights) tr->weights[idx] = Eigen::Map<const Mat>(row, 1, nk);
-    }
+    const size_t first = static_cast<size_t>(b * n_heads + h0);  // head h0's recording
+    one_query_weights(q.data() + b * lq, k.data() + b * nk * lk, lk, c, masks[static_cast<size_t>(b)], scale,
+                      scratch.data(), raw ? &tr->raw_scores[first] : nullptr);
+    if (keep_weights)
+      for (int h = h0; h < h1; ++h) tr->weights[first + static_cast<size_t>(h - h0)] = scratch.row(h - h0);
     const ScopedPhase phase(Phase::HeadsForward);
     cached_values(scratch.data(), nk, v.data() + b * nk * lv, lv, c, concat.data() + b * d);
   };
@@ -296,7 +304,9 @@ void attend(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>& k, cons
   // multiply-adds. One query (a cached step) needs 2¹⁶, since its threads are awake from the
   // projection just before it, and splits only while the step's products do (a region that waits
   // for a busy core costs a scheduler slice, model/linear.h): SmolLM2-135M's 30 layers of one-query
-  // attention at t = 129 (2¹⁶·1.1 multiply-adds each) take 0.52 ms on one core, 0.40 ms on two.
+  // attention at t = 129 (2¹⁶·1.1 multiply-adds each) take 0.32–0.34 ms on one core and
+  // 0.31–0.34 ms on two: each core's range of heads reads part of every cache row, which streams
+  // worse than whole rows, so two cores gain little here.
   const int64_t work = int64_t{nq} * nk * dk * n_items;
   const bool enough = nq > 1 ? work >= (int64_t{1} << 20) : work >= (int64_t{1} << 16) && small_splits_pay();
   if (n_items > 1 && enough && !omp_in_parallel()) T = std::min(threads(), n_items);
@@ -337,12 +347,10 @@ void head_attention(const Eigen::Ref<const Mat>& q, const Eigen::Ref<const Mat>&
   const int nq = static_cast<int>(q.rows()), nk = static_cast<int>(k.rows());
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));  // as attend() forms it
   const int kvh = heads.kv_of(head);
-  if (nq == 1) {  // as attend()'s query_heads: K's rows as they are
+  if (nq == 1) {  // as attend() reads one query: K's rows as they are
     weights.resize(1, nk);
-    cached_scores(q.data(), k.data(), k.outerStride(), CachedHeads{dk, heads.q / heads.kv, head, head + 1, nk},
-                  weights.data(), nk);
-    if (raw) *raw = weights;
-    if (nk > 0) softmax_rows(weights.data(), mask.data(), 1, nk, scale);
+    one_query_weights(q.data(), k.data(), k.outerStride(), CachedHeads{dk, heads.q / heads.kv, head, head + 1, nk},
+                      mask, scale, weights.data(), raw);
     return;
   }
   // K_hᵀ as attend() reads it: transposed (its columns of it) when several queries read each key.
