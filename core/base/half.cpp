@@ -75,18 +75,25 @@ void widen_simd(const uint16_t* src, int64_t n, float* out) {
   for (; i < n; ++i) out[i] = half_to_float(src[i], S);
 }
 
-// The rows read kHalfStreams at a time from as many parts of the range, without software
-// prefetch. One core reads memory faster from several sequential streams than from one: on
-// this project's development host (Zen 4), SmolLM2-135M's matrices one row at a time read at the
-// streaming sum's 23 GB/s, four parts side by side at 26–28 GB/s. Prefetching slows the 16-bit
-// product (SmolLM2-135M's cached step by a fifth), where the float32 one gains from it; the
-// float32 product reads one stream (several measured slower there).
-constexpr int kHalfStreams = V::W == 16 ? 4 : 2;  // 16 or 8 accumulators: within the registers
+// The rows read from two or four parts of the range side by side (matvec_rows' streams), without
+// software prefetch. One core reads memory faster from several sequential streams than from one,
+// but every stream starts cold. On this project's development host (Zen 4), the choices alternated
+// over cached steps at t = 129 (the best of two runs, three rounds): four streams everywhere took
+// Qwen2.5-0.5B's step (8.7 MB feed-forward matrices, a 272 MB output projection) to 1.09–1.14 ×
+// its floor against 1.12–1.14 with two, and SmolLM2-135M's (matrices of at most 1.8 MB) to
+// 1.07–1.09 against 1.05–1.06; four from 4 MB up and two below gave 1.10–1.13 and 1.05–1.08.
+// AVX2's 16 registers hold two streams' accumulators only. Prefetching slows the 16-bit product
+// (SmolLM2-135M's cached step by a fifth), where the float32 one gains from it; the float32
+// product reads one stream (several measured slower there).
+constexpr int64_t kFourStreamBytes = int64_t{4} << 20;
 
 template <WeightStorage S>
 void matvec_simd(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
-  simd::matvec_rows<false, kHalfStreams>(x, w.row(0), w.cols, r0, r1, y,
-                                         [](const uint16_t* p) { return V::load_half<S>(p); });
+  const auto load = [](const uint16_t* p) { return V::load_half<S>(p); };
+  if constexpr (V::W == 16)
+    if ((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)} >= kFourStreamBytes)
+      return simd::matvec_rows<false, 4>(x, w.row(0), w.cols, r0, r1, y, load);
+  simd::matvec_rows<false, 2>(x, w.row(0), w.cols, r0, r1, y, load);
 }
 #endif
 
