@@ -75,25 +75,45 @@ void widen_simd(const uint16_t* src, int64_t n, float* out) {
   for (; i < n; ++i) out[i] = half_to_float(src[i], S);
 }
 
-// The rows read from two or four parts of the range side by side (matvec_rows' streams), without
-// software prefetch. One core reads memory faster from several sequential streams than from one,
-// but every stream starts cold. On this project's development host (Zen 4), the choices alternated
-// over cached steps at t = 129 (the best of two runs, three rounds): four streams everywhere took
-// Qwen2.5-0.5B's step (8.7 MB feed-forward matrices, a 272 MB output projection) to 1.09–1.14 ×
-// its floor against 1.12–1.14 with two, and SmolLM2-135M's (matrices of at most 1.8 MB) to
-// 1.07–1.09 against 1.05–1.06; four from 4 MB up and two below gave 1.10–1.13 and 1.05–1.08.
-// AVX2's 16 registers hold two streams' accumulators only. Prefetching slows the 16-bit product
-// (SmolLM2-135M's cached step by a fifth), where the float32 one gains from it; the float32
-// product reads one stream (several measured slower there).
+// How the rows are read: from two or four parts of the range side by side (matvec_rows' streams),
+// with or without software prefetch. One core reads memory faster from several sequential streams
+// than from one, but every stream starts cold; the best choice differs between the two hosts it
+// was measured on (cached steps at t = 129, alternated in one binary):
+//   - Zen 4 (AMD): without prefetch, four streams from 4 MB up and two below. Four everywhere took
+//     Qwen2.5-0.5B's step (8.7 MB feed-forward matrices, a 272 MB output projection) to 1.09–1.14 ×
+//     its floor against 1.12–1.14 with two, and SmolLM2-135M's (matrices of at most 1.8 MB) to
+//     1.07–1.09 against 1.05–1.06; the size rule gave 1.10–1.13 and 1.05–1.08. Prefetching slowed
+//     SmolLM2-135M's step by a fifth.
+//   - Emerald Rapids (Intel): with prefetch, four streams everywhere. SmolLM2-135M's step took
+//     18.1–19.0 ms that way, 18.9–20.4 with prefetch and two streams, 21–24 ms without prefetch
+//     (its floor: 16.7 ms); Qwen2.5-0.5B's 66 ms against 76–79 without prefetch.
+// AVX2's 16 registers hold two streams' accumulators only. The float32 product reads one stream
+// with prefetch (several measured slower there). No choice changes a value: a row's sum runs in
+// the same order however the rows are read.
 constexpr int64_t kFourStreamBytes = int64_t{4} << 20;
+
+struct Reading {
+  bool prefetch = false;
+  int streams = 2;
+};
+
+Reading reading_for(int64_t bytes) {
+  static const bool intel = __builtin_cpu_is("intel");
+  constexpr int most = V::W == 16 ? 4 : 2;
+  if (intel) return {true, most};
+  return {false, bytes >= kFourStreamBytes ? most : 2};
+}
 
 template <WeightStorage S>
 void matvec_simd(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
   const auto load = [](const uint16_t* p) { return V::load_half<S>(p); };
+  const Reading how = reading_for((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)});
   if constexpr (V::W == 16)
-    if ((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)} >= kFourStreamBytes)
-      return simd::matvec_rows<false, 4>(x, w.row(0), w.cols, r0, r1, y, load);
-  simd::matvec_rows<false, 2>(x, w.row(0), w.cols, r0, r1, y, load);
+    if (how.streams == 4)
+      return how.prefetch ? simd::matvec_rows<true, 4>(x, w.row(0), w.cols, r0, r1, y, load)
+                          : simd::matvec_rows<false, 4>(x, w.row(0), w.cols, r0, r1, y, load);
+  return how.prefetch ? simd::matvec_rows<true, 2>(x, w.row(0), w.cols, r0, r1, y, load)
+                      : simd::matvec_rows<false, 2>(x, w.row(0), w.cols, r0, r1, y, load);
 }
 #endif
 
