@@ -182,6 +182,23 @@ TEST(AttentionPaths, LongRowsSoftmaxAsTheReference) {
   }
 }
 
+TEST(AttentionPaths, SoftmaxFindsTheMaxAnywhereInTheRow) {
+  // Two neighbouring scores far above the rest (200 and 199): e^score overflows unless the row's
+  // max is subtracted first, so a max missed in any part of the row (the wide chains, the four
+  // narrow ones, the last keys) turns 0.73 / 0.27 into 0.5 / 0.5.
+  for (int n : {5, 63, 64, 67, 128, 131, 200})
+    for (int at : {0, 17, 33, 50, n / 2, n - 1}) {
+      if (at >= n) continue;
+      Mat s = Mat::Random(1, n), mask = Mat::Zero(1, n);
+      const int other = at == 0 ? 1 : at - 1;
+      s(0, at) = 200.0f;
+      s(0, other) = 199.0f;
+      masked_softmax(s, mask, 1.0f);
+      EXPECT_NEAR(s(0, at), 1.0f / (1.0f + std::exp(-1.0f)), 1e-6f) << n << " keys, max at " << at;
+      EXPECT_NEAR(s(0, other), 1.0f / (1.0f + std::exp(1.0f)), 1e-6f) << n << " keys, max at " << at;
+    }
+}
+
 // The rotation, tabulated or computed row by row, on one core or with a long input's rows split
 // between several, turns every row to the bits of the plain row-by-row rotation on one core.
 TEST(AttentionPaths, RotationTabulatedOrSplitTurnsAsTheRowByRowOne) {

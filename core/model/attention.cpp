@@ -20,11 +20,19 @@ namespace sf {
 
 namespace {
 
-// The max and the sum of a short row in four interleaved chains: one chain of dependent max or
-// add instructions (3 to 4 cycles each) per key would bound a softmax row by latency.
+// The max and the sum of a row in interleaved chains: one chain of dependent max or add
+// instructions (3 to 4 cycles each) per key would bound a softmax row by latency. The sum keeps
+// four chains, the order its bits depend on; the max takes the same value in any order, so a long
+// row's runs in 64 (four registers of 16), the rest of it and a short row's in four.
 float row_max(const float* x, Eigen::Index n) {
-  float m[4] = {x[0], x[0], x[0], x[0]};
+  constexpr int L = 64;
+  float m[L];
+  for (float& v : m) v = x[0];
   Eigen::Index j = 0;
+  for (; j + L <= n; j += L)
+    for (int l = 0; l < L; ++l) m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+  for (int w = n >= L ? L / 2 : 0; w >= 4; w /= 2)  // 64 chains into four
+    for (int l = 0; l < w; ++l) m[l] = m[l + w] > m[l] ? m[l + w] : m[l];
   for (; j + 4 <= n; j += 4)
     for (int l = 0; l < 4; ++l) m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
   for (; j < n; ++j) m[0] = x[j] > m[0] ? x[j] : m[0];
@@ -74,10 +82,9 @@ void softmax_rows(float* p, const float* mk, Eigen::Index n_rows, Eigen::Index c
     const float shift = mx == kMasked ? 0.0f : mx;
     for (Eigen::Index j = 0; j < cols; ++j) row[j] -= shift;
   }
-  exp_inplace(p, size);
-  // exp_inplace gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
+  // exp_value gives ~1e−38, not 0, for −inf: a masked key must get exactly 0 (the row still
   // sums to 1: those terms are below float resolution next to the unmasked ones).
-  for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : p[i];
+  for (Eigen::Index i = 0; i < size; ++i) p[i] = mk[i] == kMasked ? 0.0f : exp_value(p[i]);
   for (Eigen::Index i = 0; i < n_rows; ++i) {
     float* row = p + i * cols;
     const float sum = row_sum(row, cols);
