@@ -45,6 +45,7 @@
 #include "bench_common.h"
 #include "decoder_timing.h"
 #include "io/hf_model.h"
+#include "model/weights.h"
 
 namespace sf {
 namespace {
@@ -177,7 +178,8 @@ void write_folder(const Shape& s) {
 }
 
 // The folder opened as the CLI opens it (or widened to float32), with a stand-in word vocabulary
-// of its vocab_size (the benchmark feeds ids).
+// of its vocab_size (the benchmark feeds ids), its float32 projections packed as load_model packs
+// them (16-bit ones stay as they are).
 Model open_folder(const std::string& dir, bool widen) {
   auto files = find_hf_files(dir);
   auto h = files ? read_hf_config(*files) : Result<HfConfig>(Error{files.error()});
@@ -194,6 +196,7 @@ Model open_folder(const std::string& dir, bool widen) {
     std::fprintf(stderr, "llama_bench: %s\n", m.error().c_str());
     std::exit(1);
   }
+  pack_for_inference(m->weights);
   return std::move(*m);
 }
 
