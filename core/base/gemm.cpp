@@ -11,6 +11,7 @@
 #include <omp.h>
 #endif
 
+#include "base/prefetch.h"
 #include "base/threads.h"
 
 namespace sf {
@@ -185,8 +186,7 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
   Index countdown = every;
   auto ask_next = [&] {  // the next block's share, a row every `every` steps
     if (!Prefetch || !next || --countdown > 0) return;
-    __builtin_prefetch(next, 0, 2);
-    __builtin_prefetch(next + NR / 2, 0, 2);
+    prefetch_bytes(next, NR * int64_t{sizeof(float)});
     next += NR;
     countdown = every;
   };
