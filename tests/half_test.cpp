@@ -149,34 +149,105 @@ TEST(Half, GemmWidensPanelsToTheBitsOfTheFloat32Product) {
   set_threads(before);
 }
 
+TEST(Half, PanelsHoldTheSameValues) {
+  const Eigen::Index P = packed_panel_width();
+  for (WeightStorage s : kBoth)
+    for (auto [n, k] : {std::pair<int, int>{1, 5}, {33, 17}, {64, 40}, {70, 9}}) {
+      const HalfMat w = random_half(n, k, s, 3);
+      const HalfMat p = to_panels(w, P);
+      ASSERT_TRUE(p.in_panels());
+      EXPECT_EQ(p.storage, s);
+      for (int r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c) ASSERT_EQ(p.at(r, c), w.row(r)[c]) << r << ", " << c;
+      // Panel p holds W's rows p·P … as k steps of P values, the last panel padded with zeros.
+      if (n > 1 && k > 1) {
+        EXPECT_EQ(p.values[static_cast<size_t>(P + 1)], w.row(1)[1]);
+      }
+      if (n % P != 0) {
+        EXPECT_EQ(p.values[static_cast<size_t>(((n / P) * k + k - 1) * P + P - 1)], 0);
+      }
+      EXPECT_TRUE(p.widened() == w.widened()) << to_string(s) << " " << n << "x" << k;
+      Mat rows(2, k);
+      p.widen_rows(n - 2 < 0 ? 0 : std::max(0, n - 2), std::min(2, n), rows.data());
+      for (int c = 0; c < k; ++c) EXPECT_EQ(rows(0, c), half_to_float(w.row(std::max(0, n - 2))[c], s));
+    }
+}
+
+TEST(Half, ACachedStepOnPanelsGivesTheForwardsBits) {
+  // In panels, each output's sum is one FMA chain in the kernel's order: a row of a forward (no
+  // bias) and the one-row product give the same bits, SIMD and portable alike, for any range.
+  const Eigen::Index P = packed_panel_width();
+  unsigned seed = 200;
+  for (WeightStorage s : kBoth)
+    for (auto [n, k] : {std::pair<int, int>{33, 17}, {kRangeRows, 211}, {100, 300}, {70, 520}}) {
+      const HalfMat w = random_half(n, k, s, seed++);
+      const HalfMat p = to_panels(w, P);
+      const Mat a = Mat::Random(3, k);
+      Mat forward(3, n), from_rows(3, n);
+      gemm(3, mat_ref(a), p, forward.data(), n, GemmOut::Overwrite);
+      gemm(3, mat_ref(a), w, from_rows.data(), n, GemmOut::Overwrite);
+      ASSERT_TRUE(forward == from_rows) << to_string(s) << " " << n << "x" << k;
+      for (int i = 0; i < 3; ++i) {
+        std::vector<float> fast(static_cast<size_t>(n)), plain(static_cast<size_t>(n));
+        matvec_half(a.row(i).data(), p, 0, n, fast.data());
+        portable::matvec_half(a.row(i).data(), p, 0, n, plain.data());
+        for (int r = 0; r < n; ++r) {
+          ASSERT_EQ(fast[static_cast<size_t>(r)], forward(i, r))
+              << to_string(s) << " " << n << "x" << k << " output " << r << " (" << half_kernel_name(s) << ")";
+          ASSERT_EQ(plain[static_cast<size_t>(r)], forward(i, r)) << to_string(s) << " portable, output " << r;
+        }
+      }
+      if (n == kRangeRows) {
+        const Mat x = a.row(0);
+        expect_same_bits_in_parts([&](int r0, int r1, float* y) { matvec_half(x.data(), p, r0, r1, y); },
+                                  std::string(to_string(s)) + " panels " + half_kernel_name(s));
+      }
+    }
+}
+
+TEST(Half, LongAndShortRangesOfPanelsGiveTheSameBits) {
+  constexpr int rows = 2200, cols = 1024;  // 4.5 MB: read as four streams on every host
+  for (WeightStorage s : kBoth) {
+    const HalfMat w = to_panels(random_half(rows, cols, s, 12), packed_panel_width());
+    const Mat x = Mat::Random(1, cols);
+    std::vector<float> whole(rows), parts(rows);
+    matvec_half(x.data(), w, 0, rows, whole.data());
+    for (int r0 = 0; r0 < rows; r0 += 100) matvec_half(x.data(), w, r0, std::min(rows, r0 + 100), parts.data());
+    EXPECT_EQ(whole, parts) << to_string(s) << " (" << half_kernel_name(s) << ")";
+  }
+}
+
 TEST(Half, LinearForwardReadsTheStorageItHolds) {
   const int before = threads();
   for (WeightStorage s : kBoth) {
-    Linear l;  // (600, 512): large enough for a one-row product to be split between threads
-    l.half = random_half(600, 512, s, 11);
-    l.bias = RowVec::Random(600);
-    ASSERT_EQ(l.storage(), s);
-    Linear f32;
-    f32.weight = ref::widen(l.half);
-    f32.bias = l.bias;
-    for (int rows : {1, 20}) {
-      const Mat x = Mat::Random(rows, 512);
-      const Mat want = ref::linear(x, l);
-      ASSERT_EQ(want.cols(), 600);
-      Mat one, two, plain;
-      set_threads(1);
-      linear_forward(x, l, one);
-      set_threads(2);
-      linear_forward(x, l, two);
-      EXPECT_TRUE(one == two) << to_string(s) << ", " << rows << " rows: the split changes no bit";
-      for (int i = 0; i < rows; ++i)
-        for (int r = 0; r < 600; ++r)
-          ASSERT_LE(std::fabs(one(i, r) - want(i, r)),
-                    2 * test::float_sum_bound(x.row(i).data(), f32.weight, r) + 1e-6 * (1 + std::fabs(want(i, r))))
-              << to_string(s) << " row " << i << " output " << r;
-      if (rows > 1) {  // several rows: the float32 kernel on the same values, the same bits
-        linear_forward(x, f32, plain);
-        EXPECT_TRUE(one == plain) << to_string(s);
+    for (bool panels : {false, true}) {
+      Linear l;  // (600, 512): large enough for a one-row product to be split between threads
+      l.half = random_half(600, 512, s, 11);
+      if (panels) l.half = to_panels(l.half, packed_panel_width());
+      l.bias = RowVec::Random(600);
+      ASSERT_EQ(l.storage(), s);
+      Linear f32;
+      f32.weight = ref::widen(l.half);
+      f32.bias = l.bias;
+      for (int rows : {1, 20}) {
+        const Mat x = Mat::Random(rows, 512);
+        const Mat want = ref::linear(x, l);
+        ASSERT_EQ(want.cols(), 600);
+        Mat one, two, plain;
+        set_threads(1);
+        linear_forward(x, l, one);
+        set_threads(2);
+        linear_forward(x, l, two);
+        EXPECT_TRUE(one == two) << to_string(s) << ", " << rows << " rows: the split changes no bit";
+        for (int i = 0; i < rows; ++i)
+          for (int r = 0; r < 600; ++r)
+            ASSERT_LE(std::fabs(one(i, r) - want(i, r)),
+                      2 * test::float_sum_bound(x.row(i).data(), f32.weight, r) + 1e-6 * (1 + std::fabs(want(i, r))))
+                << to_string(s) << " row " << i << " output " << r;
+        if (rows > 1) {  // several rows: the float32 kernel on the same values, the same bits
+          linear_forward(x, f32, plain);
+          EXPECT_TRUE(one == plain) << to_string(s);
+        }
       }
     }
   }
@@ -205,6 +276,14 @@ TEST(Half, ABf16CheckpointKeepsItsMatricesAndMatchesItsWidenedSelf) {
   const Mat a = decode(kept, ids, 1, {}, nullptr, nullptr), b = decode(wide, ids, 1, {}, nullptr, nullptr);
   EXPECT_LE(rel_diff(a, b), 1e-5);
   EXPECT_LE(rel_diff(a, ref::family_decoder(kept, ids).logits), 1e-5);
+  // Packed for inference: every matrix in panels, the same values, the forward's bits unchanged.
+  Model packed = test::open_hf_stand_in("qwen2-tiny-bf16");
+  pack_for_inference(packed.weights);
+  EXPECT_TRUE(packed.weights.decoder[1].ffn.fc2.half.in_panels());
+  EXPECT_TRUE(packed.weights.decoder[0].self_attn.q_proj.half.in_panels());
+  EXPECT_TRUE(packed.weights.tgt_embed_half.in_panels());
+  EXPECT_TRUE(packed.weights.tgt_embed_half.widened() == wide.weights.tgt_embed);
+  EXPECT_TRUE(decode(packed, ids, 1, {}, nullptr, nullptr) == a);
 }
 
 // IEEE binary16 of a float, rounded to nearest even (the test's own F16 writer).

@@ -95,8 +95,9 @@ struct PackedTarget {
 // one packing of A each. Every B is k deep.
 void gemm_same_a(Eigen::Index m, MatRef a, const PackedTarget* targets, size_t count);
 // The same with B = Wᵀ, W (n, k) a 16-bit weight (base/half.h): each panel of B is widened to
-// float32 as it is packed, so the kernel and the order of every sum are those of a float32 W
-// holding the same values (the result has the same bits). One row (m = 1) is matvec_half.
+// float32 as it is reached — one sequential pass when W is held in panels of NR, else transposed
+// from its rows — so the kernel and the order of every sum are those of a float32 W holding the
+// same values (the result has the same bits). One row (m = 1) is matvec_half.
 void gemm(Eigen::Index m, MatRef a, const HalfMat& w, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr, const Epilogue& ep = {});
 // One row of A times a packed B: y[j] = Σ_i x[i]·B(i, j) for columns j in [j0, j1) (a cached

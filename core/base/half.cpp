@@ -1,5 +1,6 @@
 #include "base/half.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "base/allocator.h"
@@ -46,8 +47,16 @@ void widen(const uint16_t* src, int64_t n, WeightStorage s, float* out) {
 }
 
 void matvec_half(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
-  constexpr int L = 8;  // lanes: partial sums of every 8th product
   const Index k = w.cols;
+  if (w.in_panels()) {  // one FMA chain per output, i = 0, 1, …: the SIMD kernel's bits
+    for (Index r = r0; r < r1; ++r) {
+      float acc = 0.0f;
+      for (Index i = 0; i < k; ++i) acc = std::fma(x[i], half_to_float(w.at(r, i), w.storage), acc);
+      y[r] = acc;
+    }
+    return;
+  }
+  constexpr int L = 8;  // lanes: partial sums of every 8th product
   for (Index r = r0; r < r1; ++r) {
     const uint16_t* row = w.row(r);
     float acc[L] = {};
@@ -115,6 +124,70 @@ void matvec_simd(const float* x, const HalfMat& w, Index r0, Index r1, float* y)
   return how.prefetch ? simd::matvec_rows<true, 2>(x, w.row(0), w.cols, r0, r1, y, load)
                       : simd::matvec_rows<false, 2>(x, w.row(0), w.cols, r0, r1, y, load);
 }
+
+// Panels [p0, p1) of w (in panels of 2·W) against x: every panel's 2·W sums, one FMA chain per
+// output over i = 0, 1, … (two registers per panel), N panels side by side, their outputs
+// [r0, r1) into y. With Prefetch, each panel's lines are asked for kAhead bytes ahead, up to `end`.
+template <WeightStorage S, int N, bool Prefetch>
+void panels_dot(const float* x, const HalfMat& w, const Index (&p)[N], Index r0, Index r1, uintptr_t end, float* y) {
+  constexpr int W = V::W;
+  constexpr Index step_bytes = 2 * W * Index{sizeof(uint16_t)};
+  const Index k = w.cols;
+  const uint16_t* q[N];
+  typename V::R a0[N], a1[N];
+  for (int s = 0; s < N; ++s) {
+    q[s] = w.values.get() + p[s] * k * 2 * W;
+    a0[s] = a1[s] = V::zero();
+  }
+  for (Index i = 0; i < k; ++i) {
+    const typename V::R xi = V::bcast(x[i]);
+    for (int s = 0; s < N; ++s) {
+      const uint16_t* qi = q[s] + i * 2 * W;
+      if (Prefetch && (i * step_bytes) % kCacheLine == 0) {
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(qi) + simd::kAhead;
+        if (ahead < end) __builtin_prefetch(reinterpret_cast<const void*>(ahead), 0, 2);
+      }
+      a0[s] = V::fma(xi, V::load_half<S>(qi), a0[s]);
+      a1[s] = V::fma(xi, V::load_half<S>(qi + W), a1[s]);
+    }
+  }
+  for (int s = 0; s < N; ++s) {
+    alignas(64) float sums[2 * W];
+    V::store(sums, a0[s]);
+    V::store(sums + W, a1[s]);
+    const Index c0 = p[s] * 2 * W;
+    for (Index r = std::max(r0, c0); r < std::min(r1, c0 + 2 * W); ++r) y[r] = sums[r - c0];
+  }
+}
+
+// Outputs [r0, r1) of w in panels of 2·W: the panels that hold them cut into Streams parts of
+// equal length, read side by side as matvec_rows reads rows, the panels left over one at a time.
+template <WeightStorage S, int Streams, bool Prefetch>
+void matvec_panels(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
+  const Index P = 2 * V::W, p0 = r0 / P, p1 = (r1 + P - 1) / P, part = (p1 - p0) / Streams;
+  const int64_t panel_bytes = w.cols * P * int64_t{sizeof(uint16_t)};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(w.values.get()) + static_cast<uintptr_t>(p1 * panel_bytes);
+  if (Prefetch)
+    for (int s = 0; s < Streams; ++s)
+      prefetch_bytes(w.values.get() + (p0 + s * part) * w.cols * P, std::min<int64_t>(simd::kAhead, panel_bytes));
+  for (Index j = 0; j < part; ++j) {
+    Index p[Streams];
+    for (int s = 0; s < Streams; ++s) p[s] = p0 + s * part + j;
+    panels_dot<S, Streams, Prefetch>(x, w, p, r0, r1, end, y);
+  }
+  for (Index q = p0 + Streams * part; q < p1; ++q) {
+    const Index one[1] = {q};
+    panels_dot<S, 1, Prefetch>(x, w, one, r0, r1, end, y);
+  }
+}
+
+template <WeightStorage S>
+void matvec_panels_simd(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
+  const Reading how = reading_for((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)});
+  if (how.streams == 4)
+    return how.prefetch ? matvec_panels<S, 4, true>(x, w, r0, r1, y) : matvec_panels<S, 4, false>(x, w, r0, r1, y);
+  return how.prefetch ? matvec_panels<S, 2, true>(x, w, r0, r1, y) : matvec_panels<S, 2, false>(x, w, r0, r1, y);
+}
 #endif
 
 }  // namespace
@@ -129,8 +202,13 @@ void widen(const uint16_t* src, int64_t n, WeightStorage s, float* out) {
 
 void matvec_half(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
 #ifdef SF_SIMD
-  if (w.storage == WeightStorage::BF16) return matvec_simd<WeightStorage::BF16>(x, w, r0, r1, y);
-  if (V::has(WeightStorage::F16)) return matvec_simd<WeightStorage::F16>(x, w, r0, r1, y);
+  if (w.in_panels() && w.panel == 2 * V::W) {
+    if (w.storage == WeightStorage::BF16) return matvec_panels_simd<WeightStorage::BF16>(x, w, r0, r1, y);
+    if (V::has(WeightStorage::F16)) return matvec_panels_simd<WeightStorage::F16>(x, w, r0, r1, y);
+  } else if (!w.in_panels()) {
+    if (w.storage == WeightStorage::BF16) return matvec_simd<WeightStorage::BF16>(x, w, r0, r1, y);
+    if (V::has(WeightStorage::F16)) return matvec_simd<WeightStorage::F16>(x, w, r0, r1, y);
+  }
 #endif
   portable::matvec_half(x, w, r0, r1, y);
 }
@@ -155,7 +233,29 @@ HalfMat HalfMat::make(Index rows, Index cols, WeightStorage s) {
   return m;
 }
 
-void HalfMat::widen_rows(Index r0, Index n, float* out) const { widen(row(r0), n * cols, storage, out); }
+void HalfMat::widen_rows(Index r0, Index n, float* out) const {
+  if (!in_panels()) return widen(row(r0), n * cols, storage, out);
+  for (Index r = r0; r < r0 + n; ++r)  // row r: every panel-th value of its panel
+    for (Index c = 0; c < cols; ++c) out[(r - r0) * cols + c] = half_to_float(at(r, c), storage);
+}
+
+HalfMat to_panels(const HalfMat& w, Index p) {
+  HalfMat m;
+  m.storage = w.storage;
+  m.rows = w.rows;
+  m.cols = w.cols;
+  m.panel = p;
+  const size_t n = static_cast<size_t>((w.rows + p - 1) / p * p * w.cols);
+  m.values = std::shared_ptr<uint16_t[]>(new uint16_t[n > 0 ? n : 1]());
+  advise_huge_pages(m.values.get(), n * sizeof(uint16_t));
+  uint16_t* d = m.values.get();
+  for (Index r = 0; r < w.rows; ++r) {
+    const uint16_t* s = w.row(r);
+    uint16_t* col = d + (r / p) * w.cols * p + r % p;  // W(r, i) at col[i·p]
+    for (Index i = 0; i < w.cols; ++i) col[i * p] = s[i];
+  }
+  return m;
+}
 
 Mat HalfMat::widened() const {
   Mat m(rows, cols);

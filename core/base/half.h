@@ -32,28 +32,49 @@ float half_to_float(uint16_t h, WeightStorage s);
 // n 16-bit values at src -> out (float32), exactly. SIMD where the build has it.
 void widen(const uint16_t* src, int64_t n, WeightStorage s, float* out);
 
-// A row-major (rows, cols) matrix of BF16 or F16 values: a weight (out, in) as its checkpoint
-// stores it. Written once by the loader and read only afterwards: copies share the values.
+// A (rows, cols) matrix of BF16 or F16 values: a weight (out, in) as its checkpoint stores it.
+// Written once by the loader and read only afterwards: copies share the values.
+//
+// Its layout is one of two. Rows (panel = 0): row-major, as the checkpoint stores it. Panels
+// (panel = P > 0): B = Wᵀ as base/gemm.h packs a float32 weight, 16-bit: panel p holds W's rows
+// [p·P, p·P + P) as cols steps of P values (values[(p·cols + i)·P + c] = W(p·P + c, i)), the last
+// panel zero-padded. A product over several rows then widens each panel with one sequential pass
+// instead of transposing it, and a cached step reads the same panels front to back
+// (matvec_half). pack_for_inference turns a loaded model's matrices into panels.
 struct HalfMat {
   WeightStorage storage = WeightStorage::F32;  // BF16 or F16 when it holds a matrix
   Eigen::Index rows = 0, cols = 0;
+  Eigen::Index panel = 0;  // 0: rows; else the panel width P
   std::shared_ptr<uint16_t[]> values;
 
-  // Uninitialised (rows, cols) of storage s (BF16 or F16); large ones on transparent huge pages.
+  // Uninitialised (rows, cols) of storage s (BF16 or F16), in rows; large ones on transparent
+  // huge pages.
   static HalfMat make(Eigen::Index rows, Eigen::Index cols, WeightStorage s);
   bool empty() const { return storage == WeightStorage::F32 || rows * cols == 0; }
+  bool in_panels() const { return panel > 0; }
   int64_t size() const { return int64_t{rows} * cols; }
+  // Row r (rows layout only).
   const uint16_t* row(Eigen::Index r) const { return values.get() + r * cols; }
   uint16_t* data() { return values.get(); }
+  // W(r, c) as stored, in either layout.
+  uint16_t at(Eigen::Index r, Eigen::Index c) const {
+    return panel == 0 ? values[r * cols + c] : values[((r / panel) * cols + c) * panel + r % panel];
+  }
   // Rows [r0, r0 + n) widened to float32 into out (n, cols), row-major.
   void widen_rows(Eigen::Index r0, Eigen::Index n, float* out) const;
   Mat widened() const;  // the whole matrix as float32 (rows, cols)
 };
 
+// The same values in panels of width p (a new matrix; w in rows, p > 0).
+HalfMat to_panels(const HalfMat& w, Eigen::Index p);
+
 // y[r] = Σ_i x[i]·W(r, i) for rows r in [r0, r1) of W (out, in): one row of x times Wᵀ, the
-// product of a cached decoding step. Each output's sum runs in float32 over W's row in a fixed
-// order of its own (partial sums in vector lanes, then the lanes added), whichever rows a call
-// covers: splitting the rows between threads does not change a bit.
+// product of a cached decoding step. Each output's sum runs in float32 in a fixed order of its
+// own whichever rows a call covers, so splitting the rows between threads does not change a bit:
+// in rows, partial sums in vector lanes, then the lanes added; in panels, one FMA chain i = 0, 1,
+// … per output, the order of base/gemm.h's kernel (a cached step gives the bits of the same row in
+// a forward without bias). A range in panels that starts or ends inside a panel computes the
+// whole panel and keeps its own outputs.
 void matvec_half(const float* x, const HalfMat& w, Eigen::Index r0, Eigen::Index r1, float* y);
 
 // The portable forms of widen and matvec_half, built without SIMD on every machine: the tests

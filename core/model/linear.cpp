@@ -88,8 +88,10 @@ void matmul_transposed(const Mat& x, const HalfMat& weight, Mat& y, const RowVec
     gemm(x.rows(), mat_ref(x), weight, y.data(), out, GemmOut::Overwrite, bias ? bias->data() : nullptr, ep);
     return;
   }
-  one_row_product(out, weight.size(), y, bias, ep,
-                  [&](Eigen::Index r0, Eigen::Index r1) { matvec_half(x.data(), weight, r0, r1, y.data()); });
+  one_row_product(
+      out, weight.size(), y, bias, ep,
+      [&](Eigen::Index r0, Eigen::Index r1) { matvec_half(x.data(), weight, r0, r1, y.data()); },
+      weight.in_panels() ? weight.panel : 16);
 }
 
 void matmul_transposed(const Mat& x, const PackedWeight& weight, Mat& y, const RowVec* bias, const Epilogue& ep) {
@@ -133,7 +135,7 @@ void one_row_parts(const Mat& x, std::initializer_list<LinearOut> parts) {
     p.y->resize(1, out);
     total += out;
     weights += int64_t{out} * x.cols();
-    packed = packed || (p.l->storage() == WeightStorage::F32 && p.l->packed_only());
+    packed = packed || (p.l->storage() == WeightStorage::F32 && p.l->packed_only()) || p.l->half.in_panels();
   }
   // rows [r0, r1) of the concatenation, part by part
   const auto kernel = [&](Eigen::Index r0, Eigen::Index r1) {

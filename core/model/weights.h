@@ -142,7 +142,9 @@ constexpr int64_t kSecondCopyBytes = int64_t{256} << 20;
 // (GPT-2 and up) the layers' projections and the MLM dense trade their rows for the packing, one
 // at a time (held once: Linear::packed_only), and the output projection — whose rows the
 // embedding, a cached step and attribution read — keeps them, with a packed copy beside them when
-// it alone fits the bound. 16-bit matrices stay as they are.
+// it alone fits the bound. 16-bit matrices (the layers', the output projection's and the target
+// embedding's) are rearranged into the same panels, still 16-bit (base/half.h's panel layout),
+// which both a product over several rows and a cached step read.
 void pack_for_inference(Weights& w, int64_t second_copy_bytes = kSecondCopyBytes);
 // Drops every Linear::packed (before changing weights in place), unpacking the rows of one held
 // as packed only.

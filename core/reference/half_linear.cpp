@@ -18,7 +18,7 @@ float half_value(uint16_t h, WeightStorage s) {
 Mat widen(const HalfMat& w) {
   Mat out(w.rows, w.cols);
   for (Eigen::Index r = 0; r < w.rows; ++r)
-    for (Eigen::Index c = 0; c < w.cols; ++c) out(r, c) = half_value(w.row(r)[c], w.storage);
+    for (Eigen::Index c = 0; c < w.cols; ++c) out(r, c) = half_value(w.at(r, c), w.storage);
   return out;
 }
 
