@@ -173,6 +173,41 @@ TEST(Half, PanelsHoldTheSameValues) {
     }
 }
 
+TEST(Half, ArrangingInPanelsWorksInPlaceOnlyOnValuesItAloneHolds) {
+  const Eigen::Index P = packed_panel_width();
+  for (WeightStorage s : kBoth) {
+    // Sole owner, whole panels: in place, the same values as a copy in panels.
+    HalfMat w = random_half(3 * static_cast<int>(P), 37, s, 5);
+    const HalfMat want = to_panels(w, P);
+    const uint16_t* before = w.values.get();
+    arrange_in_panels(w, P);
+    ASSERT_TRUE(w.in_panels());
+    EXPECT_EQ(w.values.get(), before);
+    EXPECT_EQ(std::memcmp(w.values.get(), want.values.get(), static_cast<size_t>(w.size()) * 2), 0);
+    arrange_in_panels(w, P);  // in panels already: unchanged
+    EXPECT_EQ(w.panel, P);
+    EXPECT_EQ(std::memcmp(w.values.get(), want.values.get(), static_cast<size_t>(w.size()) * 2), 0);
+
+    // Shared with a copy: the copy keeps its rows.
+    HalfMat shared = random_half(2 * static_cast<int>(P), 11, s, 6);
+    const HalfMat other = shared;
+    const Mat rows_before = other.widened();
+    arrange_in_panels(shared, P);
+    ASSERT_TRUE(shared.in_panels());
+    EXPECT_NE(shared.values.get(), other.values.get());
+    EXPECT_FALSE(other.in_panels());
+    EXPECT_TRUE(other.widened() == rows_before);
+    EXPECT_TRUE(shared.widened() == rows_before);
+
+    // A last panel left partial: a padded copy.
+    HalfMat partial = random_half(static_cast<int>(P) + 3, 9, s, 7);
+    const Mat partial_rows = partial.widened();
+    arrange_in_panels(partial, P);
+    ASSERT_TRUE(partial.in_panels());
+    EXPECT_TRUE(partial.widened() == partial_rows);
+  }
+}
+
 TEST(Half, ACachedStepOnPanelsGivesTheForwardsBits) {
   // In panels, each output's sum is one FMA chain in the kernel's order: a row of a forward (no
   // bias) and the one-row product give the same bits, SIMD and portable alike, for any range.

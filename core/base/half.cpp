@@ -1,7 +1,9 @@
 #include "base/half.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "base/allocator.h"
 #include "base/simd.h"
@@ -255,6 +257,22 @@ HalfMat to_panels(const HalfMat& w, Index p) {
     for (Index i = 0; i < w.cols; ++i) col[i * p] = s[i];
   }
   return m;
+}
+
+void arrange_in_panels(HalfMat& w, Index p) {
+  if (w.empty() || w.in_panels()) return;
+  if (w.values.use_count() != 1 || w.rows % p != 0) {
+    w = to_panels(w, p);
+    return;
+  }
+  std::vector<uint16_t> rows(static_cast<size_t>(p * w.cols));  // panel q's p rows, as they were
+  for (Index q = 0; q < w.rows / p; ++q) {
+    uint16_t* const block = w.values.get() + q * p * w.cols;
+    std::copy(block, block + p * w.cols, rows.begin());
+    for (Index r = 0; r < p; ++r)
+      for (Index i = 0; i < w.cols; ++i) block[i * p + r] = rows[static_cast<size_t>(r * w.cols + i)];
+  }
+  w.panel = p;
 }
 
 Mat HalfMat::widened() const {

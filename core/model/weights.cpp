@@ -222,10 +222,8 @@ void pack_for_inference(Weights& w, int64_t second_copy_bytes) {
     if (!second_copies) l.weight = Mat();  // held once, packed (the peak grows by one matrix)
   });
   if (out.size() > 0 && float_bytes(out) <= second_copy_bytes) w.generator.packed = pack(out);
-  // 16-bit matrices: the same values in the kernel's panels, held once (the peak grows by one).
-  const auto panels = [](HalfMat& h) {
-    if (!h.empty() && !h.in_panels()) h = to_panels(h, packed_panel_width());
-  };
+  // 16-bit matrices: the same values in the kernel's panels, rearranged in place.
+  const auto panels = [](HalfMat& h) { arrange_in_panels(h, packed_panel_width()); };
   for_each_layer_linear(w, [&](Linear& l) { panels(l.half); });
   panels(w.generator.half);
   panels(w.tgt_embed_half);

@@ -1,7 +1,8 @@
 // Llama-style decoders at real size: SmolLM2-135M's and Qwen2.5-0.5B's shapes, random weights
 // written once as hub folders in BF16 (config.json + model.safetensors, as the hub ships them):
 //   llama_load/M          opening the folder in a fresh process (this program run again with
-//                         --load-once): the load's wall time, its peak RSS (getrusage) and its RSS
+//                         --load-once) for inference, as the explorer does (load_hf_model, then
+//                         pack_for_inference): the wall time, its peak RSS (getrusage) and its RSS
 //                         after the load, beside the float32 size of the weights, their size as
 //                         held (the matrices kept BF16) and the file's;
 //   llama_forward/M       the decoder over 128 tokens, logits for every position, nothing recorded;
@@ -224,6 +225,7 @@ int load_once(const std::string& dir) {
   v.tgt = v.src = *Vocab::make(t, Tokenizer::Word, "stand-in");
   const auto t0 = std::chrono::steady_clock::now();
   auto m = load_hf_model(*files, *h, v);
+  if (m) pack_for_inference(m->weights);  // as load_model opens it for the explorer
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!m) {
     std::fprintf(stderr, "llama_bench: %s\n", m.error().c_str());
