@@ -2,7 +2,7 @@
 // written once as hub folders in BF16 (config.json + model.safetensors, as the hub ships them):
 //   llama_load/M          opening the folder in a fresh process (this program run again with
 //                         --load-once) for inference, as the explorer does (load_hf_model, then
-//                         pack_for_inference): the wall time, its peak RSS (getrusage) and its RSS
+//                         pack_for_inference): the wall time, its peak RSS (the child's VmHWM) and its RSS
 //                         after the load, beside the float32 size of the weights, their size as
 //                         held (the matrices kept BF16) and the file's;
 //   llama_forward/M       the decoder over 128 tokens, logits for every position, nothing recorded;
@@ -23,7 +23,6 @@
 // kept: a later run reuses them. The PyTorch twin is tests/bench/peers/torch_llama.py.
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,8 +208,9 @@ double rss_mb(const char* field) {  // "VmRSS" or "VmHWM" of this process, MB (1
   return 0;
 }
 
-// Entry point of the fresh process: opens the folder and prints "seconds rss_after_MB f32_MB
-// held_MB".
+// Entry point of the fresh process: opens the folder and prints "seconds rss_after_MB peak_MB
+// f32_MB held_MB". The peak is this process's own high-water mark (VmHWM): the parent's
+// getrusage of a forked child also counts the parent's pages the child held until its exec.
 // The stand-in vocabulary is built before the clock starts (a real tokenizer replaces it).
 int load_once(const std::string& dir) {
   auto files = find_hf_files(dir);
@@ -231,13 +231,14 @@ int load_once(const std::string& dir) {
     std::fprintf(stderr, "llama_bench: %s\n", m.error().c_str());
     return 1;
   }
-  std::printf("%.6f %.1f %.1f %.1f\n", secs, rss_mb("VmRSS:"), static_cast<double>(param_total(m->config)) * 4 / 1e6,
+  std::printf("%.6f %.1f %.1f %.1f %.1f\n", secs, rss_mb("VmRSS:"), rss_mb("VmHWM:"),
+              static_cast<double>(param_total(m->config)) * 4 / 1e6,
               static_cast<double>(held_bytes(m->weights, m->config)) / 1e6);
   return 0;
 }
 
 // Runs this program again as `--load-once DIR`; returns {seconds, rss after, f32 MB, held MB} and
-// the peak RSS.
+// the child's peak RSS.
 struct Child {
   double secs = 0, rss_after = 0, f32 = 0, held = 0, peak = 0;
 };
@@ -257,15 +258,13 @@ Child load_in_child(const std::string& dir) {
   for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
   ::close(fds[0]);
   int status = 0;
-  struct rusage ru {};
-  ::wait4(pid, &status, 0, &ru);
+  ::waitpid(pid, &status, 0);
   Child c;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      std::sscanf(text.c_str(), "%lf %lf %lf %lf", &c.secs, &c.rss_after, &c.f32, &c.held) != 4) {
+      std::sscanf(text.c_str(), "%lf %lf %lf %lf %lf", &c.secs, &c.rss_after, &c.peak, &c.f32, &c.held) != 5) {
     std::fprintf(stderr, "llama_bench: the load of %s failed\n", dir.c_str());
     std::exit(1);
   }
-  c.peak = static_cast<double>(ru.ru_maxrss) * 1024.0 / 1e6;
   return c;
 }
 

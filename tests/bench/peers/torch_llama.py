@@ -16,7 +16,7 @@ for (0 = every core):
 --load DIR (the folders llama_bench writes, DIR/MODEL/model.safetensors): opening the BF16 file
 in a fresh Python process per run — the header parsed, every tensor viewed in the mapped file
 (torch.frombuffer) and widened with .float() — its wall time (after `import torch`) and the
-process's peak RSS (interpreter and torch included).
+process's peak RSS (its own VmHWM: interpreter and torch included).
 """
 
 import argparse
@@ -63,7 +63,9 @@ for name, e in header.items():
     dt, size = dtypes[e["dtype"]]
     t = torch.frombuffer(mm, dtype=dt, count=(b - a) // size, offset=start + a)
     weights[name] = t.reshape(e["shape"]).float()
-print("%.6f" % (time.perf_counter() - t0))
+secs = time.perf_counter() - t0
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print("%.6f %.1f" % (secs, hwm * 1024 / 1e6))
 """
 
 
@@ -76,12 +78,11 @@ def load_runs(folder, key, runs, json_path):
     for _ in range(runs):
         p = subprocess.Popen([sys.executable, "-c", LOAD_CHILD, path], stdout=subprocess.PIPE)
         out = p.stdout.read()
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
+        if p.wait() != 0:
             sys.exit("torch_llama.py: the load of %s failed" % path)
-        times.append(float(out.decode().strip()) * 1e3)
-        peak = max(peak, ru.ru_maxrss * 1024 / 1e6)
+        secs, hwm = (float(v) for v in out.decode().split())
+        times.append(secs * 1e3)
+        peak = max(peak, hwm)
     print("%-13s load     min %9.1f ms  median %9.1f ms  peak RSS %.0f MB  (runs %d)"
           % (key, min(times), statistics.median(times), peak, len(times)))
     record(json_path, "torch_load/%s" % key, times, 1, peak_rss_MB=peak)
