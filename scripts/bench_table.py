@@ -406,12 +406,15 @@ def load_table(sf, pt):
                  "%.0f MB" % p.counters["peak_rss_MB"] if p and "peak_rss_MB" in p.counters else "–",
                  extra, "✓" if ok else "✗"))
     print()
-    print("The BF16 file is mapped and read tensor by tensor: the weight matrices (projections, the")
-    print("tied embedding) are copied as stored and stay BF16, the norms and biases are widened to")
-    print("float32; the pages already read are handed back as the loader goes (`io/mapped_file.h`), so")
-    print("the peak holds the weights as held and about one tensor of the file. PyTorch's load widens")
-    print("everything (`torch_llama.py --load`: the header parsed, each tensor viewed in the mapped file")
-    print("and converted with `.float()`); its RSS includes the interpreter and the torch library.")
+    print("The folder is opened for inference, as the explorer opens it. The BF16 file is mapped and")
+    print("read tensor by tensor: the weight matrices (projections, the tied embedding) are copied as")
+    print("stored and stay BF16, the norms and biases are widened to float32; the pages already read")
+    print("are handed back as the loader goes (`io/mapped_file.h`), and each matrix is then rearranged")
+    print("into the products' panels in place (`arrange_in_panels`, `base/half.h`), so the peak holds the")
+    print("weights as held and about one tensor of the file. PyTorch's load widens everything")
+    print("(`torch_llama.py --load`: the header parsed, each tensor viewed in the mapped file and")
+    print("converted with `.float()`); its RSS includes the interpreter and the torch library. Each peak")
+    print("is the loading process's own high-water mark (VmHWM).")
     print()
 
 
