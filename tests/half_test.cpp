@@ -154,7 +154,7 @@ TEST(Half, PanelsHoldTheSameValues) {
   for (WeightStorage s : kBoth)
     for (auto [n, k] : {std::pair<int, int>{1, 5}, {33, 17}, {64, 40}, {70, 9}}) {
       const HalfMat w = random_half(n, k, s, 3);
-      const HalfMat p = to_panels(w, P);
+      const HalfMat p = to_panels(w);
       ASSERT_TRUE(p.in_panels());
       EXPECT_EQ(p.storage, s);
       for (int r = 0; r < n; ++r)
@@ -178,13 +178,13 @@ TEST(Half, ArrangingInPanelsWorksInPlaceOnlyOnValuesItAloneHolds) {
   for (WeightStorage s : kBoth) {
     // Sole owner, whole panels: in place, the same values as a copy in panels.
     HalfMat w = random_half(3 * static_cast<int>(P), 37, s, 5);
-    const HalfMat want = to_panels(w, P);
+    const HalfMat want = to_panels(w);
     const uint16_t* before = w.values.get();
-    arrange_in_panels(w, P);
+    arrange_in_panels(w);
     ASSERT_TRUE(w.in_panels());
     EXPECT_EQ(w.values.get(), before);
     EXPECT_EQ(std::memcmp(w.values.get(), want.values.get(), static_cast<size_t>(w.size()) * 2), 0);
-    arrange_in_panels(w, P);  // in panels already: unchanged
+    arrange_in_panels(w);  // in panels already: unchanged
     EXPECT_EQ(w.panel, P);
     EXPECT_EQ(std::memcmp(w.values.get(), want.values.get(), static_cast<size_t>(w.size()) * 2), 0);
 
@@ -192,7 +192,7 @@ TEST(Half, ArrangingInPanelsWorksInPlaceOnlyOnValuesItAloneHolds) {
     HalfMat shared = random_half(2 * static_cast<int>(P), 11, s, 6);
     const HalfMat other = shared;
     const Mat rows_before = other.widened();
-    arrange_in_panels(shared, P);
+    arrange_in_panels(shared);
     ASSERT_TRUE(shared.in_panels());
     EXPECT_NE(shared.values.get(), other.values.get());
     EXPECT_FALSE(other.in_panels());
@@ -202,7 +202,7 @@ TEST(Half, ArrangingInPanelsWorksInPlaceOnlyOnValuesItAloneHolds) {
     // A last panel left partial: a padded copy.
     HalfMat partial = random_half(static_cast<int>(P) + 3, 9, s, 7);
     const Mat partial_rows = partial.widened();
-    arrange_in_panels(partial, P);
+    arrange_in_panels(partial);
     ASSERT_TRUE(partial.in_panels());
     EXPECT_TRUE(partial.widened() == partial_rows);
   }
@@ -211,12 +211,11 @@ TEST(Half, ArrangingInPanelsWorksInPlaceOnlyOnValuesItAloneHolds) {
 TEST(Half, ACachedStepOnPanelsGivesTheForwardsBits) {
   // In panels, each output's sum is one FMA chain in the kernel's order: a row of a forward (no
   // bias) and the one-row product give the same bits, SIMD and portable alike, for any range.
-  const Eigen::Index P = packed_panel_width();
   unsigned seed = 200;
   for (WeightStorage s : kBoth)
     for (auto [n, k] : {std::pair<int, int>{33, 17}, {kRangeRows, 211}, {100, 300}, {70, 520}}) {
       const HalfMat w = random_half(n, k, s, seed++);
-      const HalfMat p = to_panels(w, P);
+      const HalfMat p = to_panels(w);
       const Mat a = Mat::Random(3, k);
       Mat forward(3, n), from_rows(3, n);
       gemm(3, mat_ref(a), p, forward.data(), n, GemmOut::Overwrite);
@@ -243,7 +242,7 @@ TEST(Half, ACachedStepOnPanelsGivesTheForwardsBits) {
 TEST(Half, LongAndShortRangesOfPanelsGiveTheSameBits) {
   constexpr int rows = 2200, cols = 1024;  // 4.5 MB: read as four streams on every host
   for (WeightStorage s : kBoth) {
-    const HalfMat w = to_panels(random_half(rows, cols, s, 12), packed_panel_width());
+    const HalfMat w = to_panels(random_half(rows, cols, s, 12));
     const Mat x = Mat::Random(1, cols);
     std::vector<float> whole(rows), parts(rows);
     matvec_half(x.data(), w, 0, rows, whole.data());
@@ -258,7 +257,7 @@ TEST(Half, LinearForwardReadsTheStorageItHolds) {
     for (bool panels : {false, true}) {
       Linear l;  // (600, 512): large enough for a one-row product to be split between threads
       l.half = random_half(600, 512, s, 11);
-      if (panels) l.half = to_panels(l.half, packed_panel_width());
+      if (panels) l.half = to_panels(l.half);
       l.bias = RowVec::Random(600);
       ASSERT_EQ(l.storage(), s);
       Linear f32;

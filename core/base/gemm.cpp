@@ -481,7 +481,7 @@ bool b_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == 
 Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, float* own) {
   const Index nc = std::min<Index>(NR, n - p * NR);
   if (pb) return {pb->data.data() + p * k * NR, NR};
-  if (hw && hw->panel == NR) {  // already in the panel's order: widened in one sequential pass
+  if (hw && hw->in_panels()) {  // already in the panel's order (to_panels: NR wide): widened in one pass
     widen(hw->values.get() + p * k * NR, k * NR, hw->storage, own);
     return {own, NR};
   }
@@ -516,7 +516,7 @@ PanelSource panel_source(const MatRef* b, const HalfMat* hw, Index n, Index k, I
   const Index c0 = p * NR;
   if (c0 >= n) return {};
   const Index rows = std::min<Index>(NR, n - c0);
-  if (hw && hw->panel == NR) return {reinterpret_cast<const char*>(hw->values.get() + p * k * NR), 0, k * NR * 2, 1};
+  if (hw && hw->in_panels()) return {reinterpret_cast<const char*>(hw->values.get() + p * k * NR), 0, k * NR * 2, 1};
   if (hw) return {reinterpret_cast<const char*>(hw->row(c0)), hw->cols * 2, k * 2, rows};
   if (b && b->row_stride == 1 && b->col_stride != 1)
     return {reinterpret_cast<const char*>(b->data + c0 * b->col_stride), b->col_stride * 4, k * 4, rows};

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "base/allocator.h"
+#include "base/gemm.h"
 #include "base/simd.h"
 
 namespace sf {
@@ -115,16 +117,25 @@ Reading reading_for(int64_t bytes) {
   return {false, bytes >= kFourStreamBytes ? most : 2};
 }
 
+// read(prefetch, streams) with the reading_for choice of `bytes` as compile-time constants.
+template <typename Read>
+void with_reading(int64_t bytes, Read read) {
+  using On = std::true_type;
+  using Off = std::false_type;
+  const Reading how = reading_for(bytes);
+  if constexpr (V::W == 16)
+    if (how.streams == 4)
+      return how.prefetch ? read(On{}, std::integral_constant<int, 4>{})
+                          : read(Off{}, std::integral_constant<int, 4>{});
+  return how.prefetch ? read(On{}, std::integral_constant<int, 2>{}) : read(Off{}, std::integral_constant<int, 2>{});
+}
+
 template <WeightStorage S>
 void matvec_simd(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
   const auto load = [](const uint16_t* p) { return V::load_half<S>(p); };
-  const Reading how = reading_for((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)});
-  if constexpr (V::W == 16)
-    if (how.streams == 4)
-      return how.prefetch ? simd::matvec_rows<true, 4>(x, w.row(0), w.cols, r0, r1, y, load)
-                          : simd::matvec_rows<false, 4>(x, w.row(0), w.cols, r0, r1, y, load);
-  return how.prefetch ? simd::matvec_rows<true, 2>(x, w.row(0), w.cols, r0, r1, y, load)
-                      : simd::matvec_rows<false, 2>(x, w.row(0), w.cols, r0, r1, y, load);
+  with_reading((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)}, [&](auto prefetch, auto streams) {
+    simd::matvec_rows<prefetch(), streams()>(x, w.row(0), w.cols, r0, r1, y, load);
+  });
 }
 
 // Panels [p0, p1) of w (in panels of 2·W) against x: every panel's 2·W sums, one FMA chain per
@@ -185,10 +196,8 @@ void matvec_panels(const float* x, const HalfMat& w, Index r0, Index r1, float* 
 
 template <WeightStorage S>
 void matvec_panels_simd(const float* x, const HalfMat& w, Index r0, Index r1, float* y) {
-  const Reading how = reading_for((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)});
-  if (how.streams == 4)
-    return how.prefetch ? matvec_panels<S, 4, true>(x, w, r0, r1, y) : matvec_panels<S, 4, false>(x, w, r0, r1, y);
-  return how.prefetch ? matvec_panels<S, 2, true>(x, w, r0, r1, y) : matvec_panels<S, 2, false>(x, w, r0, r1, y);
+  with_reading((r1 - r0) * w.cols * int64_t{sizeof(uint16_t)},
+               [&](auto prefetch, auto streams) { matvec_panels<S, streams(), prefetch()>(x, w, r0, r1, y); });
 }
 #endif
 
@@ -241,31 +250,12 @@ void HalfMat::widen_rows(Index r0, Index n, float* out) const {
     for (Index c = 0; c < cols; ++c) out[(r - r0) * cols + c] = half_to_float(at(r, c), storage);
 }
 
-HalfMat to_panels(const HalfMat& w, Index p) {
-  HalfMat m;
-  m.storage = w.storage;
-  m.rows = w.rows;
-  m.cols = w.cols;
-  m.panel = p;
-  const size_t n = static_cast<size_t>((w.rows + p - 1) / p * p * w.cols);
-  m.values = std::shared_ptr<uint16_t[]>(new uint16_t[n > 0 ? n : 1]());
-  advise_huge_pages(m.values.get(), n * sizeof(uint16_t));
-  uint16_t* d = m.values.get();
-  for (Index r = 0; r < w.rows; ++r) {
-    const uint16_t* s = w.row(r);
-    uint16_t* col = d + (r / p) * w.cols * p + r % p;  // W(r, i) at col[i·p]
-    for (Index i = 0; i < w.cols; ++i) col[i * p] = s[i];
-  }
-  return m;
-}
+namespace {
 
-void arrange_in_panels(HalfMat& w, Index p) {
-  if (w.empty() || w.in_panels()) return;
-  if (w.values.use_count() != 1 || w.rows % p != 0) {
-    w = to_panels(w, p);
-    return;
-  }
-  std::vector<uint16_t> rows(static_cast<size_t>(p * w.cols));  // panel q's p rows, as they were
+// w's values, in rows and a whole number of panels of width p, turned into panels in place: each
+// panel's p rows (p × cols, row-major) become its cols steps of p values, through a copy of them.
+void rows_to_panels(HalfMat& w, Index p) {
+  std::vector<uint16_t> rows(static_cast<size_t>(p * w.cols));
   for (Index q = 0; q < w.rows / p; ++q) {
     uint16_t* const block = w.values.get() + q * p * w.cols;
     std::copy(block, block + p * w.cols, rows.begin());
@@ -273,6 +263,28 @@ void arrange_in_panels(HalfMat& w, Index p) {
       for (Index i = 0; i < w.cols; ++i) block[i * p + r] = rows[static_cast<size_t>(r * w.cols + i)];
   }
   w.panel = p;
+}
+
+}  // namespace
+
+HalfMat to_panels(const HalfMat& w) {
+  const Index p = packed_panel_width();
+  HalfMat m = HalfMat::make((w.rows + p - 1) / p * p, w.cols, w.storage);  // rows padded to whole panels
+  std::copy(w.values.get(), w.values.get() + w.size(), m.values.get());
+  std::fill(m.values.get() + w.size(), m.values.get() + m.size(), uint16_t{0});
+  rows_to_panels(m, p);
+  m.rows = w.rows;
+  return m;
+}
+
+void arrange_in_panels(HalfMat& w) {
+  if (w.empty() || w.in_panels()) return;
+  const Index p = packed_panel_width();
+  if (w.values.use_count() != 1 || w.rows % p != 0) {
+    w = to_panels(w);
+    return;
+  }
+  rows_to_panels(w, p);
 }
 
 Mat HalfMat::widened() const {

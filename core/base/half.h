@@ -65,14 +65,15 @@ struct HalfMat {
   Mat widened() const;  // the whole matrix as float32 (rows, cols)
 };
 
-// The same values in panels of width p (a new matrix; w in rows, p > 0).
-HalfMat to_panels(const HalfMat& w, Eigen::Index p);
-// w's values rearranged into panels of width p (p > 0; nothing to do when w is empty or in panels
-// already). In place when w alone holds its values and its rows fill whole panels — panel q then
-// occupies exactly the memory of rows [q·p, q·p + p), so one panel's buffer is all it needs and a
-// load's peak does not grow by a matrix; otherwise as a copy (to_panels), leaving the values other
-// copies share untouched.
-void arrange_in_panels(HalfMat& w, Eigen::Index p);
+// The same values in panels (a new matrix; w in rows), of base/gemm.h's panel width
+// (packed_panel_width(): the one width the products and matvec_half read).
+HalfMat to_panels(const HalfMat& w);
+// w's values rearranged into those panels (nothing to do when w is empty or in panels already).
+// In place when w alone holds its values and its rows fill whole panels — panel q then occupies
+// exactly the memory of rows [q·P, q·P + P), so one panel's buffer is all it needs and a load's
+// peak does not grow by a matrix; otherwise as a copy (to_panels), leaving the values other copies
+// share untouched.
+void arrange_in_panels(HalfMat& w);
 
 // y[r] = Σ_i x[i]·W(r, i) for rows r in [r0, r1) of W (out, in): one row of x times Wᵀ, the
 // product of a cached decoding step. Each output's sum runs in float32 in a fixed order of its

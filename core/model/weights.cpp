@@ -223,10 +223,9 @@ void pack_for_inference(Weights& w, int64_t second_copy_bytes) {
   });
   if (out.size() > 0 && float_bytes(out) <= second_copy_bytes) w.generator.packed = pack(out);
   // 16-bit matrices: the same values in the kernel's panels, rearranged in place.
-  const auto panels = [](HalfMat& h) { arrange_in_panels(h, packed_panel_width()); };
-  for_each_layer_linear(w, [&](Linear& l) { panels(l.half); });
-  panels(w.generator.half);
-  panels(w.tgt_embed_half);
+  for_each_layer_linear(w, [](Linear& l) { arrange_in_panels(l.half); });
+  arrange_in_panels(w.generator.half);
+  arrange_in_panels(w.tgt_embed_half);
 }
 
 void drop_packed(Weights& w) {
