@@ -13,6 +13,7 @@
 
 #include "io/hf_model.h"
 #include "io/trace_export.h"
+#include "model/weights.h"
 #include "model/decoder.h"
 #include "stepper/decoding.h"
 #include "test_util.h"
@@ -63,56 +64,66 @@ struct HubFamily {
 
 class HfDecoders : public ::testing::TestWithParam<HubFamily> {};
 
+// As loaded, and packed for inference as the explorer and the command line open it (float32
+// projections packed; 16-bit matrices rearranged into panels, read by both kinds of product).
 TEST_P(HfDecoders, TraceMatchesTheReference) {
   const HubFamily f = GetParam();
-  const Model m = open_fixture(f.folder);
-  ASSERT_GT(m.config.n_decoder_layers, 0);
-  EXPECT_EQ(m.source.family, f.model_type);
-  EXPECT_EQ(m.source.stored_dtype, f.dtype);
-  EXPECT_EQ(m.config.kv_heads(), f.kv_heads);
-  EXPECT_EQ(m.config.sliding_window, f.window);
-  const TensorFile ex = test::hf_expected(f.folder);
-  const std::vector<int> ids = test::ids_of(*ex.find("tgt_ids"));
-  ASSERT_TRUE(check_ids(m, ids, false).ok());
-  Trace t;
-  decode(m, ids, 1, {}, nullptr, &t.decoder);
-  TensorFile got;
-  append_trace_tensors(m, t, got);
-  int weights = 0, compared = 0;
-  for (auto& [name, want] : ex.tensors) {
-    if (want.dtype == DType::I64 || name == "decoder.embed.sum") continue;
-    const Tensor* have = got.find(name);
-    ASSERT_TRUE(have) << f.folder << ": the trace has no tensor '" << name << "'";
-    const bool is_weights = name.size() > 8 && name.compare(name.size() - 8, 8, ".weights") == 0;
-    if (is_weights) {
-      EXPECT_LE(test::max_abs_diff(*have, want), 1e-5) << f.folder << ": " << name;
-      ++weights;
-    } else if (name == "logits" || name == "log_probs") {
-      EXPECT_LE(test::max_abs_diff(*have, want), 1e-4) << f.folder << ": " << name;
-    } else {
-      EXPECT_LE(scaled_diff(*have, want), 1e-5) << f.folder << ": " << name;
+  for (bool packed : {false, true}) {
+    SCOPED_TRACE(packed ? "packed for inference" : "as loaded");
+    Model m = open_fixture(f.folder);
+    if (packed) pack_for_inference(m.weights);
+    ASSERT_GT(m.config.n_decoder_layers, 0);
+    EXPECT_EQ(m.source.family, f.model_type);
+    EXPECT_EQ(m.source.stored_dtype, f.dtype);
+    EXPECT_EQ(m.config.kv_heads(), f.kv_heads);
+    EXPECT_EQ(m.config.sliding_window, f.window);
+    const TensorFile ex = test::hf_expected(f.folder);
+    const std::vector<int> ids = test::ids_of(*ex.find("tgt_ids"));
+    ASSERT_TRUE(check_ids(m, ids, false).ok());
+    Trace t;
+    decode(m, ids, 1, {}, nullptr, &t.decoder);
+    TensorFile got;
+    append_trace_tensors(m, t, got);
+    int weights = 0, compared = 0;
+    for (auto& [name, want] : ex.tensors) {
+      if (want.dtype == DType::I64 || name == "decoder.embed.sum") continue;
+      const Tensor* have = got.find(name);
+      ASSERT_TRUE(have) << f.folder << ": the trace has no tensor '" << name << "'";
+      const bool is_weights = name.size() > 8 && name.compare(name.size() - 8, 8, ".weights") == 0;
+      if (is_weights) {
+        EXPECT_LE(test::max_abs_diff(*have, want), 1e-5) << f.folder << ": " << name;
+        ++weights;
+      } else if (name == "logits" || name == "log_probs") {
+        EXPECT_LE(test::max_abs_diff(*have, want), 1e-4) << f.folder << ": " << name;
+      } else {
+        EXPECT_LE(scaled_diff(*have, want), 1e-5) << f.folder << ": " << name;
+      }
+      ++compared;
     }
-    ++compared;
+    EXPECT_EQ(weights, m.config.n_decoder_layers);
+    EXPECT_GE(compared, 8 * m.config.n_decoder_layers + 3);
   }
-  EXPECT_EQ(weights, m.config.n_decoder_layers);
-  EXPECT_GE(compared, 8 * m.config.n_decoder_layers + 3);
 }
 
 TEST_P(HfDecoders, CachedDecodingEqualsAFullRecomputeAtEveryStep) {
   const HubFamily f = GetParam();
-  const Model m = open_fixture(f.folder);
-  const std::vector<int> ids = test::ids_of(*test::hf_expected(f.folder).find("tgt_ids"));
-  KvCache cache;
-  cache.reset(m.config.n_decoder_layers, m.config.max_len, m.config.d_kv());
-  // The cache holds only the K/V heads: rows of h_kv·dk floats.
-  EXPECT_EQ(cache.layers[0].self_k.cols(), m.config.kv_heads() * m.config.d_k());
-  for (size_t t = 0; t < ids.size(); ++t) {
-    const Mat step = decode(m, {ids[t]}, 1, {}, &cache, nullptr);  // (1, V)
-    const Mat full = decode(m, std::vector<int>(ids.begin(), ids.begin() + t + 1), 1, {}, nullptr, nullptr);
-    EXPECT_LE((step.row(0) - full.bottomRows(1)).cwiseAbs().maxCoeff(), 1e-4) << f.folder << " step " << t;
+  for (bool packed : {false, true}) {
+    SCOPED_TRACE(packed ? "packed for inference" : "as loaded");
+    Model m = open_fixture(f.folder);
+    if (packed) pack_for_inference(m.weights);
+    const std::vector<int> ids = test::ids_of(*test::hf_expected(f.folder).find("tgt_ids"));
+    KvCache cache;
+    cache.reset(m.config.n_decoder_layers, m.config.max_len, m.config.d_kv());
+    // The cache holds only the K/V heads: rows of h_kv·dk floats.
+    EXPECT_EQ(cache.layers[0].self_k.cols(), m.config.kv_heads() * m.config.d_k());
+    for (size_t t = 0; t < ids.size(); ++t) {
+      const Mat step = decode(m, {ids[t]}, 1, {}, &cache, nullptr);  // (1, V)
+      const Mat full = decode(m, std::vector<int>(ids.begin(), ids.begin() + t + 1), 1, {}, nullptr, nullptr);
+      EXPECT_LE((step.row(0) - full.bottomRows(1)).cwiseAbs().maxCoeff(), 1e-4) << f.folder << " step " << t;
+    }
+    EXPECT_EQ(cache.self_bytes(), 2LL * m.config.n_decoder_layers * static_cast<int64_t>(ids.size()) *
+                                      m.config.kv_heads() * m.config.d_k() * 4);
   }
-  EXPECT_EQ(cache.self_bytes(), 2LL * m.config.n_decoder_layers * static_cast<int64_t>(ids.size()) *
-                                    m.config.kv_heads() * m.config.d_k() * 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfDecoders,
