@@ -301,22 +301,19 @@ void copy_into(const float* s, Index ss, Index lines, Index width, float* d, Ind
     for (Index i = 0; i < width; ++i) d[j * ds + i] = s[j * ss + i];
 }
 
-// A's rows in groups of MR, the kernel's height; a last group of fewer than ⅔ MR rows shares the
-// rows of the two last groups evenly instead (64 rows: 12, 12, 12, 12, 8, 8 rather than …, 12, 4).
-// A kernel of few rows has too few accumulators to hide the FMA latency and reads B's rows for
-// little arithmetic: 4 rows run at two thirds of the rate of 8 or 12. Each element's sum is the
-// same whichever group computes it: the same bits.
+// A's rows in the fewest groups of at most MR, the kernel's height, as even as they go: 32 rows on
+// AVX2 (MR 6) run as 6, 6, 5, 5, 5, 5 rather than 6, 6, 6, 6, 6, 2 or 6, 6, 6, 6, 4, 4. A kernel of
+// few rows has too few accumulators to hide the FMA latency and reads B's rows for little
+// arithmetic: on AVX2 4 rows (8 accumulators) run at two thirds of the rate of 6, and on AVX-512 4
+// rows at two thirds of the rate of 8 or 12. Each element's sum is the same whichever group
+// computes it: the same bits.
 struct RowGroups {
-  Index m, count;
-  bool split;  // the two last groups share their rows
+  Index count, base, extra;  // groups [0, extra) hold base + 1 rows, the rest base
 
   explicit RowGroups(Index rows)
-      : m(rows), count(ceil_div(rows, MR)), split(count >= 2 && 3 * (rows - (count - 1) * MR) < 2 * MR) {}
-  Index start(Index g) const {
-    if (!split || g < count - 1) return g * MR;
-    return (count - 2) * MR + ceil_div(m - (count - 2) * MR, 2);  // the last of a shared pair
-  }
-  int rows(Index g) const { return static_cast<int>((g + 1 < count ? start(g + 1) : m) - start(g)); }
+      : count(ceil_div(rows, MR)), base(count ? rows / count : 0), extra(count ? rows % count : 0) {}
+  Index start(Index g) const { return g * base + std::min(g, extra); }
+  int rows(Index g) const { return static_cast<int>(base + (g < extra ? 1 : 0)); }
 };
 
 // Row group g of A (rows start(g) …, all k), packed as k × MR: ap[kk·MR + r] = A(start(g) + r, kk).
