@@ -100,9 +100,9 @@ void widen_simd(const uint16_t* src, int64_t n, float* out) {
 //   - Emerald Rapids (Intel): with prefetch, four streams everywhere. SmolLM2-135M's step took
 //     18.1–19.0 ms that way, 18.9–20.4 with prefetch and two streams, 21–24 ms without prefetch
 //     (its floor: 16.7 ms); Qwen2.5-0.5B's 66 ms against 76–79 without prefetch.
-// AVX2's 16 registers hold two streams' accumulators only. The float32 product reads one stream
-// with prefetch (several measured slower there). No choice changes a value: a row's sum runs in
-// the same order however the rows are read.
+// AVX2's 16 registers hold two streams' accumulators only. The float32 product (base/matvec.cpp)
+// makes its own choice. No choice changes a value: a row's sum runs in the same order however the
+// rows are read.
 constexpr int64_t kFourStreamBytes = int64_t{4} << 20;
 
 struct Reading {
