@@ -468,12 +468,20 @@ struct Panel {
 };
 
 // Panel p of B: pre-packed (pb), read in place (b_in_place), or packed into `own` (k × NR floats).
-// A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_hᵀ or V_h in an
-// attention head) is read in place: each step k reads NR consecutive floats, one stream the
-// prefetchers follow (faster than packing it, even at 2048-float strides), and so is a panel of at
-// most W columns, which the kernel loads masked. Any other partial panel is packed: reading NR
-// floats from its last row would run past B's end.
-bool b_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
+// The kernel can read a panel of a row-major B in place when it is full (NR floats a step) or at
+// most W columns wide, which it loads masked; any other partial panel would have it read past B's
+// end.
+bool b_readable_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
+// Whether it does. A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_hᵀ or
+// V_h in an attention head) is read in place when a step's NR floats fill two cache lines or more
+// (AVX-512: faster than packing it, even at 2048-float strides): the prefetchers follow each line
+// pair. With AVX2's 16 floats a step reads one line at B's row stride, and the panel is packed:
+// on Zen 3, dx = dy W (704 × 128 × 512) ran at 74 GFLOP/s in place against 96 packed, and
+// dW = dyᵀ x (128 × 512 × 704) at 63 against 83. A panel of at most W columns is read in place.
+constexpr bool kFullPanelsInPlace = NR * sizeof(float) >= 128;
+bool b_in_place(const MatRef& b, Index nc) {
+  return b_readable_in_place(b, nc) && (kFullPanelsInPlace || nc <= Vec::W);
+}
 
 Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, float* own) {
   const Index nc = std::min<Index>(NR, n - p * NR);
@@ -555,7 +563,7 @@ static_assert(kRowBlock % MR == 0);
 bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out, const float* bias,
               const Epilogue& ep) {
   const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
-  if (m < 2 || m > MR || n < 1 || n > NR || k < 1 || k > KC || !b_in_place(b, n) || !(row_major || transposed))
+  if (m < 2 || m > MR || n < 1 || n > NR || k < 1 || k > KC || !b_readable_in_place(b, n) || !(row_major || transposed))
     return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
   const RowGroups rg(m);
   const ASource src{a, nullptr, row_major, rg};
@@ -749,11 +757,12 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   // row blocks pass. Depth blocks still reach each element in order: the same bits.
   if (m > kRowBlock && !hw && (pb || b->col_stride == 1)) {
     const Index row_blocks = ceil_div(m, kRowBlock);
-    auto range = [&](Index p0, Index p1) {                      // the panels [p0, p1)
-      float* const own = pb ? nullptr : scratch(tl_b, k * NR);  // the one partial panel, if packed
+    auto range = [&](Index p0, Index p1) {  // the panels [p0, p1), each packed one in a slot of its own
+      float* const own = pb ? nullptr : scratch(tl_b, (p1 - p0) * k * NR);
       thread_local std::vector<Panel> bps;
       bps.resize(static_cast<size_t>(p1 - p0));
-      for (Index p = p0; p < p1; ++p) bps[static_cast<size_t>(p - p0)] = b_panel(b, pb, hw, n, k, p, own);
+      for (Index p = p0; p < p1; ++p)
+        bps[static_cast<size_t>(p - p0)] = b_panel(b, pb, hw, n, k, p, own ? own + (p - p0) * k * NR : nullptr);
       for (Index c0 = p0; c0 < p1; c0 += kPanelChunk)
         for (Index rb = 0; rb < row_blocks; ++rb)
           for (Index kb = 0; kb < blocks; ++kb)
