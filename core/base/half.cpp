@@ -111,9 +111,8 @@ struct Reading {
 };
 
 Reading reading_for(int64_t bytes) {
-  static const bool intel = __builtin_cpu_is("intel");
   constexpr int most = V::W == 16 ? 4 : 2;
-  if (intel) return {true, most};
+  if (simd::intel_cpu()) return {true, most};
   return {false, bytes >= kFourStreamBytes ? most : 2};
 }
 

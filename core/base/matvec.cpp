@@ -33,9 +33,8 @@ void matvec(const float* x, const Mat& w, Index r0, Index r1, float* y) {
   // Zen 3 (AVX2): the base model's cached step at t = 64 took 0.98–1.09 × its floor that way,
   // 1.30–1.35 with prefetch and two streams and 1.55–1.63 with prefetch and one. A row's sum runs
   // in the same order however the rows are read: the same bits.
-  static const bool intel = __builtin_cpu_is("intel");
   const auto load = [](const float* p) { return simd::V::load(p); };
-  if (intel)
+  if (simd::intel_cpu())
     simd::matvec_rows<true, 1>(x, w.data(), w.cols(), r0, r1, y, load);
   else
     simd::matvec_rows<false, 4>(x, w.data(), w.cols(), r0, r1, y, load);

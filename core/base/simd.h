@@ -16,6 +16,13 @@
 
 namespace sf::simd {
 
+// Whether this is an Intel CPU: the matrix-vector products read their rows with software prefetch
+// there and without it on AMD cores (base/half.cpp, base/matvec.cpp).
+inline bool intel_cpu() {
+  static const bool intel = __builtin_cpu_is("intel");
+  return intel;
+}
+
 #if defined(__AVX512F__)
 // 16 lanes; BF16 widened by a shift, F16 by vcvtph2ps (both exact).
 struct V {
