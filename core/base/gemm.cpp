@@ -472,18 +472,23 @@ struct Panel {
 // most W columns wide, which it loads masked; any other partial panel would have it read past B's
 // end.
 bool b_readable_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
-// Whether it does. A full panel of a row-major B (x in a weight gradient, W in dx = dy W, K_hᵀ or
-// V_h in an attention head) is read in place when a step's NR floats fill two cache lines or more
-// (AVX-512: faster than packing it, even at 2048-float strides): the prefetchers follow each line
-// pair. With AVX2's 16 floats a step reads one line at B's row stride, and the panel is packed:
-// on Zen 3, dx = dy W (704 × 128 × 512) ran at 74 GFLOP/s in place against 96 packed, and
-// dW = dyᵀ x (128 × 512 × 704) at 63 against 83. A panel of at most W columns is read in place.
+// Whether a product over `groups` row groups of A does. A full panel of a row-major B (x in a
+// weight gradient, W in dx = dy W, K_hᵀ or V_h in an attention head) is read in place when a
+// step's NR floats fill two cache lines or more (AVX-512: faster than packing it, even at
+// 2048-float strides): the prefetchers follow each line pair. With AVX2's 16 floats a step reads
+// one line at B's row stride, which costs more the more groups pass the panel: on Zen 3 in place
+// was 15 % faster than packed for 11 rows (two groups), as fast for 32, and slower from 64 up
+// (dx = dy W, 704 × 128 × 512: 74 GFLOP/s against 96; dW = dyᵀ x, 128 × 512 × 704: 63 against
+// 83). So with AVX2 a full panel is packed for more than kInPlaceGroups groups. A panel of at most
+// W columns is read in place.
 constexpr bool kFullPanelsInPlace = NR * sizeof(float) >= 128;
-bool b_in_place(const MatRef& b, Index nc) {
-  return b_readable_in_place(b, nc) && (kFullPanelsInPlace || nc <= Vec::W);
+constexpr Index kInPlaceGroups = 4;
+bool b_in_place(const MatRef& b, Index nc, Index groups) {
+  return b_readable_in_place(b, nc) && (kFullPanelsInPlace || nc <= Vec::W || groups <= kInPlaceGroups);
 }
 
-Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, float* own) {
+Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, Index groups,
+              float* own) {
   const Index nc = std::min<Index>(NR, n - p * NR);
   if (pb) return {pb->data.data() + p * k * NR, NR};
   if (hw && hw->in_panels()) {  // already in the panel's order (to_panels: NR wide): widened in one pass
@@ -494,7 +499,7 @@ Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, In
     pack_half_panel(*hw, n, k, p, own);
     return {own, NR};
   }
-  if (b_in_place(*b, nc)) return {b->data + p * NR, b->row_stride};
+  if (b_in_place(*b, nc, groups)) return {b->data + p * NR, b->row_stride};
   pack_b_panel(*b, n, k, p, own);
   return {own, NR};
 }
@@ -633,7 +638,7 @@ struct Product {
   // Panel p of C whole: B's panel stays in L1/L2 while the row groups of A stream past, the next
   // panel's rows prefetched meanwhile when they are to be packed.
   void panel(const ASource& from, Index p) const {
-    const Panel bp = b_panel(b, pb, hw, n, k, p, pb ? nullptr : scratch(tl_b, k * NR));
+    const Panel bp = b_panel(b, pb, hw, n, k, p, from.rg.count, pb ? nullptr : scratch(tl_b, k * NR));
     const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
     const Index groups = from.rg.count;
     for (Index kb = 0; kb < blocks; ++kb)
@@ -743,7 +748,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     bps.resize(static_cast<size_t>(panels));
     float* own = pb ? nullptr : scratch(tl_b, panels * k * NR);
     for (Index p = 0; p < panels; ++p)
-      bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, own ? own + p * k * NR : nullptr);
+      bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, groups, own ? own + p * k * NR : nullptr);
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g)
         for (Index p = 0; p < panels; ++p) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p)]);
@@ -762,7 +767,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
       thread_local std::vector<Panel> bps;
       bps.resize(static_cast<size_t>(p1 - p0));
       for (Index p = p0; p < p1; ++p)
-        bps[static_cast<size_t>(p - p0)] = b_panel(b, pb, hw, n, k, p, own ? own + (p - p0) * k * NR : nullptr);
+        bps[static_cast<size_t>(p - p0)] = b_panel(b, pb, hw, n, k, p, groups, own ? own + (p - p0) * k * NR : nullptr);
       for (Index c0 = p0; c0 < p1; c0 += kPanelChunk)
         for (Index rb = 0; rb < row_blocks; ++rb)
           for (Index kb = 0; kb < blocks; ++kb)
