@@ -638,9 +638,9 @@ struct Product {
   // Panel p of C whole: B's panel stays in L1/L2 while the row groups of A stream past, the next
   // panel's rows prefetched meanwhile when they are to be packed.
   void panel(const ASource& from, Index p) const {
-    const Panel bp = b_panel(b, pb, hw, n, k, p, from.rg.count, pb ? nullptr : scratch(tl_b, k * NR));
-    const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
     const Index groups = from.rg.count;
+    const Panel bp = b_panel(b, pb, hw, n, k, p, groups, pb ? nullptr : scratch(tl_b, k * NR));
+    const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g) {
         next.prefetch(kb * groups + g, blocks * groups);
