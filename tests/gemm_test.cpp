@@ -30,9 +30,10 @@ double bound(Eigen::Index k) { return 4e-7 * static_cast<double>(k + 1); }
 TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
   EXPECT_STRNE(gemm_kernel_name(), "");
   // m: 1, one short group, several groups and a tail; n: below a panel, odd, several panels and a
-  // tail; k: 1, odd, exactly one depth block, one over, several.
+  // tail, and 27 (a last panel wider than one register but short of a panel: 11 columns with AVX2,
+  // 27 with AVX-512, read in place masked); k: 1, odd, exactly one depth block, one over, several.
   for (int m : {1, 5, 12, 13, 64, 100})
-    for (int n : {3, 16, 33, 100})
+    for (int n : {3, 16, 27, 33, 100})
       for (int k : {1, 7, 256, 257, 600}) {
         const Mat a = Mat::Random(m, k), w = Mat::Random(n, k), bmat = Mat::Random(k, n);
         const RowVec bias = RowVec::Random(n);
@@ -99,7 +100,8 @@ TEST(Gemm, SameBitsWhicheverOrderTheBlocksRun) {
 // A long A (more rows than one row block, 192) against a B too big to stay in L2 runs blocked by
 // rows as well as by panels and depth: the same bits as the product cut into row slices short
 // enough for the panel-by-panel order, on any thread count, for a packed B and a row-major B read
-// in place (n = 310: its last panel of 22 columns is packed), with bias, accumulation and ReLU.
+// in place (n = 310: its last panel is short, 6 columns with AVX2 and 22 with AVX-512), with bias,
+// accumulation and ReLU.
 TEST(Gemm, LongABlockedByRowsGivesTheSameBits) {
   const int m = 500, k = 600;
   for (int n : {300, 310}) {
@@ -171,6 +173,32 @@ TEST(Gemm, AnyRowGroupingGivesTheSameBits) {
         }
         ASSERT_TRUE(whole == pairs) << m << " rows, " << (av.col_stride == 1 ? "row-major A" : "transposed A")
                                     << (ep.gate ? ", gated" : "");
+      }
+  }
+}
+
+// An attention head's products are a few tiles, which go straight to the kernel with both operands
+// read in place; a longer product of the same columns packs B's panels. A row's sums are the same
+// either way: the head-sized products (11 or 23 rows; 11, 27 or 32 columns; depth 32) equal the same
+// rows of a 100-row product, bit for bit, for a row-major and a transposed A, with bias and
+// accumulation.
+TEST(Gemm, FewTilesEqualTheRowsOfALongerProduct) {
+  const ScopedThreads t(1);
+  const int k = 32, rows = 100;
+  for (int n : {11, 27, 32}) {
+    const Mat a = Mat::Random(rows, k), at = Mat::Random(k, rows), bmat = Mat::Random(k, n),
+              start = Mat::Random(rows, n);
+    const RowVec bias = RowVec::Random(n);
+    for (const MatRef av : {mat_ref(a), mat_ref_t(at)})
+      for (GemmOut out : {GemmOut::Overwrite, GemmOut::Accumulate}) {
+        Mat whole = start;
+        gemm(rows, n, k, av, mat_ref(bmat), whole.data(), n, out, bias.data());
+        for (int m : {11, 23}) {
+          Mat few = start.topRows(m);
+          gemm(m, n, k, av, mat_ref(bmat), few.data(), n, out, bias.data());
+          ASSERT_TRUE(few == whole.topRows(m))
+              << m << " x " << n << (av.col_stride == 1 ? ", row-major A" : ", transposed A");
+        }
       }
   }
 }

@@ -35,7 +35,8 @@ struct Vec {
   static R relu(R v) { return _mm512_max_ps(zero(), v); }  // Eigen's cwiseMax(0) order: max(-0, 0) = -0
   static R gated(R v, R g) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(g, zero(), _CMP_GT_OQ), v); }
   static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
-  static R load_n(const float* p, int n) { return n == W ? load(p) : _mm512_maskz_loadu_ps(mask(n), p); }
+  static R load_part(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }  // n < W
+  static R load_n(const float* p, int n) { return n == W ? load(p) : load_part(p, n); }
   static void store_n(float* p, R v, int n) {
     if (n == W)
       _mm512_storeu_ps(p, v);
@@ -59,7 +60,8 @@ struct Vec {
   static __m256i mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
-  static R load_n(const float* p, int n) { return n == W ? load(p) : _mm256_maskload_ps(p, mask(n)); }
+  static R load_part(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }  // n < W
+  static R load_n(const float* p, int n) { return n == W ? load(p) : load_part(p, n); }
   static void store_n(float* p, R v, int n) {
     if (n == W)
       _mm256_storeu_ps(p, v);
@@ -103,6 +105,7 @@ struct Vec {  // portable: the compiler vectorises what it can
     for (int i = 0; i < n; ++i) r.v[i] = p[i];
     return r;
   }
+  static R load_part(const float* p, int n) { return load_n(p, n); }
   static void store_n(float* p, R v, int n) {
     for (int i = 0; i < n; ++i) p[i] = v.v[i];
   }
@@ -116,6 +119,12 @@ constexpr int NR = 2 * Vec::W;
 constexpr Index KC = 256;
 
 Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
+
+// The columns a tile holds of its panel's NR: at most W (one register per row), all NR, or
+// between (two registers, B's second half loaded masked to its nc − W columns, so that a partial
+// panel is read in place: K_hᵀ over 11 keys with AVX2's W of 8).
+enum class Cols : uint8_t { One, Two, Part };
+Cols cols_of(Index nc) { return nc <= Vec::W ? Cols::One : nc == NR ? Cols::Two : Cols::Part; }
 
 // C[0..R) × [0..nc) (row stride ldc) = (load_c ? C : 0) + (bias ? bias : 0) + Σ_k a[k][r]·b[k][c],
 // over kc steps of a packed row group a (kc × MR) and a packed panel b (kc × NR). The sum runs
@@ -142,17 +151,18 @@ constexpr Index kPrefetchRows = 40;
 // Xeon (Emerald Rapids) a (64, 512) · (512, 2048) product on a weight not in cache ran at 133
 // GFLOP/s without it, 161 with it: the rate of the same product with the weight in cache.
 //
-// Two: the panel's second half holds columns (nc > W), so each row keeps two accumulators; a
-// panel of at most W columns (an attention head's scores over ≤ 16 keys, a small vocabulary)
-// runs on one, and skips the FMAs its empty half would waste. It loads B's rows masked to their
-// nc columns, so such a panel is read in place even at the end of B.
+// C (Cols): a panel of more than W columns keeps two accumulators per row; a panel of at most W
+// (an attention head's scores over ≤ 16 keys, a small vocabulary) runs on one, and skips the FMAs
+// its empty half would waste. A panel short of NR loads B's rows masked to its nc columns, so it
+// is read in place even at the end of B.
 //
 // ek: the epilogue on the tile's final values (its last depth block; None before), the gate's
 // tile at `gate` (row stride gate_ld) for ReluGate.
-template <int R, bool Prefetch, bool Two>
+template <int R, bool Prefetch, Cols C>
 void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const float* b, Index b_stride, float* c,
                   Index ldc, int nc, bool load_c, const float* bias, Epilogue::Kind ek, const float* gate,
                   Index gate_ld, const float* next, Index every) {
+  constexpr bool Two = C != Cols::One;
   typename Vec::R acc0[R], acc1[R];
   const int n0 = std::min(nc, Vec::W), n1 = std::max(0, nc - Vec::W);
 #pragma GCC unroll 12
@@ -175,7 +185,9 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
       __builtin_prefetch(b_row + kPrefetchRows * NR + NR / 2);
     }
     const typename Vec::R b0 = Two ? Vec::load(b_row) : Vec::load_n(b_row, n0),
-                          b1 = Two ? Vec::load(b_row + Vec::W) : Vec::zero();
+                          b1 = C == Cols::Two    ? Vec::load(b_row + Vec::W)
+                               : C == Cols::Part ? Vec::load_part(b_row + Vec::W, n1)
+                                                 : Vec::zero();
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       const typename Vec::R ar = Vec::bcast(a_rk(r));
@@ -224,17 +236,23 @@ void micro_kernel(Index kc, const float* a, Index a_stride, Index a_kstep, const
 using Kernel = void (*)(Index, const float*, Index, Index, const float*, Index, float*, Index, int, bool, const float*,
                         Epilogue::Kind, const float*, Index, const float*, Index);
 
-template <bool Prefetch, bool Two, int... Rs>
+template <bool Prefetch, Cols C, int... Rs>
 constexpr std::array<Kernel, sizeof...(Rs)> make_kernels(std::integer_sequence<int, Rs...>) {
-  return {&micro_kernel<Rs + 1, Prefetch, Two>...};
+  return {&micro_kernel<Rs + 1, Prefetch, C>...};
 }
 using Rows = std::make_integer_sequence<int, MR>;
-// kKernels[prefetch][two][R − 1]: the kernel for a group of R rows (the last group of A may be
-// short) on a panel of more than W columns (two) or at most W.
-constexpr std::array<std::array<std::array<Kernel, MR>, 2>, 2> kKernels = {{
-    {make_kernels<false, false>(Rows{}), make_kernels<false, true>(Rows{})},
-    {make_kernels<true, false>(Rows{}), make_kernels<true, true>(Rows{})},
-}};
+template <bool Prefetch>
+constexpr std::array<std::array<Kernel, MR>, 3> kernels_of() {
+  return {make_kernels<Prefetch, Cols::One>(Rows{}), make_kernels<Prefetch, Cols::Two>(Rows{}),
+          make_kernels<Prefetch, Cols::Part>(Rows{})};
+}
+// kKernels[prefetch][Cols][R − 1]: the kernel for a group of R rows (the last group of A may be
+// short) on a panel of nc columns (cols_of(nc)).
+constexpr std::array<std::array<std::array<Kernel, MR>, 3>, 2> kKernels = {kernels_of<false>(), kernels_of<true>()};
+
+Kernel kernel(bool prefetch, Index nc, int rows) {
+  return kKernels[prefetch][static_cast<size_t>(cols_of(nc))][static_cast<size_t>(rows - 1)];
+}
 
 }  // namespace
 
@@ -468,23 +486,20 @@ struct Panel {
 };
 
 // Panel p of B: pre-packed (pb), read in place (b_in_place), or packed into `own` (k × NR floats).
-// The kernel can read a panel of a row-major B in place when it is full (NR floats a step) or at
-// most W columns wide, which it loads masked; any other partial panel would have it read past B's
-// end.
-bool b_readable_in_place(const MatRef& b, Index nc) { return b.col_stride == 1 && (nc == NR || nc <= Vec::W); }
-// Whether a product over `groups` row groups of A does. A full panel of a row-major B (x in a
+// The kernel can read any panel of a row-major B in place: one short of NR columns it loads masked
+// (Cols). Whether a product over `groups` row groups of A does: a panel of a row-major B (x in a
 // weight gradient, W in dx = dy W, K_hᵀ or V_h in an attention head) is read in place when a
 // step's NR floats fill two cache lines or more (AVX-512: faster than packing it, even at
 // 2048-float strides): the prefetchers follow each line pair. With AVX2's 16 floats a step reads
 // one line at B's row stride, which costs more the more groups pass the panel: on Zen 3 in place
 // was 15 % faster than packed for 11 rows (two groups), as fast for 32, and slower from 64 up
 // (dx = dy W, 704 × 128 × 512: 74 GFLOP/s against 96; dW = dyᵀ x, 128 × 512 × 704: 63 against
-// 83). So with AVX2 a full panel is packed for more than kInPlaceGroups groups. A panel of at most
-// W columns is read in place.
+// 83). So with AVX2 a panel of more than W columns is packed for more than kInPlaceGroups groups.
+// A panel of at most W columns is read in place.
 constexpr bool kFullPanelsInPlace = NR * sizeof(float) >= 128;
 constexpr Index kInPlaceGroups = 4;
 bool b_in_place(const MatRef& b, Index nc, Index groups) {
-  return b_readable_in_place(b, nc) && (kFullPanelsInPlace || nc <= Vec::W || groups <= kInPlaceGroups);
+  return b.col_stride == 1 && (kFullPanelsInPlace || nc <= Vec::W || groups <= kInPlaceGroups);
 }
 
 Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, Index groups,
@@ -561,20 +576,31 @@ constexpr Index kRowBlock = 192;
 constexpr Index kPanelChunk = 8;
 static_assert(kRowBlock % MR == 0);
 
-// One tile, one depth block, both operands readable in place (an attention head's products,
-// 9,216 per training step of the benchmark): the kernel straight away, and true; false for any
-// other product. A function of its own, ahead of run(), whose stack frame and register saves cost
-// as much as such a product's arithmetic.
-bool one_tile(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out, const float* bias,
-              const Epilogue& ep) {
+// A product of a few tiles in one depth block with both operands read in place (an attention
+// head's products, 9,216 per training step of the benchmark: 11 × 11 × 32 and 11 × 32 × 11): the
+// kernel straight away, tile by tile, and true; false for any other product. A function of its
+// own, ahead of run(), whose stack frame, scratch and packing cost as much as such a product's
+// arithmetic. The tiles are those run() computes, with the same FMA chains: the same bits.
+constexpr Index kFewTiles = 8;
+bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out,
+               const float* bias, const Epilogue& ep) {
   const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
-  if (m < 2 || m > MR || n < 1 || n > NR || k < 1 || k > KC || !b_readable_in_place(b, n) || !(row_major || transposed))
+  if (m < 2 || n < 1 || k < 1 || k > KC || b.col_stride != 1 || !(row_major || transposed))
     return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
   const RowGroups rg(m);
+  const Index panels = ceil_div(n, NR);
+  if (rg.count > kInPlaceGroups || rg.count * panels > kFewTiles) return false;
   const ASource src{a, nullptr, row_major, rg};
-  kKernels[0][n > Vec::W][static_cast<size_t>(m - 1)](
-      k, src.at(0, k, 0), src.stride(), src.kstep(), b.data, b.row_stride, c, ldc, static_cast<int>(n),
-      out == GemmOut::Accumulate, bias, ep.kind, ep.gate, ep.gate_ld, nullptr, 0);
+  for (Index p = 0; p < panels; ++p) {
+    const Index nc = std::min<Index>(NR, n - p * NR);
+    for (Index g = 0; g < rg.count; ++g) {
+      const Index r0 = rg.start(g);
+      kernel(false, nc, rg.rows(g))(k, src.at(g, k, 0), src.stride(), src.kstep(), b.data + p * NR, b.row_stride,
+                                    c + r0 * ldc + p * NR, ldc, static_cast<int>(nc), out == GemmOut::Accumulate,
+                                    bias ? bias + p * NR : nullptr, ep.kind,
+                                    ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr, ep.gate_ld, nullptr, 0);
+    }
+  }
   return true;
 }
 
@@ -629,10 +655,9 @@ struct Product {
     const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
     const bool last = kb == blocks - 1;
     const float* tile_gate = last && ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr;
-    kKernels[pb != nullptr][nc > Vec::W][static_cast<size_t>(rows - 1)](
-        kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride, bp.stride, c + r0 * ldc + p * NR,
-        ldc, nc, kb > 0 || accumulate, tile_bias, last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld, next,
-        every);
+    kernel(pb != nullptr, nc, rows)(kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride,
+                                    bp.stride, c + r0 * ldc + p * NR, ldc, nc, kb > 0 || accumulate, tile_bias,
+                                    last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld, next, every);
   }
 
   // Panel p of C whole: B's panel stays in L1/L2 while the row groups of A stream past, the next
@@ -860,7 +885,7 @@ Index packed_panel_width() { return NR; }
 
 void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, GemmOut out, const float* bias,
           const Epilogue& ep) {
-  if (one_tile(m, n, k, a, b, c, ldc, out, bias, ep)) return;
+  if (few_tiles(m, n, k, a, b, c, ldc, out, bias, ep)) return;
   run(m, n, k, a, &b, nullptr, nullptr, c, ldc, out, bias, ep);
 }
 
