@@ -527,13 +527,17 @@ struct PanelSource {
   const char* first = nullptr;  // nullptr: nothing to prefetch (packed ahead, in place, or the last panel)
   Index row = 0, bytes = 0, rows = 0;
 
-  // Slice s of `slices`: its share of the lines, row by row.
+  // Slice s of `slices`: its share of the lines, row by row (line i: row i / per_row, walked
+  // without a division per line, which would cost a tile as much as its prefetching).
   void prefetch(Index s, Index slices) const {
     if (!first) return;
     const Index per_row = ceil_div(bytes, 64), total = rows * per_row;
-    const Index i1 = std::min(total, ceil_div(total * (s + 1), slices));
-    for (Index i = total * s / slices; i < i1; ++i)
-      __builtin_prefetch(first + (i / per_row) * row + (i % per_row) * 64, 0, 2);
+    const Index i0 = total * s / slices, i1 = std::min(total, ceil_div(total * (s + 1), slices));
+    Index r = i0 / per_row, line = i0 % per_row;
+    for (Index i = i0; i < i1; ++i) {
+      __builtin_prefetch(first + r * row + line * 64, 0, 2);
+      if (++line == per_row) line = 0, ++r;
+    }
   }
 };
 
@@ -604,6 +608,14 @@ bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, I
   return true;
 }
 
+// The tiles that pass one depth block of a packed B in turn (`count` of them) share the asking for
+// the next block: each asks for `rows` of its rows, one every `every` steps (count 0: none ask).
+// Worked out once per block rather than per tile, whose call its two divisions would cost as much
+// again.
+struct Spread {
+  Index count = 0, rows = 0, every = 0;
+};
+
 // One product C (m, n) = A (m, k) · B (k, n) as its tiles see it: B packed (pb) or packed panel by
 // panel as it is reached (b, or hw: B = Wᵀ of a 16-bit W, widened as it is packed).
 struct Product {
@@ -619,7 +631,7 @@ struct Product {
   // Depth blocks of equal size (576 = 3 × 192, not 256 + 256 + 64): a tile's loads and stores of C
   // are then spread over as many steps as the blocks allow. Each element's FMA chain runs over k
   // in order across the blocks whatever their size: the same bits.
-  Index blocks = 0, kcb = 0;
+  Index blocks = 0, kcb = 0, panels = 0;
 
   Product(Index n_, Index k_, const MatRef* b_, const PackedB* pb_, const HalfMat* hw_, float* c_, Index ldc_,
           GemmOut out, const float* bias_, const Epilogue& ep_)
@@ -634,20 +646,26 @@ struct Product {
         bias(bias_),
         ep(ep_),
         blocks(ceil_div(k_, KC)),
-        kcb(ceil_div(k_, ceil_div(k_, KC))) {}
+        kcb(ceil_div(k_, ceil_div(k_, KC))),
+        panels(ceil_div(n_, NR)) {}
 
-  Index panels() const { return ceil_div(n, NR); }
+  // How the `count` tiles that pass depth block kb of a packed B in turn share the asking for the
+  // next block (Spread).
+  Spread spread(Index kb, Index count) const {
+    if (!pb || count == 0) return {};
+    const Index kc = std::min(kcb, k - kb * kcb), rows = ceil_div(kcb, count);
+    return {count, rows, std::max<Index>(1, kc / rows)};
+  }
 
   // C's MR × NR tile (g, p) over depth block kb, A read from `from`, B's panel p at bp; the tile is
-  // the share-th of the `shares` tiles that pass this block of a packed B in turn (0: none do).
-  void tile(const ASource& from, Index g, Index p, Index kb, Panel bp, Index share = 0, Index shares = 0) const {
+  // the share-th of the sp.count tiles that pass this block of a packed B in turn.
+  void tile(const ASource& from, Index g, Index p, Index kb, Panel bp, Index share = 0, const Spread& sp = {}) const {
     const Index k0 = kb * kcb, kc = std::min(kcb, k - k0);
     const float* next = nullptr;  // this tile's share of the next block, asked for into L2
     Index every = 0;
-    if (pb && shares > 0 && !(p == panels() - 1 && kb == blocks - 1)) {
-      const Index rows_each = ceil_div(kcb, shares);
-      next = bp.data + (k0 + kc + share * rows_each) * NR;
-      every = std::max<Index>(1, kc / rows_each);
+    if (sp.count > 0 && !(p == panels - 1 && kb == blocks - 1)) {
+      next = bp.data + (k0 + kc + share * sp.rows) * NR;
+      every = sp.every;
     }
     const int rows = from.rg.rows(g);
     const Index r0 = from.rg.start(g);
@@ -666,11 +684,13 @@ struct Product {
     const Index groups = from.rg.count;
     const Panel bp = b_panel(b, pb, hw, n, k, p, groups, pb ? nullptr : scratch(tl_b, k * NR));
     const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
-    for (Index kb = 0; kb < blocks; ++kb)
+    for (Index kb = 0; kb < blocks; ++kb) {
+      const Spread sp = spread(kb, groups);
       for (Index g = 0; g < groups; ++g) {
         next.prefetch(kb * groups + g, blocks * groups);
-        tile(from, g, p, kb, bp, g, groups);
+        tile(from, g, p, kb, bp, g, sp);
       }
+    }
   }
 };
 
@@ -711,7 +731,7 @@ void split_panels(MatRef a, const RowGroups& rg, Index k, bool in_place, const P
   RegionErrors errors;  // a thread's first A or B panel allocates its scratch
 #ifdef _OPENMP
   Index total = 0;
-  for (size_t i = 0; i < count; ++i) total += products[i].panels();
+  for (size_t i = 0; i < count; ++i) total += products[i].panels;
 #pragma omp parallel num_threads(T)
   {
     float* own = nullptr;
@@ -722,7 +742,7 @@ void split_panels(MatRef a, const RowGroups& rg, Index k, bool in_place, const P
     for (Index q = 0; q < total; ++q) {
       size_t i = 0;
       Index p = q;
-      while (p >= products[i].panels()) p -= products[i++].panels();
+      while (p >= products[i].panels) p -= products[i++].panels;
       if (ready) errors.run([&] { products[i].panel(from, p); });
     }
   }
@@ -760,7 +780,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   const bool row_major = a.col_stride == 1;
   const RowGroups rg(m);
   const Product prod(n, k, b, pb, hw, c, ldc, out, bias, ep);
-  const Index groups = rg.count, panels = prod.panels(), blocks = prod.blocks;
+  const Index groups = rg.count, panels = prod.panels, blocks = prod.blocks;
   const int T = product_threads(m, n, k, panels);
   const bool resident = T <= 1 && k * n <= kResidentB;
   const bool in_place = a_in_place(m, k, a, resident);
@@ -795,10 +815,12 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
         bps[static_cast<size_t>(p - p0)] = b_panel(b, pb, hw, n, k, p, groups, own ? own + (p - p0) * k * NR : nullptr);
       for (Index c0 = p0; c0 < p1; c0 += kPanelChunk)
         for (Index rb = 0; rb < row_blocks; ++rb)
-          for (Index kb = 0; kb < blocks; ++kb)
+          for (Index kb = 0; kb < blocks; ++kb) {
+            const Index g0 = rb * kRowBlock / MR, g1 = std::min(groups, (rb + 1) * kRowBlock / MR);
+            const Spread sp = prod.spread(kb, g1 - g0);
             for (Index p = c0; p < std::min(p1, c0 + kPanelChunk); ++p)
-              for (Index g = rb * kRowBlock / MR, g0 = g, g1 = std::min(groups, (rb + 1) * kRowBlock / MR); g < g1; ++g)
-                prod.tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)], g - g0, g1 - g0);
+              for (Index g = g0; g < g1; ++g) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)], g - g0, sp);
+          }
     };
     if (T <= 1) {
       range(0, panels);
