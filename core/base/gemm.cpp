@@ -608,13 +608,25 @@ bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, I
   return true;
 }
 
-// The tiles that pass one depth block of a packed B in turn (`count` of them) share the asking for
-// the next block: each asks for `rows` of its rows, one every `every` steps (count 0: none ask).
-// Worked out once per block rather than per tile, whose call its two divisions would cost as much
-// again.
-struct Spread {
+// How the tiles of one pass over a depth block of a packed B stream it from memory. prefetch: each
+// asks for its panel's rows kPrefetchRows ahead (the kernel's Prefetch); count > 0: the `count`
+// tiles of the pass share the asking for the next block, `rows` of its rows each, one every
+// `every` steps. Worked out once per pass rather than per tile, whose call its two divisions would
+// cost as much again.
+struct Stream {
+  bool prefetch = false;
   Index count = 0, rows = 0, every = 0;
 };
+
+// Whether the row-blocked path below streams packed B so. On AVX2 it does not: there the row block
+// of A, the chunk's depth block of B and the next block asked for fill Zen 3's 512 KiB L2 (192 +
+// 128 + 128 KiB) and push each other out, and the later row blocks find the chunk in cache, where
+// the prefetches are only extra instructions. Without them, on Zen 3: GPT-2's LM head over 1,024
+// tokens (1024 × 768 × 50257) 77 → 84 GFLOP/s (median 75 → 82); 1024 × 768 × 3072 over weights
+// that do not stay in L3, median 57 → 71, best 82 → 86. The panel-by-panel path keeps them (64 ×
+// 512 × 2048 over weights from memory: 86 → 91 with them). AVX-512 builds keep them (Zen 4's and
+// Xeon's L2 hold all three).
+constexpr bool kStreamRowBlocks = NR * sizeof(float) >= 128;
 
 // One product C (m, n) = A (m, k) · B (k, n) as its tiles see it: B packed (pb) or packed panel by
 // panel as it is reached (b, or hw: B = Wᵀ of a 16-bit W, widened as it is packed).
@@ -649,23 +661,23 @@ struct Product {
         kcb(ceil_div(k_, ceil_div(k_, KC))),
         panels(ceil_div(n_, NR)) {}
 
-  // How the `count` tiles that pass depth block kb of a packed B in turn share the asking for the
-  // next block (Spread).
-  Spread spread(Index kb, Index count) const {
+  // How the `count` tiles that pass depth block kb of a packed B in turn stream it (Stream); none
+  // when B is not packed ahead.
+  Stream stream(Index kb, Index count) const {
     if (!pb || count == 0) return {};
     const Index kc = std::min(kcb, k - kb * kcb), rows = ceil_div(kcb, count);
-    return {count, rows, std::max<Index>(1, kc / rows)};
+    return {true, count, rows, std::max<Index>(1, kc / rows)};
   }
 
   // C's MR × NR tile (g, p) over depth block kb, A read from `from`, B's panel p at bp; the tile is
-  // the share-th of the sp.count tiles that pass this block of a packed B in turn.
-  void tile(const ASource& from, Index g, Index p, Index kb, Panel bp, Index share = 0, const Spread& sp = {}) const {
+  // the share-th of the st.count tiles that pass this block of a packed B in turn.
+  void tile(const ASource& from, Index g, Index p, Index kb, Panel bp, Index share, const Stream& st) const {
     const Index k0 = kb * kcb, kc = std::min(kcb, k - k0);
     const float* next = nullptr;  // this tile's share of the next block, asked for into L2
     Index every = 0;
-    if (sp.count > 0 && !(p == panels - 1 && kb == blocks - 1)) {
-      next = bp.data + (k0 + kc + share * sp.rows) * NR;
-      every = sp.every;
+    if (st.count > 0 && !(p == panels - 1 && kb == blocks - 1)) {
+      next = bp.data + (k0 + kc + share * st.rows) * NR;
+      every = st.every;
     }
     const int rows = from.rg.rows(g);
     const Index r0 = from.rg.start(g);
@@ -673,9 +685,9 @@ struct Product {
     const float* tile_bias = kb == 0 && bias ? bias + p * NR : nullptr;
     const bool last = kb == blocks - 1;
     const float* tile_gate = last && ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr;
-    kernel(pb != nullptr, nc, rows)(kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride,
-                                    bp.stride, c + r0 * ldc + p * NR, ldc, nc, kb > 0 || accumulate, tile_bias,
-                                    last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld, next, every);
+    kernel(st.prefetch, nc, rows)(kc, from.at(g, k, k0), from.stride(), from.kstep(), bp.data + k0 * bp.stride,
+                                  bp.stride, c + r0 * ldc + p * NR, ldc, nc, kb > 0 || accumulate, tile_bias,
+                                  last ? ep.kind : Epilogue::Kind::None, tile_gate, ep.gate_ld, next, every);
   }
 
   // Panel p of C whole: B's panel stays in L1/L2 while the row groups of A stream past, the next
@@ -685,10 +697,10 @@ struct Product {
     const Panel bp = b_panel(b, pb, hw, n, k, p, groups, pb ? nullptr : scratch(tl_b, k * NR));
     const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
     for (Index kb = 0; kb < blocks; ++kb) {
-      const Spread sp = spread(kb, groups);
+      const Stream st = stream(kb, groups);
       for (Index g = 0; g < groups; ++g) {
         next.prefetch(kb * groups + g, blocks * groups);
-        tile(from, g, p, kb, bp, g, sp);
+        tile(from, g, p, kb, bp, g, st);
       }
     }
   }
@@ -794,9 +806,10 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     float* own = pb ? nullptr : scratch(tl_b, panels * k * NR);
     for (Index p = 0; p < panels; ++p)
       bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, groups, own ? own + p * k * NR : nullptr);
+    const Stream st{pb != nullptr};  // (a packed B this small: the prefetches alone)
     for (Index kb = 0; kb < blocks; ++kb)
       for (Index g = 0; g < groups; ++g)
-        for (Index p = 0; p < panels; ++p) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p)]);
+        for (Index p = 0; p < panels; ++p) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p)], 0, st);
     return;
   }
   // A long A against panels that need no packing (a weight packed ahead of time, or a row-major B
@@ -817,9 +830,9 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
         for (Index rb = 0; rb < row_blocks; ++rb)
           for (Index kb = 0; kb < blocks; ++kb) {
             const Index g0 = rb * kRowBlock / MR, g1 = std::min(groups, (rb + 1) * kRowBlock / MR);
-            const Spread sp = prod.spread(kb, g1 - g0);
+            const Stream st = kStreamRowBlocks ? prod.stream(kb, g1 - g0) : Stream{};
             for (Index p = c0; p < std::min(p1, c0 + kPanelChunk); ++p)
-              for (Index g = g0; g < g1; ++g) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)], g - g0, sp);
+              for (Index g = g0; g < g1; ++g) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p - p0)], g - g0, st);
           }
     };
     if (T <= 1) {
