@@ -1,5 +1,6 @@
 // gemm_test.cpp — base/gemm.h against a double-precision product on every edge of its blocking:
-// row groups (MR), column panels (NR), depth blocks (at most 256, of equal size), strided and transposed operands,
+// row groups (MR), column panels (NR), depth blocks (of equal size, at most 256 deep with AVX-512 and 512 with
+// AVX2), strided and transposed operands,
 // bias, accumulation, empty shapes; and the same bits on any thread count.
 #include <gtest/gtest.h>
 
@@ -31,10 +32,11 @@ TEST(Gemm, MatchesADoubleProductOnEveryEdgeOfTheBlocking) {
   EXPECT_STRNE(gemm_kernel_name(), "");
   // m: 1, one short group, several groups and a tail; n: below a panel, odd, several panels and a
   // tail, and 27 (a last panel wider than one register but short of a panel: 11 columns with AVX2,
-  // 27 with AVX-512, read in place masked); k: 1, odd, exactly one depth block, one over, several.
+  // 27 with AVX-512, read in place masked); k: 1, odd, exactly one depth block and one over (256
+  // with AVX-512, 512 with AVX2), several.
   for (int m : {1, 5, 12, 13, 64, 100})
     for (int n : {3, 16, 27, 33, 100})
-      for (int k : {1, 7, 256, 257, 600}) {
+      for (int k : {1, 7, 256, 257, 512, 513, 600}) {
         const Mat a = Mat::Random(m, k), w = Mat::Random(n, k), bmat = Mat::Random(k, n);
         const RowVec bias = RowVec::Random(n);
         // x Wᵀ + b, as a projection runs it

@@ -114,9 +114,11 @@ struct Vec {  // portable: the compiler vectorises what it can
 
 constexpr int MR = Vec::MR;
 constexpr int NR = 2 * Vec::W;
-// Depth per block: a packed B block (KC × NR floats: 32 KiB with AVX-512) stays in L1 while the
-// row groups of A stream past it.
-constexpr Index KC = 256;
+// Depth per block: a packed B block (KC × NR floats, 32 KiB: 256 deep with AVX-512, 512 with
+// AVX2) stays in L1 while the row groups of A stream past it. A deeper block loads and stores each
+// tile of C fewer times: on Zen 3 (AVX2) 512 rather than 256 ran 64 × 512 × 2048 at 95.8 GFLOP/s
+// against 92.7, 128 × 3072 × 768 at 90.6 against 88.2.
+constexpr Index KC = 8192 / NR;
 
 Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
 
@@ -575,7 +577,8 @@ struct ASource {
 constexpr Index kResidentB = Index{1} << 17;  // floats
 
 // Row blocking of a long A: kRowBlock rows (a multiple of every kernel's MR) of one depth block
-// stay in L2 (192 KiB) while kPanelChunk panels pass them (that chunk's depth block of B: 4 MiB).
+// stay in L2 (192 KiB with AVX-512, 384 with AVX2) while kPanelChunk panels pass them (that chunk's
+// depth block of B: 256 KiB).
 constexpr Index kRowBlock = 192;
 constexpr Index kPanelChunk = 8;
 static_assert(kRowBlock % MR == 0);
@@ -619,13 +622,13 @@ struct Stream {
 };
 
 // Whether the row-blocked path below streams packed B so. On AVX2 it does not: there the row block
-// of A, the chunk's depth block of B and the next block asked for fill Zen 3's 512 KiB L2 (192 +
-// 128 + 128 KiB) and push each other out, and the later row blocks find the chunk in cache, where
-// the prefetches are only extra instructions. Without them, on Zen 3: GPT-2's LM head over 1,024
-// tokens (1024 × 768 × 50257) 77 → 84 GFLOP/s (median 75 → 82); 1024 × 768 × 3072 over weights
-// that do not stay in L3, median 57 → 71, best 82 → 86. The panel-by-panel path keeps them (64 ×
-// 512 × 2048 over weights from memory: 86 → 91 with them). AVX-512 builds keep them (Zen 4's and
-// Xeon's L2 hold all three).
+// of A, the chunk's depth block of B and the next block asked for overflow Zen 3's 512 KiB L2
+// (384 + 256 + 256 KiB; 192 + 128 + 128 with 256-deep blocks, where this was measured) and push
+// each other out, and the later row blocks find the chunk in cache, where the prefetches are only
+// extra instructions. Without them, on Zen 3: GPT-2's LM head over 1,024 tokens (1024 × 768 ×
+// 50257) 77 → 84 GFLOP/s (median 75 → 82); 1024 × 768 × 3072 over weights that do not stay in L3,
+// median 57 → 71, best 82 → 86. The panel-by-panel path keeps them (64 × 512 × 2048 over weights
+// from memory: 86 → 91 with them). AVX-512 builds keep them (Zen 4's and Xeon's L2 hold all three).
 constexpr bool kStreamRowBlocks = NR * sizeof(float) >= 128;
 
 // One product C (m, n) = A (m, k) · B (k, n) as its tiles see it: B packed (pb) or packed panel by
@@ -815,7 +818,7 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
   // A long A against panels that need no packing (a weight packed ahead of time, or a row-major B
   // read in place): blocked by rows too. Panel by panel, every panel would stream all of A from
   // L3 (12 MiB for GPT-2's fc2 over 1,024 tokens, which then ran at two thirds of the kernel's
-  // rate); instead a block of kRowBlock rows of one depth block (192 KiB) stays in L2 while a
+  // rate); instead a block of kRowBlock rows of one depth block (192 or 384 KiB) stays in L2 while a
   // chunk of panels passes it, and the chunk's depth block (at most 4 MiB) stays in L3 while the
   // row blocks pass. Depth blocks still reach each element in order: the same bits.
   if (m > kRowBlock && !hw && (pb || b->col_stride == 1)) {
