@@ -583,34 +583,6 @@ constexpr Index kRowBlock = 192;
 constexpr Index kPanelChunk = 8;
 static_assert(kRowBlock % MR == 0);
 
-// A product of a few tiles in one depth block with both operands read in place (an attention
-// head's products, 9,216 per training step of the benchmark: 11 × 11 × 32 and 11 × 32 × 11): the
-// kernel straight away, tile by tile, and true; false for any other product. A function of its
-// own, ahead of run(), whose stack frame, scratch and packing cost as much as such a product's
-// arithmetic. The tiles are those run() computes, with the same FMA chains: the same bits.
-constexpr Index kFewTiles = 8;
-bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out,
-               const float* bias, const Epilogue& ep) {
-  const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
-  if (m < 2 || n < 1 || k < 1 || k > KC || b.col_stride != 1 || !(row_major || transposed))
-    return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
-  const RowGroups rg(m);
-  const Index panels = ceil_div(n, NR);
-  if (rg.count > kInPlaceGroups || rg.count * panels > kFewTiles) return false;
-  const ASource src{a, nullptr, row_major, rg};
-  for (Index p = 0; p < panels; ++p) {
-    const Index nc = std::min<Index>(NR, n - p * NR);
-    for (Index g = 0; g < rg.count; ++g) {
-      const Index r0 = rg.start(g);
-      kernel(false, nc, rg.rows(g))(k, src.at(g, k, 0), src.stride(), src.kstep(), b.data + p * NR, b.row_stride,
-                                    c + r0 * ldc + p * NR, ldc, static_cast<int>(nc), out == GemmOut::Accumulate,
-                                    bias ? bias + p * NR : nullptr, ep.kind,
-                                    ep.gate ? ep.gate + r0 * ep.gate_ld + p * NR : nullptr, ep.gate_ld, nullptr, 0);
-    }
-  }
-  return true;
-}
-
 // How the tiles of one pass over a depth block of a packed B stream it from memory. prefetch: each
 // asks for its panel's rows kPrefetchRows ahead (the kernel's Prefetch); count > 0: the `count`
 // tiles of the pass share the asking for the next block, `rows` of its rows each, one every
@@ -708,6 +680,25 @@ struct Product {
     }
   }
 };
+
+// A product of a few tiles in one depth block with both operands read in place (an attention
+// head's products, 9,216 per training step of the benchmark: 11 × 11 × 32 and 11 × 32 × 11): its
+// tiles straight away, and true; false for any other product. A function of its own, ahead of
+// run(), whose stack frame, scratch and packing cost as much as such a product's arithmetic.
+constexpr Index kFewTiles = 8;
+bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, Index ldc, GemmOut out,
+               const float* bias, const Epilogue& ep) {
+  const bool row_major = a.col_stride == 1, transposed = a.row_stride == 1 && !row_major;
+  if (m < 2 || n < 1 || k < 1 || k > KC || b.col_stride != 1 || !(row_major || transposed))
+    return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
+  const RowGroups rg(m);
+  const Product prod(n, k, &b, nullptr, nullptr, c, ldc, out, bias, ep);
+  if (rg.count > kInPlaceGroups || rg.count * prod.panels > kFewTiles) return false;
+  const ASource src{a, nullptr, row_major, rg};
+  for (Index p = 0; p < prod.panels; ++p)
+    for (Index g = 0; g < rg.count; ++g) prod.tile(src, g, p, 0, {b.data + p * NR, b.row_stride}, 0, Stream{});
+  return true;
+}
 
 // Whether A (m, k) is read in place rather than packed. A transposed view (a weight gradient's
 // dyᵀ: A(i, k) = dy(k, i)) is: a row group's MR values at step k are consecutive floats of dy's
