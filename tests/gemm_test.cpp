@@ -205,6 +205,31 @@ TEST(Gemm, FewTilesEqualTheRowsOfALongerProduct) {
   }
 }
 
+// An attention head's query blocks each read the leading keys of K_hᵀ and V_h packed once
+// (pack_b_into, its buffer reused): a product with the leading k rows and n columns of a packed B
+// equals the product with that block of B unpacked, bit for bit, for prefixes that end inside a
+// panel and inside a depth block, after the buffer held a bigger matrix.
+TEST(Gemm, LeadingBlockOfAPackedBEqualsTheBlockUnpacked) {
+  const ScopedThreads t(1);
+  const int m = 48, k = 700, n = 300;
+  const Mat a = Mat::Random(m, k), bmat = Mat::Random(k, n), big = Mat::Random(900, 400);
+  PackedB p;
+  pack_b_into(mat_ref(big), 900, 400, p);
+  pack_b_into(mat_ref(bmat), k, n, p);
+  for (int kk : {1, 64, 300, 513, 700})
+    for (int nn : {5, 11, 16, 100, 300}) {
+      Mat packed(m, nn), unpacked(m, nn);
+      gemm(m, nn, kk, mat_ref(a), p, packed.data(), nn, GemmOut::Overwrite);
+      gemm(m, nn, kk, mat_ref(a), {bmat.data(), n, 1}, unpacked.data(), nn, GemmOut::Overwrite);
+      ASSERT_TRUE(packed == unpacked) << "k " << kk << ", n " << nn;
+      ASSERT_LE((packed.cast<double>() - reference(m, nn, kk, mat_ref(a), {bmat.data(), n, 1}, nullptr))
+                    .cwiseAbs()
+                    .maxCoeff(),
+                bound(kk))
+          << "k " << kk << ", n " << nn;
+    }
+}
+
 // Depth blocks split k evenly (576 = 3 × 192); every element's FMA chain runs over k in order
 // across them, so a product equals the same product run as two calls that cut k anywhere, the
 // second accumulating onto the first, bit for bit: for a weight read in place and packed.

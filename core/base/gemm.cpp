@@ -507,7 +507,7 @@ bool b_in_place(const MatRef& b, Index nc, Index groups) {
 Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, Index k, Index p, Index groups,
               float* own) {
   const Index nc = std::min<Index>(NR, n - p * NR);
-  if (pb) return {pb->data.data() + p * k * NR, NR};
+  if (pb) return {pb->data.data() + p * pb->k * NR, NR};  // (k ≤ pb->k: its leading rows)
   if (hw && hw->in_panels()) {  // already in the panel's order (to_panels: NR wide): widened in one pass
     widen(hw->values.get() + p * k * NR, k * NR, hw->storage, own);
     return {own, NR};
@@ -875,12 +875,18 @@ void apply_epilogue(const Epilogue& ep, Index m, Index n, float* c, Index ldc) {
 
 PackedB pack_b(MatRef b, Index k, Index n) {
   PackedB p;
+  const Index panels = ceil_div(n, NR);
+  p.data.assign(static_cast<size_t>(std::max<Index>(panels * k * NR, 1)), 0.0f);
+  pack_b_into(b, k, n, p);
+  return p;
+}
+
+void pack_b_into(MatRef b, Index k, Index n, PackedB& p) {
   p.k = k;
   p.n = n;
   const Index panels = ceil_div(n, NR);
-  p.data.assign(static_cast<size_t>(std::max<Index>(panels * k * NR, 1)), 0.0f);
+  if (static_cast<Index>(p.data.size()) < panels * k * NR) p.data.resize(static_cast<size_t>(panels * k * NR));
   for (Index q = 0; q < panels; ++q) pack_b_panel(b, n, k, q, p.data.data() + q * k * NR);
-  return p;
 }
 
 void unpack_bt_rows(const PackedB& b, Index j0, Index rows, float* out) {
@@ -916,6 +922,10 @@ void gemm(Index m, Index n, Index k, MatRef a, MatRef b, float* c, Index ldc, Ge
           const Epilogue& ep) {
   if (few_tiles(m, n, k, a, b, c, ldc, out, bias, ep)) return;
   run(m, n, k, a, &b, nullptr, nullptr, c, ldc, out, bias, ep);
+}
+
+void gemm(Index m, Index n, Index k, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out) {
+  run(m, n, k, a, nullptr, &b, nullptr, c, ldc, out, nullptr, {});
 }
 
 void gemm(Index m, MatRef a, const PackedB& b, float* c, Index ldc, GemmOut out, const float* bias,

@@ -46,6 +46,10 @@ struct PackedB {
 
 // Packs b (k, n): b.at(i, j) for i < k, j < n.
 PackedB pack_b(MatRef b, Eigen::Index k, Eigen::Index n);
+// The same into p, whose buffer is kept and grown as needed: a product's operand packed afresh for
+// each of many calls (an attention head's K_hᵀ and V_h) without an allocation each. The slots of a
+// last panel's columns past n keep what the buffer held; the kernel never reads them.
+void pack_b_into(MatRef b, Eigen::Index k, Eigen::Index n, PackedB& p);
 // Rows [j0, j0 + rows) of Bᵀ (n, k) read back from B's packing into out (rows, k), row-major: the
 // rows of W when B = Wᵀ. The packing's own order, element by element: the same floats.
 void unpack_bt_rows(const PackedB& b, Eigen::Index j0, Eigen::Index rows, float* out);
@@ -82,6 +86,11 @@ void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, MatRef b, fl
 // The same with B packed ahead of time.
 void gemm(Eigen::Index m, MatRef a, const PackedB& b, float* c, Eigen::Index ldc, GemmOut out,
           const float* bias = nullptr, const Epilogue& ep = {});
+// C (m, n) = A (m, k) · the leading k rows and n columns of a packed B (k ≤ b.k, n ≤ b.n): the
+// products of an attention head's query blocks, each over the keys it sees, against K_hᵀ and V_h
+// packed once for all of them.
+void gemm(Eigen::Index m, Eigen::Index n, Eigen::Index k, MatRef a, const PackedB& b, float* c, Eigen::Index ldc,
+          GemmOut out);
 // One of several products that read the same A: C (m, b.n) = A · B (+ bias (b.n), when given).
 struct PackedTarget {
   const PackedB* b = nullptr;
