@@ -2,7 +2,7 @@
 # bench.sh — every stepformer benchmark beside its PyTorch twin and against this host's own limits,
 # as one table.
 #
-#   bash scripts/bench.sh            # ≈ 8–12 minutes on an idle 2-core machine
+#   bash scripts/bench.sh            # ≈ 10–15 minutes on an idle 2-core machine
 #
 # Builds the benchmark programs (Release, -march=native, OpenMP) in $BUILD_DIR (default build/,
 # configured as scripts/setup.sh does when absent), then runs BENCH_ROUNDS interleaved rounds; each
