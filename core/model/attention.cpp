@@ -163,8 +163,8 @@ void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const M
     masked_softmax(s, mask, scale);
     return;
   }
-  // K_hᵀ packed once for all the blocks, each reading the leading columns it sees (packed block by
-  // block, GPT-2's heads over 1,024 tokens spent a quarter of Q_h K_hᵀ's time packing).
+  // K_hᵀ packed once for all the blocks, each reading the leading columns it sees (packing it block
+  // by block costs a quarter of Q_h K_hᵀ's time in GPT-2's heads over 1,024 tokens).
   thread_local PackedB kh_t_packed;
   {
     const ScopedPhase phase(Phase::HeadsForward);
