@@ -139,9 +139,9 @@ Cols cols_of(Index nc) { return nc <= Vec::W ? Cols::One : nc == NR ? Cols::Two 
 // row stride).
 //
 // Prefetch: B is a weight packed ahead of time, which a forward streams from memory (the base
-// model's 176 MB do not stay in cache): ask for the panel rows kPrefetchRows ahead (5 KiB), which
-// the hardware prefetcher alone fetches too late. A panel packed
-// just before is in L1 already: no prefetch there (it cost time in training).
+// model's 176 MB do not stay in cache): ask for the panel rows kPrefetchRows ahead (5 KiB with AVX-512, 2.5 with AVX2;
+// 80 rows ran no faster on Zen 3), which the hardware prefetcher alone fetches too late. A panel packed just before is
+// in L1 already: no prefetch there (it cost time in training).
 constexpr Index kPrefetchRows = 40;
 //
 // That alone leaves the first row group of every depth block waiting on memory: it reads the
@@ -692,8 +692,8 @@ bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, I
   if (m < 2 || n < 1 || k < 1 || k > KC || b.col_stride != 1 || !(row_major || transposed))
     return false;  // (one row is a matrix-vector product: run() sends it to Eigen)
   const RowGroups rg(m);
+  if (rg.count > kInPlaceGroups || rg.count * ceil_div(n, NR) > kFewTiles) return false;
   const Product prod(n, k, &b, nullptr, nullptr, c, ldc, out, bias, ep);
-  if (rg.count > kInPlaceGroups || rg.count * prod.panels > kFewTiles) return false;
   const ASource src{a, nullptr, row_major, rg};
   for (Index p = 0; p < prod.panels; ++p)
     for (Index g = 0; g < rg.count; ++g) prod.tile(src, g, p, 0, {b.data + p * NR, b.row_stride}, 0, Stream{});
