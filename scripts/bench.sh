@@ -28,6 +28,10 @@
 #   BENCH_ROUNDS     interleaved rounds (default 3; at least 3 for a table to commit)
 #   BENCH_REPS       stepformer repetitions per figure and round (default 4; GPT-2 and the Llama
 #                    shapes use at most 2, GPT-2's 1,024-token forward 1, training 1 run of 5 s)
+#   BENCH_CPU        the core every one-thread figure runs on — stepformer's, PyTorch's and the
+#                    one-thread limits (default: the first core this script may run on); a shared
+#                    host's cores differ from moment to moment, and a figure is a fraction of the
+#                    limit measured on its own core (tests/bench/bench_cpu.h)
 #   BENCH_LLAMA_DIR  where the Llama-shaped hub folders are written and kept between runs (default
 #                    /tmp/stepformer_bench_llama; ≈ 1.3 GB)
 #   BENCH_ONLY       a regular expression: run only the groups whose name matches (host, forward,
@@ -40,6 +44,12 @@ OUT_MD=${BENCH_OUT:-docs/benchmarks.md}
 ROUNDS=${BENCH_ROUNDS:-3}
 REPS=${BENCH_REPS:-4}
 ONLY=${BENCH_ONLY:-.}
+cores=$("$PY" -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
+export STEPFORMER_BENCH_CPU=${BENCH_CPU:-${cores%% *}}
+if [[ " $cores " != *" $STEPFORMER_BENCH_CPU "* ]]; then
+  echo "bench.sh: expected BENCH_CPU to be one of this process's cores ($cores); found '$STEPFORMER_BENCH_CPU'" >&2
+  exit 2
+fi
 export STEPFORMER_BENCH_LLAMA_DIR=${BENCH_LLAMA_DIR:-/tmp/stepformer_bench_llama}
 PEERS=tests/bench/peers
 work=$(mktemp -d)
@@ -94,7 +104,7 @@ flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx51
   echo "CPU: $(cpuinfo 'model name'), $(cpuinfo vendor_id) family $(cpuinfo 'cpu family') model $(cpuinfo model) stepping $(cpuinfo stepping), $(nproc) logical cores, L3 $(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo '?'); flags: ${flags:-none of avx2/fma/avx512f}"
   echo "stepformer: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $("${CXX:-c++}" --version | head -1), Eigen ${eigen:-?}, OpenMP: $(grep -q '^OpenMP_CXX_FLAGS:STRING=-fopenmp' "$BUILD/CMakeCache.txt" && echo yes || echo no)"
   echo "PyTorch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $blas (OpenBLAS kernels: $(openblas_core))"
-  echo "threads: '1' pins both sides to one thread; all cores is $(nproc) (stepformer set_threads(0), torch.set_num_threads($(nproc))); training threads are stepformer's batch shards and torch's intra-op threads"
+  echo "threads: '1' pins both sides to one thread, on core $STEPFORMER_BENCH_CPU (as the one-thread limits); all cores is $(nproc) (stepformer set_threads(0), torch.set_num_threads($(nproc))); training threads are stepformer's batch shards and torch's intra-op threads"
   echo "rounds: $ROUNDS interleaved (stepformer, PyTorch, stepformer, …); stepformer repetitions per round: $REPS (GPT-2 and the Llama shapes at most 2, training one 5 s run)"
 } > "$work/machine.txt"
 cat "$work/machine.txt"

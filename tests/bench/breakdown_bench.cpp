@@ -325,7 +325,7 @@ int main(int argc, char** argv) {
   if (names.empty())
     names = {"small",       "base",        "base_unrecorded", "gpt2_128",      "gpt2_1024",
              "smollm2_128", "base_decode", "gpt2_decode",     "smollm2_decode"};
-  sf::set_threads(n_threads);
+  sf::bench_threads(n_threads);
   for (const std::string& n : names) {
     sf::Figure f = sf::make_figure(n);
     sf::measure(f, n == "gpt2_1024" || n == "qwen_128" ? std::min(runs, 3) : runs);

@@ -111,7 +111,7 @@ BENCHMARK(greedy_256)->Unit(benchmark::kMillisecond)->Iterations(3);
 int main(int argc, char** argv) {
   sf::restart_with_runtime_settings(argv, sf::Arenas::One);  // first: it may start the program again
   sf::tune_allocator();                                      // as the stepformer executable does
-  sf::set_threads(1);                                        // every figure here is one thread, as the peer's
+  sf::bench_threads(1);                                      // every figure here is one thread, as the peer's
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -18,6 +18,7 @@
 
 #include "base/threads.h"
 #include "bench_common.h"
+#include "bench_cpu.h"
 #include "stream_read.h"
 #include "stepper/decoding.h"
 
@@ -35,7 +36,7 @@ inline std::vector<int> prompt_ids(int n, int vocab) {
 // pass first, as the PyTorch twin warms up: the timed passes run in a process that has run the
 // model before, as the explorer's do (its memory already mapped, not faulted in page by page).
 inline void time_forward(benchmark::State& state, const Model& m, const std::vector<int>& ids) {
-  set_threads(static_cast<int>(state.range(0)));
+  bench_threads(static_cast<int>(state.range(0)));
   benchmark::DoNotOptimize(decode(m, ids, 1, EncoderContext{}, nullptr, nullptr).data());
   for (auto _ : state) {
     Mat logits = decode(m, ids, 1, EncoderContext{}, nullptr, nullptr);
@@ -75,7 +76,7 @@ inline void time_steps(benchmark::State& state, const Model& m, const EncoderCon
 // projection and argmax, on state.range(0) threads (time_steps). The step's bytes count the weight
 // matrices at the width they are held (16-bit when kept so).
 inline void time_cached_step(benchmark::State& state, const Model& m, const std::vector<int>& prompt) {
-  set_threads(static_cast<int>(state.range(0)));
+  bench_threads(static_cast<int>(state.range(0)));
   Hypothesis h;
   start_hypothesis(m, prompt, true, h);
   // Prefill (cache rows 0 .. prompt − 1); its prediction is the token the timed step feeds.

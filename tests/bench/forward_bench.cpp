@@ -8,12 +8,13 @@
 #include "base/startup.h"
 #include "base/threads.h"
 #include "bench_common.h"
+#include "bench_cpu.h"
 
 namespace sf {
 namespace {
 
 void forward(benchmark::State& state, int d, int h, int layers, int dff, int n, bool record, int n_threads) {
-  set_threads(n_threads);
+  bench_threads(n_threads);
   const Model m = seq2seq_model(d, h, layers, dff);
   const Seq2SeqInput in = seq2seq_input(n);
   for (auto _ : state) {

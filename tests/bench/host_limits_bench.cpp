@@ -30,6 +30,7 @@
 #include "base/gemm.h"
 #include "base/startup.h"
 #include "base/threads.h"
+#include "bench_cpu.h"
 #include "stream_read.h"
 
 namespace sf {
@@ -39,7 +40,7 @@ namespace {
 int64_t gemm_flops(int64_t m, int64_t n, int64_t k) { return 2 * m * n * k; }
 
 void gemm_rate(benchmark::State& state, int m, int n, int k) {
-  set_threads(static_cast<int>(state.range(0)));
+  bench_threads(static_cast<int>(state.range(0)));
   Mat a = Mat::Random(m, k), b = Mat::Random(k, n), c(m, n);
   const PackedB pb = pack_b(mat_ref(b), k, n);
   for (auto _ : state) {
@@ -107,6 +108,7 @@ double stated_mhz() {
 
 void fma_peak(benchmark::State& state) {
   const int n = thread_count(static_cast<int>(state.range(0)));
+  run_on_bench_cores(n);
   std::vector<float> sink(static_cast<size_t>(n));
   for (auto _ : state) {
     on_threads(n, [&](int i) { sink[static_cast<size_t>(i)] = fma_loop(kFmaLoops); });
@@ -121,6 +123,7 @@ void fma_peak(benchmark::State& state) {
 
 void stream_read(benchmark::State& state) {
   const int n = thread_count(static_cast<int>(state.range(0)));
+  run_on_bench_cores(n);
   stream_buffer();  // filled before the timed passes (stream_read.h)
   std::vector<float> sums;
   for (auto _ : state) {

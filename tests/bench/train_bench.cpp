@@ -17,6 +17,7 @@
 #include "base/startup.h"
 #include "base/threads.h"
 #include "stepper/cost.h"
+#include "bench_cpu.h"
 #include "copy_task.h"
 #include "train/trainer.h"
 
@@ -26,6 +27,7 @@ namespace {
 void Throughput(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const NormPlacement norm = state.range(1) ? NormPlacement::Pre : NormPlacement::Post;
+  run_on_bench_cores(threads);
   mallopt(M_MMAP_THRESHOLD, 256 << 20);  // as `stepformer train` does
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   auto t = Trainer::create(copy_options(norm, threads, 1));

@@ -25,6 +25,7 @@
 #include "base/startup.h"
 #include "base/threads.h"
 #include "stepper/cost.h"
+#include "bench_cpu.h"
 #include "copy_task.h"
 #include "train/trainer.h"
 
@@ -59,6 +60,7 @@ int run(int argc, char** argv) {
   }
   mallopt(M_MMAP_THRESHOLD, 256 << 20);  // as `stepformer train` and train_bench do
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  run_on_bench_cores(threads);
   auto t = Trainer::create(copy_options(norm, threads, 1));
   if (!t) {
     std::fprintf(stderr, "%s\n", t.error().c_str());

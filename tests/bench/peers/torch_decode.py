@@ -25,7 +25,6 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
@@ -33,6 +32,7 @@ sys.path.insert(0, HERE)
 import reference_model as rm  # noqa: E402
 from torch_forward import CONFIGS, make_config  # noqa: E402
 from results_json import record  # noqa: E402
+from bench_cpu import use_threads  # noqa: E402
 
 STEPS = (8, 32, 64, 128, 256)
 
@@ -104,7 +104,7 @@ def main():
     ap.add_argument("--json", default="", help="merge the figures into this JSON file")
     args = ap.parse_args()
     steps = sorted(args.steps)
-    torch.set_num_threads(1)
+    use_threads(torch, 1)
     spec = CONFIGS["base"]
     max_steps = max(steps)
     cfg = make_config(spec, args.vocab, max_len=max_steps + 1)

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
 sys.path.insert(0, HERE)
 import reference_model as rm  # noqa: E402
 from results_json import record  # noqa: E402
+from bench_cpu import use_threads  # noqa: E402
 
 CONFIGS = {
     "small": dict(d_model=128, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=512,
@@ -52,7 +53,7 @@ def main():
     ap.add_argument("configs", nargs="*", default=list(CONFIGS))
     args = ap.parse_args()
     for threads in args.threads:
-        torch.set_num_threads(threads if threads > 0 else os.cpu_count())
+        use_threads(torch, threads)
         run(args, threads)
 
 

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_timing import report, time_forward_and_step, timed  # noqa: E402
+from bench_cpu import use_threads  # noqa: E402
 
 D, HEADS, LAYERS, DFF, VOCAB, NCTX, PROMPT = 768, 12, 12, 3072, 50257, 1024, 128
 
@@ -94,8 +95,7 @@ def main():
           "n_ctx %d, float32, batch 1" % (torch.__version__, D, HEADS, LAYERS, DFF, VOCAB, NCTX))
     with torch.no_grad():
         for threads in args.threads:
-            n = threads if threads > 0 else os.cpu_count()
-            torch.set_num_threads(n)
+            n = use_threads(torch, threads)
             fwd, dec = time_forward_and_step(lambda x, cache=None: forward(p, x, cache), Cache, ids,
                                              args.repeats, args.steps)
             long_ids = torch.randint(4, VOCAB, (NCTX,), generator=gen)

@@ -19,6 +19,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_json import record  # noqa: E402
+from bench_cpu import use_threads  # noqa: E402
 
 SHAPES = {"square_1024": (1024, 1024, 1024), "gpt2_fc1_128": (128, 3072, 768),
           "base_fc1_64": (64, 2048, 512)}  # (m, n, k)
@@ -32,8 +33,7 @@ def main():
     args = ap.parse_args()
     gen = torch.Generator().manual_seed(0)
     for threads in args.threads:
-        n_threads = threads if threads > 0 else os.cpu_count()
-        torch.set_num_threads(n_threads)
+        n_threads = use_threads(torch, threads)
         for name, (m, n, k) in SHAPES.items():
             a, b = torch.rand(m, k, generator=gen), torch.rand(k, n, generator=gen)
             c = torch.empty(m, n)

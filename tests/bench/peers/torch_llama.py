@@ -32,6 +32,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_timing import report, time_forward_and_step  # noqa: E402
 from results_json import record  # noqa: E402
+from bench_cpu import use_threads  # noqa: E402
 
 PROMPT = 128
 MODELS = {
@@ -198,8 +199,7 @@ def main():
                                               m["kv"], m["ff"], m["vocab"]))
         with torch.no_grad():
             for threads in args.threads:
-                n = threads if threads > 0 else os.cpu_count()
-                torch.set_num_threads(n)
+                n = use_threads(torch, threads)
                 fwd, dec = time_forward_and_step(lambda x, cache=None: forward(m, p, rope, x, cache),
                                                  lambda: Cache(m, PROMPT + 8), ids, args.repeats, args.steps)
                 for name, t in (("forward", fwd), ("decode", dec)):

@@ -25,6 +25,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_json import record  # noqa: E402
+from bench_cpu import use_threads  # noqa: E402
 
 V, PAD, BOS, EOS = 11, 0, 1, 2
 SYMBOLS = list(range(4, 11))
@@ -100,7 +101,7 @@ def main():
     print("torch %s, copy task: d_model 128, 4 heads, 2+2 layers, d_ff 512, batch 64, length 10, vocab 11"
           % torch.__version__)
     for threads in args.threads:
-        torch.set_num_threads(threads)
+        use_threads(torch, threads)
         for norm_first in [n == "pre" for n in args.norms]:
             torch.manual_seed(1)
             model = Model(norm_first)
@@ -125,7 +126,7 @@ def main():
             record(args.json, "train_step/threads:%d/%s" % (threads, "pre" if norm_first else "post"),
                    step_ms, threads)
     if args.steps_to_99:
-        torch.set_num_threads(args.threads[-1])
+        use_threads(torch, args.threads[-1])
         for norm_first in (True, False):
             reached = []
             for seed in range(1, 6):
