@@ -260,49 +260,67 @@ Kernel kernel(bool prefetch, Index nc, int rows) {
 
 #if defined(__AVX__)
 namespace {
-// Rows r[0..8) of an 8 × 8 block, stored transposed: q[c·ds + i] = r[i][c].
-void store_transposed8(const __m256 (&r)[8], float* q, Index ds) {
-  const __m256 r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], r4 = r[4], r5 = r[5], r6 = r[6], r7 = r[7];
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-               t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-               t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+// Rows r[0..8) of an 8 × 8 block, transposed in registers: c[j][i] = r[i][j].
+void transpose8(const __m256 (&r)[8], __m256 (&c)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]),
+               t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]),
+               t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]),
+               t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
   const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
                u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
                u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
                u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(q, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(q + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(q + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(q + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(q + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(q + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(q + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(q + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+  c[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  c[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  c[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  c[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  c[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  c[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  c[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  c[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// Rows r[0..8) of an 8 × 8 block, stored transposed: q[j·ds + i] = r[i][j].
+void store_transposed8(const __m256 (&r)[8], float* q, Index ds) {
+  __m256 c[8];
+  transpose8(r, c);
+  for (int j = 0; j < 8; ++j) _mm256_storeu_ps(q + j * ds, c[j]);
+}
+
+// Rows [0, rows) of the 8 × 8 block at p (row stride ss), rows ≤ 8, stored transposed: q[j·ds + i]
+// = p[i·ss + j] for i < rows, j < 8. A short block reads only its own rows and writes only their
+// lanes (the packings' next slots hold other rows' floats).
+void transpose8_rows(const float* p, Index ss, int rows, float* q, Index ds) {
+  __m256 r[8], c[8];
+  for (int i = 0; i < 8; ++i) r[i] = i < rows ? _mm256_loadu_ps(p + i * ss) : _mm256_setzero_ps();
+  if (rows == 8) return store_transposed8(r, q, ds);
+  transpose8(r, c);
+#if defined(__AVX512VL__)
+  const __mmask8 keep = static_cast<__mmask8>((1u << rows) - 1);
+  for (int j = 0; j < 8; ++j) _mm256_mask_storeu_ps(q + j * ds, keep, c[j]);
+#else
+  const __m256i keep = _mm256_castps_si256(
+      _mm256_cmp_ps(_mm256_set1_ps(static_cast<float>(rows)), _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), _CMP_GT_OQ));
+  for (int j = 0; j < 8; ++j) _mm256_maskstore_ps(q + j * ds, keep, c[j]);
+#endif
 }
 }  // namespace
 #endif
 
 // Both packings transpose (rows of a row-major A become its group's columns; rows of W become
 // columns of a Wᵀ panel). 8 × 8 blocks go through registers, so that reads and writes both run
-// along rows.
+// along rows; a last block of fewer than 8 rows too, its missing rows zeros that it never stores.
 void transpose_copy(const float* s, Index ss, Index rows, Index cols, float* d, Index ds) {
-  Index i0 = 0;
-#if defined(__AVX__)
-  for (; i0 + 8 <= rows; i0 += 8) {
+  for (Index i0 = 0; i0 < rows; i0 += 8) {
+    const Index block = std::min<Index>(8, rows - i0);
     Index j0 = 0;
-    for (; j0 + 8 <= cols; j0 += 8) {
-      const float* p = s + i0 * ss + j0;
-      const __m256 r[8] = {_mm256_loadu_ps(p),          _mm256_loadu_ps(p + ss),     _mm256_loadu_ps(p + 2 * ss),
-                           _mm256_loadu_ps(p + 3 * ss), _mm256_loadu_ps(p + 4 * ss), _mm256_loadu_ps(p + 5 * ss),
-                           _mm256_loadu_ps(p + 6 * ss), _mm256_loadu_ps(p + 7 * ss)};
-      store_transposed8(r, d + j0 * ds + i0, ds);
-    }
-    for (Index i = i0; i < i0 + 8; ++i)
+#if defined(__AVX__)
+    for (; j0 + 8 <= cols; j0 += 8)
+      transpose8_rows(s + i0 * ss + j0, ss, static_cast<int>(block), d + j0 * ds + i0, ds);
+#endif
+    for (Index i = i0; i < i0 + block; ++i)
       for (Index j = j0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
   }
-#endif
-  for (Index i = i0; i < rows; ++i)
-    for (Index j = 0; j < cols; ++j) d[j * ds + i] = s[i * ss + j];
 }
 
 namespace {
