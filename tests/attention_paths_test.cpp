@@ -122,8 +122,11 @@ TEST(AttentionPaths, BlocksOfQueriesSkipTheKeysTheyCannotSee) {
   keys[70] = 0;  // a padded key inside the rows
   std::vector<int> tail_padded(n, 5);
   for (int j = n - 7; j < n; ++j) tail_padded[static_cast<size_t>(j)] = 0;
+  // Sequences 2 and 3 hide no key inside a row (causal; nothing hidden): their softmax reads no mask.
   const std::vector<Mat> masks = {make_mask(n, keys, 0, /*causal=*/true),
-                                  make_mask(n, tail_padded, 0, /*causal=*/false)};
+                                  make_mask(n, tail_padded, 0, /*causal=*/false),
+                                  make_mask(n, std::vector<int>(n, 5), 0, /*causal=*/true),
+                                  make_mask(n, std::vector<int>(n, 5), 0, /*causal=*/false)};
 
   const QueryBlocks causal = visible_keys(masks[0]);
   EXPECT_EQ(causal.start, (std::vector<Eigen::Index>{0, 48, 96, n}));  // the last block takes the rest
@@ -132,8 +135,16 @@ TEST(AttentionPaths, BlocksOfQueriesSkipTheKeysTheyCannotSee) {
   EXPECT_EQ(padded.keys, (std::vector<Eigen::Index>{144, 144, 144}));           // 143 keys seen, rounded up to 4
   EXPECT_TRUE(visible_keys(make_mask(n, keys, 0, /*causal=*/false)).whole(n));  // nothing to skip
   EXPECT_TRUE(visible_keys(make_mask(40, std::vector<int>(40, 5), 0, /*causal=*/true)).whole(40));  // short rows
+  // The rows' cuts: row 70 sees keys 0 … 69, the rows after it keys on both sides of key 70.
+  EXPECT_EQ(causal.cut[0], 1);
+  EXPECT_EQ(causal.cut[70], 70);
+  EXPECT_EQ(causal.cut[71], -1);
+  EXPECT_EQ(padded.cut, std::vector<Eigen::Index>(n, n - 7));
+  EXPECT_EQ(visible_keys(masks[2]).cut[149], n);
+  EXPECT_EQ(visible_keys(masks[3]).cut, std::vector<Eigen::Index>(n, n));
+  EXPECT_TRUE(visible_keys(make_mask(40, std::vector<int>(40, 5), 0, /*causal=*/true)).cut.empty());
 
-  const Mat q = Mat::Random(2 * n, heads * dk), k = Mat::Random(2 * n, heads * dk), v = Mat::Random(2 * n, heads * dk);
+  const Mat q = Mat::Random(4 * n, heads * dk), k = Mat::Random(4 * n, heads * dk), v = Mat::Random(4 * n, heads * dk);
   AttentionTrace whole;  // a full recording keeps every raw score: no block skips a key
   whole.kind = Recording::Full;
   Mat expected, blocked, shared;
@@ -145,7 +156,7 @@ TEST(AttentionPaths, BlocksOfQueriesSkipTheKeysTheyCannotSee) {
   }
   EXPECT_EQ(blocked, expected);
   EXPECT_EQ(shared, expected);
-  for (int b = 0; b < 2; ++b)
+  for (int b = 0; b < 4; ++b)
     for (int h = 0; h < heads; ++h) {
       Mat w;
       head_attention(q.middleRows(b * n, n), k.middleRows(b * n, n), heads, h, masks[static_cast<size_t>(b)], w);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -94,6 +95,29 @@ void softmax_rows(float* p, const float* mk, Eigen::Index n_rows, Eigen::Index c
   }
 }
 
+// softmax_rows for one row whose mask is 0 on keys [0, cut) and −inf on [cut, n): the same passes
+// and the same bits without reading the mask. The masked keys' terms are exactly 0 in the sum, which
+// runs over the keys up to the next multiple of 4 (or n), so that every kept term lands in the
+// chain it does over the whole row (row_sum).
+void softmax_prefix(float* row, Eigen::Index cut, Eigen::Index n, float scale) {
+  for (Eigen::Index j = 0; j < cut; ++j) row[j] *= scale;  // (p · scale + 0: the same float)
+  std::fill(row + cut, row + n, 0.0f);
+  if (cut == 0) return;  // every key masked: the row stays 0
+  const float mx = row_max(row, cut);
+  const float shift = mx == kMasked ? 0.0f : mx;
+  for (Eigen::Index j = 0; j < cut; ++j) row[j] = exp_value(row[j] - shift);
+  const float sum = row_sum(row, std::min(n, (cut + 3) / 4 * 4));
+  const float div = sum > 0.0f ? sum : 1.0f;
+  for (Eigen::Index j = 0; j < cut; ++j) row[j] /= div;
+}
+
+// One long row's softmax over its first n keys: without the mask when the row is a prefix row
+// (cut ≥ 0, QueryBlocks::cut), else against its mask row mk.
+void softmax_row(float* row, const float* mk, Eigen::Index cut, Eigen::Index n, float scale) {
+  if (cut >= 0) return softmax_prefix(row, std::min(cut, n), n, scale);
+  softmax_rows(row, mk, 1, n, scale);
+}
+
 // Keys from which a row counts as long: the softmax runs such rows one at a time, its passes over
 // lines still in L1 rather than over a matrix (4 MB at 1,024 tokens) that spills to L3 between them.
 constexpr Eigen::Index kLongRow = 64;
@@ -111,9 +135,46 @@ void masked_softmax(Mat& s, const Mat& mask, float scale) {
     softmax_rows(s.data() + r0 * cols, mask.data() + r0 * cols, std::min(band, rows - r0), cols, scale);
 }
 
+namespace {
+
+// What a long row's mask (n keys of 0 or −inf) leaves visible: 1 + its last unmasked key, and its
+// cut when it is 0 on [0, cut) and −inf on [cut, n) (else −1; QueryBlocks::cut). GPT-2's mask over
+// 1,024 tokens (4 MB) is read once per layer, in one pass of sums the compiler vectorises: a row
+// of only 0 and −inf is such a row exactly when its z zeros sit at keys 0 … z − 1, the only z keys
+// whose indices add up to z(z − 1)/2. Other rows (a padded key among the visible ones) then find
+// their last unmasked key from the end.
+struct RowKeys {
+  Eigen::Index visible, cut;
+};
+RowKeys row_keys(const float* mk, Eigen::Index n) {
+  constexpr uint32_t kMaskedBits = 0xFF800000u;  // −inf
+  int64_t zeros = 0, zero_at = 0, other = 0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    uint32_t u;
+    std::memcpy(&u, mk + j, sizeof u);
+    const bool zero = u == 0, masked = u == kMaskedBits;
+    zeros += zero;
+    zero_at += zero ? j : 0;
+    other += !(zero || masked);
+  }
+  if (other == 0 && zero_at == zeros * (zeros - 1) / 2) return {zeros, zeros};
+  Eigen::Index j = n;
+  while (j > 0 && mk[j - 1] == kMasked) --j;
+  return {j, -1};
+}
+
+}  // namespace
+
 QueryBlocks visible_keys(const Mat& mask) {
   const Eigen::Index rows = mask.rows(), cols = mask.cols();
   QueryBlocks qb;
+  if (cols < kLongRow) return QueryBlocks{{0, rows}, {cols}, {}};
+  std::vector<Eigen::Index> visible;  // (rows)
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    const RowKeys k = row_keys(mask.data() + r * cols, cols);
+    visible.push_back(k.visible);
+    qb.cut.push_back(k.cut);
+  }
   // Blocks of QueryBlocks::kRows rows, the last one taking the rest (never a block of one row, which the
   // product would run as a matrix-vector product, summing in another order).
   const Eigen::Index count = std::max<Eigen::Index>(1, rows / QueryBlocks::kRows);
@@ -121,19 +182,17 @@ QueryBlocks visible_keys(const Mat& mask) {
   for (Eigen::Index blk = 0; blk < count; ++blk) {
     const Eigen::Index r0 = blk * QueryBlocks::kRows, r1 = blk + 1 < count ? r0 + QueryBlocks::kRows : rows;
     Eigen::Index seen = 0;  // 1 + the last key a row of the block leaves unmasked
-    for (Eigen::Index r = r0; r < r1; ++r) {
-      const float* mk = mask.data() + r * cols;
-      Eigen::Index j = cols;
-      while (j > seen && mk[j - 1] == kMasked) --j;
-      seen = j;
-    }
-    const Eigen::Index keys = cols < kLongRow ? cols : std::min(cols, (seen + 3) / 4 * 4);
+    for (Eigen::Index r = r0; r < r1; ++r) seen = std::max(seen, visible[static_cast<size_t>(r)]);
+    const Eigen::Index keys = std::min(cols, (seen + 3) / 4 * 4);
     skips = skips || keys < cols;
     qb.start.push_back(r0);
     qb.keys.push_back(keys);
   }
   qb.start.push_back(rows);
-  if (!skips) qb = QueryBlocks{{0, rows}, {cols}};
+  if (!skips) {
+    qb.start = {0, rows};
+    qb.keys = {cols};
+  }
   return qb;
 }
 
@@ -143,7 +202,7 @@ namespace {
 // query (a cached step) or when every raw score is kept (a full recording).
 QueryBlocks head_blocks(const Mat& mask, bool keep_raw) {
   if (mask.rows() > 1 && !keep_raw) return visible_keys(mask);
-  return QueryBlocks{{0, mask.rows()}, {mask.cols()}};
+  return QueryBlocks{{0, mask.rows()}, {mask.cols()}, {}};
 }
 
 // softmax(Q_h K_hᵀ · scale + mask) of one head into s (n_q, n_k), each block's scores and softmax
@@ -160,7 +219,9 @@ void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const M
     }
     if (raw) *raw = s;
     const ScopedPhase phase(Phase::Softmax);
-    masked_softmax(s, mask, scale);
+    if (qb.cut.empty()) return masked_softmax(s, mask, scale);
+    for (Eigen::Index i = 0; i < nq; ++i)
+      softmax_row(s.data() + i * nk, mask.data() + i * nk, qb.cut[static_cast<size_t>(i)], nk, scale);
     return;
   }
   // K_hᵀ packed once for all the blocks, each reading the leading columns it sees (packing it block
@@ -180,7 +241,8 @@ void head_weights(const float* qh, Eigen::Index lq, MatRef kh_t, int dk, const M
     const ScopedPhase phase(Phase::Softmax);
     for (Eigen::Index i = 0; i < rows; ++i) {
       float* const row = sb + i * nk;
-      softmax_rows(row, mask.data() + (r0 + i) * nk, 1, keys, scale);
+      const Eigen::Index cut = qb.cut.empty() ? -1 : qb.cut[static_cast<size_t>(r0 + i)];
+      softmax_row(row, mask.data() + (r0 + i) * nk, cut, keys, scale);
       std::fill(row + keys, row + nk, 0.0f);  // masked keys: exactly 0, as the softmax gives them
     }
   }

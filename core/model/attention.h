@@ -115,10 +115,15 @@ struct QueryBlocks {
   static constexpr Eigen::Index kRows = 48;  // rows per block: a multiple of every kernel's height
   std::vector<Eigen::Index> start;           // (blocks + 1)
   std::vector<Eigen::Index> keys;            // (blocks)
+  // (n_q) for rows of 64 keys or more, else empty: row i's mask is 0 on keys [0, cut[i]) and −inf
+  // from cut[i] on (a causal row, or one that hides nothing), −1 when it is not of that form. The
+  // softmax of such a row reads no mask (4 MB per head over 1,024 tokens).
+  std::vector<Eigen::Index> cut;
   bool whole(Eigen::Index n_k) const { return keys.size() == 1 && keys[0] == n_k; }
 };
 // The blocks of a mask (n_q, n_k): one block over every key when no block can skip any (rows
-// shorter than 64 keys always; a product over a few keys gains nothing from blocking).
+// shorter than 64 keys always; a product over a few keys gains nothing from blocking); and the
+// rows' cuts.
 QueryBlocks visible_keys(const Mat& mask);
 
 // The attention core on projected Q (B·n_q, h·dk), K and V (B·n_k, h_kv·dk); masks[b] (n_q, n_k).
