@@ -144,6 +144,11 @@ TEST(Half, GemmWidensPanelsToTheBitsOfTheFloat32Product) {
           gemm(m, mat_ref(a), w, got.data(), n, GemmOut::Overwrite, bias.data());
           gemm(m, n, k, mat_ref(a), mat_ref_t(wf), want.data(), n, GemmOut::Overwrite, bias.data());
           ASSERT_TRUE(got == want) << to_string(s) << " " << m << "x" << n << "x" << k << ", " << T << " threads";
+          // Held in panels (as a loaded hub folder's weights are): widened a depth block at a time.
+          Mat in_panels(m, n);
+          gemm(m, mat_ref(a), to_panels(w), in_panels.data(), n, GemmOut::Overwrite, bias.data());
+          ASSERT_TRUE(in_panels == want) << to_string(s) << " in panels " << m << "x" << n << "x" << k << ", " << T
+                                         << " threads";
         }
   }
   set_threads(before);
