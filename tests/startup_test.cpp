@@ -1,5 +1,5 @@
-// What the executable sets as it starts (base/startup.h): libgomp's spin count and glibc's heap
-// on huge pages, each unless the user chose otherwise.
+// What the executable sets as it starts (base/startup.h): how long OpenMP's threads spin and glibc's
+// heap on huge pages, each unless the user chose otherwise.
 #include "base/startup.h"
 
 #include <gtest/gtest.h>
@@ -31,7 +31,7 @@ TEST(HeapTunables, AddedToWhatTheUserSetUnlessTheUserChoseHugePages) {
   EXPECT_EQ(heap_tunables(nullptr, Arenas::PerThread), "glibc.malloc.hugetlb=1");
 }
 
-// `stepformer --version` with libgomp's settings displayed (OMP_DISPLAY_ENV) and `env` before it;
+// `stepformer --version` with the OpenMP runtime's settings displayed (OMP_DISPLAY_ENV) and `env` before it;
 // stderr in err.
 int version_with_env(const std::string& env, std::string& out, std::string& err) {
   const std::string outf = test::temp_path("omp_out.txt"), errf = test::temp_path("omp_err.txt");
@@ -45,21 +45,32 @@ int version_with_env(const std::string& env, std::string& out, std::string& err)
   return rc;
 }
 
+// How each runtime lists its spin setting under OMP_DISPLAY_ENV=verbose: LLVM's libomp (what a GCC
+// build links when it is installed, and clang's sanitizer build) and GCC's libgomp.
+struct SpinSetting {
+  const char* variable;
+  const char* ours;
+  std::string shown(const std::string& value) const {
+    return variable[0] == 'K' ? "KMP_BLOCKTIME='" + value + "'" : "GOMP_SPINCOUNT = '" + value + "'";
+  }
+};
+
 TEST(OpenmpWait, TheExecutableRunsWithAShortSpinUnlessTheUserChoseOne) {
   std::string out, err;
-  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT -u OMP_WAIT_POLICY", out, err), 0);
+  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT -u KMP_BLOCKTIME -u OMP_WAIT_POLICY", out, err), 0);
   if (err.find("OPENMP DISPLAY ENVIRONMENT") == std::string::npos) GTEST_SKIP() << "stepformer built without OpenMP";
-  // libgomp lists its GOMP_* settings; LLVM's runtime (clang's sanitizer build) has no spin count.
-  if (err.find("GOMP_") == std::string::npos) GTEST_SKIP() << "the OpenMP runtime is not GCC's libgomp";
-  const std::string ours = std::string("GOMP_SPINCOUNT = '") + kSpinCount + "'";
+  const bool llvm = err.find("KMP_") != std::string::npos, gnu = err.find("GOMP_") != std::string::npos;
+  ASSERT_NE(llvm, gnu) << "expected the settings of one OpenMP runtime, libomp's or libgomp's: " << err;
+  const SpinSetting spin = llvm ? SpinSetting{"KMP_BLOCKTIME", kBlocktime} : SpinSetting{"GOMP_SPINCOUNT", kSpinCount};
+  const std::string ours = spin.shown(spin.ours);
   EXPECT_NE(err.find(ours), std::string::npos) << err;
   EXPECT_EQ(out.find("stepformer"), out.rfind("stepformer")) << "printed once, by the program started again: " << out;
 
-  ASSERT_EQ(version_with_env("-u OMP_WAIT_POLICY GOMP_SPINCOUNT=777", out, err), 0);
-  EXPECT_NE(err.find("GOMP_SPINCOUNT = '777'"), std::string::npos) << err;
+  ASSERT_EQ(version_with_env(std::string("-u OMP_WAIT_POLICY ") + spin.variable + "=777", out, err), 0);
+  EXPECT_NE(err.find(spin.shown("777")), std::string::npos) << err;
   EXPECT_EQ(err.find(ours), std::string::npos) << err;
 
-  ASSERT_EQ(version_with_env("-u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive", out, err), 0);
+  ASSERT_EQ(version_with_env(std::string("-u ") + spin.variable + " OMP_WAIT_POLICY=passive", out, err), 0);
   EXPECT_EQ(err.find(ours), std::string::npos) << err;
   EXPECT_NE(out.find("stepformer"), std::string::npos);
 }

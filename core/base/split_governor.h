@@ -15,7 +15,7 @@
 // Two kinds of slow split say nothing about the host's other core, and are not held against it:
 // - one that starts more than kIdleSeconds after the calling thread's previous split ended (the
 //   first product of a step, after the user's pause or a sampling pass): the other threads have
-//   gone to sleep (they spin about 250 µs, base/startup.h) and waking one takes the kernel's
+//   gone to sleep (they spin 1 ms at most, base/startup.h) and waking one takes the kernel's
 //   scheduler, 6–15 ms on a virtual machine; the caller says so and the split is not judged;
 // - a lone slow split among paying ones: on an idle two-core virtual machine about one split in
 //   500–1000 waits a millisecond or more (the hypervisor's own work), and backing off for each

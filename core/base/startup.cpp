@@ -56,11 +56,13 @@ void restart_with_runtime_settings(char** argv, Arenas arenas) {
     return;
   }
   if (getauxval(AT_SECURE)) return;
-  const Saved spin("GOMP_SPINCOUNT"), tunables("GLIBC_TUNABLES");
+  const Saved spin("GOMP_SPINCOUNT"), blocktime("KMP_BLOCKTIME"), tunables("GLIBC_TUNABLES");
   bool changed = false;
 #ifdef _OPENMP
-  if (!std::getenv("GOMP_SPINCOUNT") && !std::getenv("OMP_WAIT_POLICY"))
-    changed |= setenv("GOMP_SPINCOUNT", kSpinCount, 1) == 0;
+  // Both runtimes' settings: each reads its own and ignores the other's.
+  const bool policy = std::getenv("OMP_WAIT_POLICY") != nullptr;
+  if (!std::getenv("GOMP_SPINCOUNT") && !policy) changed |= setenv("GOMP_SPINCOUNT", kSpinCount, 1) == 0;
+  if (!std::getenv("KMP_BLOCKTIME") && !policy) changed |= setenv("KMP_BLOCKTIME", kBlocktime, 1) == 0;
 #endif
   const std::string heap = heap_tunables(std::getenv("GLIBC_TUNABLES"), arenas);
   if (!tunables.value || heap != *tunables.value) changed |= setenv("GLIBC_TUNABLES", heap.c_str(), 1) == 0;
@@ -69,6 +71,7 @@ void restart_with_runtime_settings(char** argv, Arenas arenas) {
     unsetenv(kGuard);  // the exec failed
   }
   spin.restore();  // not started again: this process keeps the settings it started with
+  blocktime.restore();
   tunables.restore();
 }
 

@@ -2,16 +2,17 @@
 //
 // Call restart_with_runtime_settings(argv) first thing in main: it sets in the environment what the
 // user left unset and starts the program again with the same arguments (execv of /proc/self/exe),
-// since glibc and libgomp have read their settings by the time main runs. It returns, doing nothing
+// since glibc and the OpenMP runtime have read their settings by the time main runs. It returns, doing nothing
 // more, when every setting is there already, in the program started again (at most one restart)
 // or when the exec fails (the process then runs as it is).
 //
-// GOMP_SPINCOUNT = kSpinCount (unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set; only with OpenMP):
-// libgomp's threads spin at a barrier for 300,000 turns of a pause loop before they sleep, about
-// 8 ms on a Zen 4 core. On a host whose other core is busy a thread spinning that long holds the
-// core its partner waits for, and each of a decoding step's short regions can cost a slice
-// (base/split_governor.h). kSpinCount is about 250 µs, longer than the gaps between a step's
-// products.
+// How long OpenMP's idle threads spin before they sleep (only with OpenMP, and unless the user set
+// the runtime's own variable or OMP_WAIT_POLICY): LLVM's libomp, which a GCC build links when it
+// is installed (core/CMakeLists.txt), spins 200 ms by default, GCC's libgomp 300,000 turns of a
+// pause loop, about 8 ms on a Zen 4 core. On a host whose other core is busy a thread spinning that
+// long holds the core its partner waits for, and each of a decoding step's short regions can cost
+// a slice (base/split_governor.h). KMP_BLOCKTIME = kBlocktime (milliseconds, libomp's unit) and
+// GOMP_SPINCOUNT = kSpinCount (about 250 µs) are longer than the gaps between a step's products.
 //
 // GLIBC_TUNABLES gains heap_tunables() (unless it names glibc.malloc.hugetlb already): glibc grows
 // its heap on transparent huge pages (hugetlb=1, madvise) and, with Arenas::One, every thread
@@ -31,6 +32,7 @@
 namespace sf {
 
 inline constexpr const char* kSpinCount = "10000";
+inline constexpr const char* kBlocktime = "1";
 
 enum class Arenas { One, PerThread };
 
