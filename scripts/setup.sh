@@ -11,7 +11,8 @@ PACKAGES=(build-essential cmake pkg-config
   libimgui-dev libstb-dev libglfw3-dev libgl-dev libgl1-mesa-dri fonts-dejavu-core
   xvfb xauth
   libsentencepiece-dev libicu-dev  # the Hugging Face tokenizers (core/text)
-  clang-14 libclang-rt-14-dev libomp-14-dev  # the sanitizer build and libFuzzer (scripts/test.sh, fuzz.sh)
+  libomp-14-dev  # LLVM's OpenMP runtime, which the matrix products run on (core/CMakeLists.txt)
+  clang-14 libclang-rt-14-dev  # the sanitizer build and libFuzzer (scripts/test.sh, fuzz.sh)
   clang-format-14  # the formatter scripts/check-format.sh runs
   file desktop-file-utils appstream)  # the package test (tests/package_test.py): CPack, the desktop files
 # scripts/package.sh asks for more (lintian) through STEPFORMER_EXTRA_PACKAGES.

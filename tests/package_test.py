@@ -45,6 +45,10 @@ def check_package(t, root, build, version):
     if not t.check(run(t, ["dpkg-deb", "-x", deb, fs]).returncode == 0, "dpkg-deb unpacks the package"):
         return
     exe = os.path.join(fs, "usr", "bin", "stepformer")
+    # The OpenMP runtime is LLVM's libomp in a GCC build that found it, GCC's libgomp otherwise.
+    loaded = run(t, ["ldd", exe]).stdout
+    runtime = "libomp5" if "libomp.so" in loaded else "libgomp1"
+    t.check(runtime in depends, f"Depends names {runtime}, the OpenMP runtime the program loads")
     share = os.path.join(fs, "usr", "share")
     elsewhere = os.path.join(root, "elsewhere")  # no assets/ or shaders/ here
     os.makedirs(elsewhere)
