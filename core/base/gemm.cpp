@@ -723,12 +723,20 @@ bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, I
 // row k, one stream the prefetchers follow — packing it first costs more than the kernel's own
 // reads. A row-major A is read in place when its row group stays in L1 while all of B's panels
 // pass (a resident B), or when it is small (≤ 64 KiB: a forward over one short sentence, where
-// packing would cost a quarter of the product). Otherwise (a long A against a weight streamed from
-// memory) it is packed: the kernel then reads one sequential stream instead of MR rows whose
-// strides (2 or 8 KiB) land in the same L1 sets and defeat the prefetchers.
+// packing would cost a quarter of the product). With AVX-512 it is also read in place up to a row
+// block (m ≤ kRowBlock, the panel-by-panel path): packing it costs more than the strided reads of
+// its MR rows, and on several cores each core packs all of it (split_panels). On Zen 5, one core,
+// weights from memory: 64 × 512 × 512 184 → 194 GFLOP/s, 64 × 2048 × 512 187 → 193, the base
+// forward 33.6 → 32.9 ms and GPT-2's over 128 tokens 175 → 168 ms (means of alternated runs).
+// Otherwise (a longer A against a weight streamed from memory; with AVX2, whose kernel was not
+// measured so, any A over 64 KiB) it is packed: the kernel then reads one sequential stream
+// instead of MR rows whose strides (2 or 8 KiB) land in the same L1 sets and defeat the
+// prefetchers.
+constexpr bool kRowBlockInPlace = NR * sizeof(float) >= 128;
 bool a_in_place(Index m, Index k, MatRef a, bool resident) {
   const bool transposed = a.row_stride == 1 && a.col_stride != 1;
-  return transposed || (a.col_stride == 1 && (resident || m * k <= (Index{1} << 14)));
+  const bool short_a = m * k <= (Index{1} << 14) || (kRowBlockInPlace && m <= kRowBlock);
+  return transposed || (a.col_stride == 1 && (resident || short_a));
 }
 
 // The threads a product of this size shares its `panels` between: the cores share the panels of C
