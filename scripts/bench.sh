@@ -98,11 +98,19 @@ cpu_start=$(cpu_times)
 cpuinfo() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'; }
 eigen=$(awk '/#define EIGEN_(WORLD|MAJOR|MINOR)_VERSION/ {printf "%s%s", sep, $3; sep="."}' \
   /usr/include/eigen3/Eigen/src/Core/util/Macros.h 2>/dev/null || true)
+# The OpenMP runtime the benchmark programs load (core/CMakeLists.txt prefers LLVM's libomp).
+omp_runtime() {
+  case "$(ldd "$BUILD/tests/bench/forward_bench" 2>/dev/null)" in
+    *libomp.so*) echo "LLVM libomp" ;;
+    *libgomp.so*) echo "GNU libgomp" ;;
+    *) echo "none" ;;
+  esac
+}
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx512f|avx512bw|avx512vl|avx512_bf16' | paste -sd' ' -)
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "CPU: $(cpuinfo 'model name'), $(cpuinfo vendor_id) family $(cpuinfo 'cpu family') model $(cpuinfo model) stepping $(cpuinfo stepping), $(nproc) logical cores, L3 $(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo '?'); flags: ${flags:-none of avx2/fma/avx512f}"
-  echo "stepformer: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $("${CXX:-c++}" --version | head -1), Eigen ${eigen:-?}, OpenMP: $(grep -q '^OpenMP_CXX_FLAGS:STRING=-fopenmp' "$BUILD/CMakeCache.txt" && echo yes || echo no)"
+  echo "stepformer: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $("${CXX:-c++}" --version | head -1), Eigen ${eigen:-?}, OpenMP: $(omp_runtime)"
   echo "PyTorch: $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $blas (OpenBLAS kernels: $(openblas_core))"
   echo "threads: '1' pins both sides to one thread, on core $STEPFORMER_BENCH_CPU (as the one-thread limits); all cores is $(nproc) (stepformer set_threads(0), torch.set_num_threads($(nproc))); training threads are stepformer's batch shards and torch's intra-op threads"
   echo "rounds: $ROUNDS interleaved (stepformer, PyTorch, stepformer, …); stepformer repetitions per round: $REPS (GPT-2 and the Llama shapes at most 2, training one 5 s run)"
