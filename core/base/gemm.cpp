@@ -114,6 +114,9 @@ struct Vec {  // portable: the compiler vectorises what it can
 
 constexpr int MR = Vec::MR;
 constexpr int NR = 2 * Vec::W;
+// Whether a panel's step of NR floats fills two cache lines or more (AVX-512, not AVX2): how B's
+// panels are read, how a row block streams them, and how far A is read in place depend on it.
+constexpr bool kTwoLineSteps = NR * sizeof(float) >= 128;
 // Depth per block: a packed B block (KC × NR floats, 32 KiB: 256 deep with AVX-512, 512 with
 // AVX2) stays in L1 while the row groups of A stream past it. A deeper block loads and stores each
 // tile of C fewer times: on Zen 3 (AVX2) 512 rather than 256 ran 64 × 512 × 2048 at 95.8 GFLOP/s
@@ -516,7 +519,7 @@ struct Panel {
 // (dx = dy W, 704 × 128 × 512: 74 GFLOP/s against 96; dW = dyᵀ x, 128 × 512 × 704: 63 against
 // 83). So with AVX2 a panel of more than W columns is packed for more than kInPlaceGroups groups.
 // A panel of at most W columns is read in place.
-constexpr bool kFullPanelsInPlace = NR * sizeof(float) >= 128;
+constexpr bool kFullPanelsInPlace = kTwoLineSteps;
 constexpr Index kInPlaceGroups = 4;
 bool b_in_place(const MatRef& b, Index nc, Index groups) {
   return b.col_stride == 1 && (kFullPanelsInPlace || nc <= Vec::W || groups <= kInPlaceGroups);
@@ -619,7 +622,7 @@ struct Stream {
 // 50257) 77 → 84 GFLOP/s (median 75 → 82); 1024 × 768 × 3072 over weights that do not stay in L3,
 // median 57 → 71, best 82 → 86. The panel-by-panel path keeps them (64 × 512 × 2048 over weights
 // from memory: 86 → 91 with them). AVX-512 builds keep them (Zen 4's and Xeon's L2 hold all three).
-constexpr bool kStreamRowBlocks = NR * sizeof(float) >= 128;
+constexpr bool kStreamRowBlocks = kTwoLineSteps;
 
 // One product C (m, n) = A (m, k) · B (k, n) as its tiles see it: B packed (pb) or packed panel by
 // panel as it is reached (b, or hw: B = Wᵀ of a 16-bit W, widened as it is packed).
@@ -732,7 +735,7 @@ bool few_tiles(Index m, Index n, Index k, MatRef a, const MatRef& b, float* c, I
 // measured so, any A over 64 KiB) it is packed: the kernel then reads one sequential stream
 // instead of MR rows whose strides (2 or 8 KiB) land in the same L1 sets and defeat the
 // prefetchers.
-constexpr bool kRowBlockInPlace = NR * sizeof(float) >= 128;
+constexpr bool kRowBlockInPlace = kTwoLineSteps;
 bool a_in_place(Index m, Index k, MatRef a, bool resident) {
   const bool transposed = a.row_stride == 1 && a.col_stride != 1;
   const bool short_a = m * k <= (Index{1} << 14) || (kRowBlockInPlace && m <= kRowBlock);
