@@ -23,6 +23,15 @@ inline bool intel_cpu() {
   return intel;
 }
 
+// Whether this is a Zen 4 core (AMD family 25 with AVX-512; Zen 3, the same family, has none): the
+// float32 matrix-vector product reads two parts of its rows side by side there, four on other AMD
+// cores (base/matvec.cpp).
+inline bool zen4_cpu() {
+  static const bool zen4 =
+      __builtin_cpu_is("amd") && __builtin_cpu_is("amdfam19h") && __builtin_cpu_supports("avx512f");
+  return zen4;
+}
+
 #if defined(__AVX512F__)
 // 16 lanes; BF16 widened by a shift, F16 by vcvtph2ps (both exact).
 struct V {
