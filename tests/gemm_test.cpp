@@ -149,6 +149,31 @@ TEST(Gemm, LongABlockedByRowsGivesTheSameBits) {
   }
 }
 
+// A product whose B stays in cache while every row group passes it (the resident path) asks for
+// the next group's A and C ahead once the two hold more than 256 KiB: a training step's 704 × 128
+// × 128 projection. Asking changes no value: the same bits as the product cut into 100-row slices
+// (too small to ask), for a row-major and a transposed A, overwritten and accumulated, and the
+// double product's value.
+TEST(Gemm, AskingAheadForRowGroupsGivesTheSameBits) {
+  const ScopedThreads t(1);
+  const int m = 704, n = 128, k = 128;
+  const Mat a = Mat::Random(m, k), at = Mat::Random(k, m), w = Mat::Random(n, k), start = Mat::Random(m, n);
+  for (const MatRef av : {mat_ref(a), mat_ref_t(at)})
+    for (GemmOut out : {GemmOut::Overwrite, GemmOut::Accumulate}) {
+      Mat whole = start, sliced = start;
+      gemm(m, n, k, av, mat_ref_t(w), whole.data(), n, out);
+      for (int r0 = 0; r0 < m; r0 += 100) {
+        const MatRef ar{av.data + r0 * av.row_stride, av.row_stride, av.col_stride};
+        gemm(std::min(100, m - r0), n, k, ar, mat_ref_t(w), sliced.data() + r0 * n, n, out);
+      }
+      const char* what = av.col_stride == 1 ? "row-major A" : "transposed A";
+      ASSERT_TRUE(whole == sliced) << what;
+      Eigen::MatrixXd want = reference(m, n, k, av, mat_ref_t(w), nullptr);
+      if (out == GemmOut::Accumulate) want += start.cast<double>();
+      ASSERT_LE((whole.cast<double>() - want).cwiseAbs().maxCoeff(), bound(k) * 2) << what;
+    }
+}
+
 // Rows are grouped by the kernel's height, a short last group sharing rows with the one before it
 // (64 rows: …, 12, 8, 8 with AVX-512): whatever group computes a row, its elements are the same
 // sums. Every row count up to 40 and 64 against the same product cut into pairs of rows (each pair

@@ -418,8 +418,8 @@ void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
       const Index ss = w.cols;
       for (Index j0 = 0; j0 < k16; j0 += 16) {
         const uint16_t* q = s + j0;
-        // The next 8 rows' line at this step, into L1 a group ahead: with PanelSource's prefetch
-        // into L2 alone, these loads still waited on memory (SmolLM2-135M's forward: 5 % of its time).
+        // The next 8 rows' line at this step, into L1 a group ahead: without it these loads waited
+        // on memory (SmolLM2-135M's forward: 5 % of its time).
         if (i0 + 16 <= c8 && j0 % 32 == 0)
           for (int r = 8; r < 16; ++r) __builtin_prefetch(q + r * ss, 0, 3);
         __m256 even[8], odd[8];
@@ -542,29 +542,49 @@ Panel b_panel(const MatRef* b, const PackedB* pb, const HalfMat* hw, Index n, In
   return {own, NR};
 }
 
-// The memory a panel's packing reads: NR rows of W (B = Wᵀ, float32 or 16-bit), `bytes` each, `row`
-// bytes apart. While one panel's tiles run, the next panel's rows are prefetched into L2, a slice
-// before each tile, so that its packing reads L2 rather than memory: a forward over a model larger
-// than the caches (GPT-2, the Llama-style shapes) reads every weight from memory once.
-struct PanelSource {
-  const char* first = nullptr;  // nullptr: nothing to prefetch (packed ahead, in place, or the last panel)
+// Memory read or written soon: `rows` runs of `bytes` bytes, `row` bytes apart, asked for a slice at
+// a time, one slice before each of the tiles that run meanwhile:
+//   - into L2, the next panel's rows of W (B = Wᵀ, float32 or 16-bit) while one panel's tiles run,
+//     so that its packing reads L2 rather than memory: a forward over a model larger than the
+//     caches (GPT-2, the Llama-style shapes) reads every weight from memory once;
+//   - into L1, the next row group's rows of A read in place and its rows of C, while the group
+//     before passes the panels (the resident path). Without it a group's first tile waits on
+//     memory for A's lines and C's, a dozen misses at a time, as its steps reach them. One core of
+//     Zen 4, a 704 × 128 × 128 product (a training step's projection) with its operands cycled
+//     through 60 copies, out of cache: A cold 87 → 98 GFLOP/s, C cold 88 → 98, A, C and W cold
+//     77 → 87 (all in cache: 107); the training benchmark's step 43.4 → 42.5 ms on one core, 22.0
+//     → 21.7 on two (medians of alternated runs). Asked for all at once before the group, A's
+//     lines gained 2 %: more misses than the core tracks, so the asking itself waits.
+enum class Ask : uint8_t { L2, L1, L1Write };
+struct Lines {
+  const char* first = nullptr;  // nullptr: nothing to ask for
   Index row = 0, bytes = 0, rows = 0;
 
   // Slice s of `slices`: its share of the lines, row by row (line i: row i / per_row, walked
   // without a division per line, which would cost a tile as much as its prefetching).
+  template <Ask How>
   void prefetch(Index s, Index slices) const {
     if (!first) return;
     const Index per_row = ceil_div(bytes, 64), total = rows * per_row;
     const Index i0 = total * s / slices, i1 = std::min(total, ceil_div(total * (s + 1), slices));
     Index r = i0 / per_row, line = i0 % per_row;
     for (Index i = i0; i < i1; ++i) {
-      __builtin_prefetch(first + r * row + line * 64, 0, 2);
+      const char* at = first + r * row + line * 64;
+      if constexpr (How == Ask::L2) prefetch_line<0, 2>(at);
+      if constexpr (How == Ask::L1) prefetch_line<0, 3>(at);
+      if constexpr (How == Ask::L1Write) prefetch_line<1, 3>(at);
       if (++line == per_row) line = 0, ++r;
     }
   }
 };
 
-PanelSource panel_source(const MatRef* b, const HalfMat* hw, Index n, Index k, Index p) {
+// Lines of floats: `rows` runs of `count` floats from p, `stride` floats apart, whole cache lines.
+Lines float_lines(const float* p, Index stride, Index count, Index rows) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), line = at & ~uintptr_t{63};
+  return {reinterpret_cast<const char*>(line), stride * 4, count * 4 + static_cast<Index>(at - line), rows};
+}
+
+Lines panel_source(const MatRef* b, const HalfMat* hw, Index n, Index k, Index p) {
   const Index c0 = p * NR;
   if (c0 >= n) return {};
   const Index rows = std::min<Index>(NR, n - c0);
@@ -590,12 +610,25 @@ struct ASource {
   }
   Index stride() const { return !ap && row_major ? a.row_stride : 0; }
   Index kstep() const { return ap ? MR : a.col_stride; }
+  // What row group g reads of depth block [k0, k0 + kc) when A is read in place: its rows' kc
+  // floats, or kc runs of its rows' floats. None past the last group, nor for packed A.
+  Lines lines(Index g, Index k0, Index kc) const {
+    if (ap || g >= rg.count) return {};
+    const float* first = at(g, 0, k0);
+    return row_major ? float_lines(first, a.row_stride, kc, rg.rows(g))
+                     : float_lines(first, a.col_stride, rg.rows(g), kc);
+  }
 };
 
 // B's panels, all k deep, are read by every row group in turn when they fit in L2 with room to
 // spare (≤ 512 KiB: every weight of the training benchmark's model; not the base model's
 // 512 × 2048 FFN weights, which stream from memory and are read once per product instead).
 constexpr Index kResidentB = Index{1} << 17;  // floats
+
+// The resident path asks for the next row group's A and C ahead (Lines) when the two hold more
+// than this many floats (256 KiB): smaller ones are still in cache from the pass that wrote them,
+// where asking costs time (the small model's forward, 32 × 128 × 512 at most: 1.7 % slower so).
+constexpr Index kAskAheadFloats = Index{1} << 16;
 
 // Row blocking of a long A: kRowBlock rows (a multiple of every kernel's MR) of one depth block
 // stay in L2 (192 KiB with AVX-512, 384 with AVX2) while kPanelChunk panels pass them (that chunk's
@@ -691,11 +724,11 @@ struct Product {
   void panel(const ASource& from, Index p) const {
     const Index groups = from.rg.count;
     const Panel bp = b_panel(b, pb, hw, n, k, p, groups, pb ? nullptr : scratch(tl_b, k * NR));
-    const PanelSource next = pb ? PanelSource{} : panel_source(b, hw, n, k, p + 1);
+    const Lines next = pb ? Lines{} : panel_source(b, hw, n, k, p + 1);
     for (Index kb = 0; kb < blocks; ++kb) {
       const Stream st = stream(kb, groups);
       for (Index g = 0; g < groups; ++g) {
-        next.prefetch(kb * groups + g, blocks * groups);
+        next.prefetch<Ask::L2>(kb * groups + g, blocks * groups);
         tile(from, g, p, kb, bp, g, st);
       }
     }
@@ -830,9 +863,20 @@ void run(Index m, Index n, Index k, MatRef a, const MatRef* b, const PackedB* pb
     for (Index p = 0; p < panels; ++p)
       bps[static_cast<size_t>(p)] = b_panel(b, pb, hw, n, k, p, groups, own ? own + p * k * NR : nullptr);
     const Stream st{pb != nullptr};  // (a packed B this small: the prefetches alone)
+    const bool ask_ahead = m * (k + n) > kAskAheadFloats;
     for (Index kb = 0; kb < blocks; ++kb)
-      for (Index g = 0; g < groups; ++g)
-        for (Index p = 0; p < panels; ++p) prod.tile(src, g, p, kb, bps[static_cast<size_t>(p)], 0, st);
+      for (Index g = 0; g < groups; ++g) {
+        // The next group's A and (first block) C, a slice before each of this group's tiles.
+        const Index k0 = kb * prod.kcb, next = ask_ahead ? g + 1 : groups;
+        const Lines next_a = src.lines(next, k0, std::min(prod.kcb, k - k0));
+        const Lines next_c =
+            kb == 0 && next < groups ? float_lines(c + rg.start(next) * ldc, ldc, n, rg.rows(next)) : Lines{};
+        for (Index p = 0; p < panels; ++p) {
+          next_a.prefetch<Ask::L1>(p, panels);
+          next_c.prefetch<Ask::L1Write>(p, panels);
+          prod.tile(src, g, p, kb, bps[static_cast<size_t>(p)], 0, st);
+        }
+      }
     return;
   }
   // A long A against panels that need no packing (a weight packed ahead of time, or a row-major B

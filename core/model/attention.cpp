@@ -12,6 +12,7 @@
 #include "base/cached_attention.h"
 #include "base/gemm.h"
 #include "base/phase_timer.h"
+#include "base/prefetch.h"
 #include "base/threads.h"
 #include "base/vmath.h"
 #include "model/linear.h"
@@ -54,7 +55,7 @@ float row_sum(const float* x, Eigen::Index n) {
 // the per-head products waited on them.
 void prefetch_block(const float* p, Eigen::Index rows, Eigen::Index cols, Eigen::Index stride) {
   for (Eigen::Index r = 0; r < rows; ++r)
-    for (Eigen::Index c = 0; c < cols; c += 16) __builtin_prefetch(p + r * stride + c);
+    for (Eigen::Index c = 0; c < cols; c += 16) prefetch_line<0, 3>(p + r * stride + c);
 }
 
 // The head the loops over (sequence b, head h) reach after (b, h): false after the last.
