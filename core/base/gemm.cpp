@@ -421,7 +421,7 @@ void pack_half_panel(const HalfMat& w, Index n, Index k, Index p, float* bp) {
         // The next 8 rows' line at this step, into L1 a group ahead: without it these loads waited
         // on memory (SmolLM2-135M's forward: 5 % of its time).
         if (i0 + 16 <= c8 && j0 % 32 == 0)
-          for (int r = 8; r < 16; ++r) __builtin_prefetch(q + r * ss, 0, 3);
+          for (int r = 8; r < 16; ++r) prefetch_line<0, 3>(q + r * ss);
         __m256 even[8], odd[8];
         for (int r = 0; r < 8; ++r) {
           const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + r * ss));
@@ -565,11 +565,11 @@ struct Lines {
   template <Ask How>
   void prefetch(Index s, Index slices) const {
     if (!first) return;
-    const Index per_row = ceil_div(bytes, 64), total = rows * per_row;
+    const Index per_row = ceil_div(bytes, kCacheLine), total = rows * per_row;
     const Index i0 = total * s / slices, i1 = std::min(total, ceil_div(total * (s + 1), slices));
     Index r = i0 / per_row, line = i0 % per_row;
     for (Index i = i0; i < i1; ++i) {
-      const char* at = first + r * row + line * 64;
+      const char* at = first + r * row + line * kCacheLine;
       if constexpr (How == Ask::L2) prefetch_line<0, 2>(at);
       if constexpr (How == Ask::L1) prefetch_line<0, 3>(at);
       if constexpr (How == Ask::L1Write) prefetch_line<1, 3>(at);
@@ -580,8 +580,9 @@ struct Lines {
 
 // Lines of floats: `rows` runs of `count` floats from p, `stride` floats apart, whole cache lines.
 Lines float_lines(const float* p, Index stride, Index count, Index rows) {
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p), line = at & ~uintptr_t{63};
-  return {reinterpret_cast<const char*>(line), stride * 4, count * 4 + static_cast<Index>(at - line), rows};
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), line = at & ~uintptr_t{kCacheLine - 1};
+  constexpr Index F = sizeof(float);
+  return {reinterpret_cast<const char*>(line), stride * F, count * F + static_cast<Index>(at - line), rows};
 }
 
 Lines panel_source(const MatRef* b, const HalfMat* hw, Index n, Index k, Index p) {
